@@ -1,0 +1,106 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { z } from 'zod';
+
+/** Every problem found in the environment, reported together so an operator fixes them in one go. */
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Parses `env` with a service's settings schema. Empty values count as unset, as in most
+ * `.env` tooling. Throws {@link ConfigError} listing every invalid setting at once.
+ */
+export function parseSettings<S extends z.ZodType>(schema: S, env: Readonly<Record<string, string | undefined>>): z.output<S> {
+  const cleaned: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value !== undefined && value.trim() !== '') cleaned[key] = value.trim();
+  }
+  const result = schema.safeParse(cleaned);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const name = issue.path.join('.');
+    const given = cleaned[name];
+    return `${name}: ${issue.message}${given === undefined ? '' : ` (got ${JSON.stringify(given)})`}`;
+  });
+  throw new ConfigError(problems);
+}
+
+/** Field builders shared by the services' schemas. */
+export const setting = {
+  port: (fallback: number) => z.coerce.number().int('must be a whole number').min(0).max(65535).default(fallback),
+  host: (fallback: string) => z.string().min(1).default(fallback),
+  bool: (fallback: boolean) =>
+    z
+      .string()
+      .transform((v, ctx) => {
+        const s = v.toLowerCase();
+        if (['1', 'true', 'yes', 'on'].includes(s)) return true;
+        if (['0', 'false', 'no', 'off'].includes(s)) return false;
+        ctx.addIssue({ code: 'custom', message: 'must be true or false' });
+        return z.NEVER;
+      })
+      .default(fallback),
+  positiveInt: (fallback: number) => z.coerce.number().int('must be a whole number').positive('must be positive').default(fallback),
+  logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  databaseUrl: () =>
+    z
+      .string()
+      .refine((v) => /^sqlite:.+/.test(v) || /^postgres(ql)?:\/\/.+/.test(v), 'must be sqlite:PATH or postgres://…')
+      .optional(),
+  httpUrl: () =>
+    z
+      .string()
+      .refine((v) => {
+        try {
+          const u = new URL(v);
+          return u.protocol === 'http:' || u.protocol === 'https:';
+        } catch {
+          return false;
+        }
+      }, 'must be an absolute http(s) URL')
+      .transform((v) => v.replace(/\/+$/, ''))
+      .optional(),
+  redisUrl: () =>
+    z
+      .string()
+      .refine((v) => /^rediss?:\/\/.+/.test(v), 'must be redis://… or rediss://…')
+      .optional(),
+};
+
+/** Where the database lives: an embedded SQLite file or a PostgreSQL server. */
+export type DatabaseTarget = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+
+/** Resolves `sqlite:PATH` (relative to `baseDir`; `sqlite::memory:` for a private in-memory DB) or `postgres://…`. */
+export function parseDatabaseUrl(url: string, baseDir: string): DatabaseTarget {
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return { kind: 'postgres', url };
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    return { kind: 'sqlite', path: path === ':memory:' ? path : resolve(baseDir, path) };
+  }
+  throw new ConfigError([`database URL must be sqlite:PATH or postgres://… (got ${JSON.stringify(url)})`]);
+}
+
+/**
+ * The repository root (the folder whose package.json declares workspaces), so that default
+ * data folders are the same whichever workspace a command runs from. Falls back to `start`.
+ */
+export function findProjectRoot(start: string = process.cwd()): string {
+  let dir = resolve(start);
+  for (;;) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        if ('workspaces' in (JSON.parse(readFileSync(manifest, 'utf8')) as object)) return dir;
+      } catch {
+        // an unreadable manifest is not the root; keep looking
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return resolve(start);
+    dir = parent;
+  }
+}

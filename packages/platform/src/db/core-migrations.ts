@@ -1,0 +1,61 @@
+import { sql, type Kysely, type Migration } from 'kysely';
+
+/**
+ * Migrations of the core tables. Names are timestamps so that platform and service
+ * migrations interleave in the order they were written.
+ */
+export const CORE_MIGRATIONS: Record<string, Migration> = {
+  '2026_11_21_1400_core_accounts': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('accounts')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('email', 'text', (c) => c.notNull().unique())
+        .addColumn('plan', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('api_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('key_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('key_preview', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('last_used', 'text')
+        .addColumn('revoked_at', 'text')
+        .execute();
+      await db.schema.createIndex('api_keys_account_idx').on('api_keys').column('account_id').execute();
+      await db.schema
+        .createTable('api_key_usage')
+        .addColumn('key_id', 'text', (c) => c.notNull().references('api_keys.id').onDelete('cascade'))
+        .addColumn('period', 'text', (c) => c.notNull())
+        .addColumn('requests', 'integer', (c) => c.notNull().defaultTo(0))
+        .addPrimaryKeyConstraint('api_key_usage_pk', ['key_id', 'period'])
+        .execute();
+      await db.schema
+        .createTable('quota_usage')
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('period', 'text', (c) => c.notNull())
+        .addColumn('used', 'integer', (c) => c.notNull().defaultTo(0))
+        .addPrimaryKeyConstraint('quota_usage_pk', ['account_id', 'period'])
+        .addCheckConstraint('quota_usage_used_nonneg', sql`used >= 0`)
+        .execute();
+      await db.schema
+        .createTable('quota_reservations')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('period', 'text', (c) => c.notNull())
+        .addColumn('units', 'integer', (c) => c.notNull())
+        .addColumn('refunded', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addCheckConstraint('quota_reservations_refund_bounds', sql`refunded >= 0 AND refunded <= units`)
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      for (const t of ['quota_reservations', 'quota_usage', 'api_key_usage', 'api_keys', 'accounts']) {
+        await db.schema.dropTable(t).ifExists().execute();
+      }
+    },
+  },
+};

@@ -1,0 +1,37 @@
+/**
+ * The one exception type services throw for expected failures. `code` is a stable
+ * snake_case string from the service's closed error table; the HTTP layer alone maps it
+ * to a status. `details` are extra documented fields merged into the error body
+ * (for example `remaining` and `required` on `insufficient_quota`).
+ */
+export class AppError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly details?: Readonly<Record<string, unknown>>,
+    readonly headers?: Readonly<Record<string, string>>,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+/** Codes every service answers with, and their statuses. Services extend this table, never reuse a code. */
+export const COMMON_ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_json: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  quota_exceeded: 429,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const satisfies Record<string, number>;
+
+/** A closed table of error codes to HTTP statuses. */
+export type ErrorTable = Readonly<Record<string, number>>;

@@ -1,0 +1,114 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { DestinationStream } from 'pino';
+import type { ErrorTable } from '../errors/app-error.js';
+import { newId } from '../ids.js';
+import type { KeyLocation } from './auth.js';
+import { frameworkErrors, installErrorHandling } from './error-handler.js';
+import { RouteIndex } from './route-index.js';
+
+/** A Fastify instance whose route schemas are TypeBox schemas. */
+export type ServiceApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export interface ServiceAppOptions {
+  title: string;
+  version: string;
+  description: string;
+  errorTable: ErrorTable;
+  logLevel: string;
+  /** Default request body limit in bytes; routes may set their own. */
+  bodyLimit: number;
+  /** Which proxies' forwarded headers give the client address: none, all, a hop count, or addresses/CIDRs. */
+  trustProxy: boolean | number | string[];
+  /** Where the key may be sent; documented as security schemes. */
+  keyLocations: readonly KeyLocation[];
+  /** Log sink; stdout when absent. */
+  logStream?: DestinationStream;
+}
+
+type SecurityScheme = { type: 'http'; scheme: 'bearer'; description: string } | { type: 'apiKey'; in: 'header' | 'query'; name: string; description: string };
+
+const SECURITY_SCHEMES: Record<KeyLocation, { name: string; scheme: SecurityScheme }> = {
+  bearer: { name: 'bearerAuth', scheme: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API key> (recommended).' } },
+  'x-api-key': { name: 'apiKeyHeader', scheme: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'X-API-Key: <API key>.' } },
+  query: { name: 'apiKeyQuery', scheme: { type: 'apiKey', in: 'query', name: 'api_key', description: 'Legacy: ?api_key=<API key>. Leaks into proxy logs; prefer a header.' } },
+};
+
+/** The `security` list of an authenticated route: any one of the service's key locations. */
+export function securityRequirement(locations: readonly KeyLocation[]): Array<Record<string, string[]>> {
+  return locations.map((l) => ({ [SECURITY_SCHEMES[l].name]: [] }));
+}
+
+/** Trust the nearest `n` proxies (proxy-addr calls this with the hop index). */
+const hops = (n: number) => (_address: string, hop: number) => hop < n;
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * A Fastify app with everything both services share: request ids, one log line per request
+ * (path only, so a legacy `api_key` query parameter never reaches the logs), strict body
+ * validation, the error model with 404/405, and an OpenAPI 3.0.3 document built from the
+ * route schemas and served at `/openapi.json`.
+ */
+export async function createServiceApp(options: ServiceAppOptions): Promise<{ app: ServiceApp; routes: RouteIndex }> {
+  const app = Fastify({
+    logger: {
+      level: options.logLevel,
+      redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
+    disableRequestLogging: true,
+    bodyLimit: options.bodyLimit,
+    trustProxy: typeof options.trustProxy === 'number' ? hops(options.trustProxy) : options.trustProxy,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId('req');
+    },
+    frameworkErrors,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Bodies are validated as sent: no type coercion ("true" is not a boolean) and unknown
+  // fields rejected rather than silently dropped. Query strings and params are text by
+  // nature, so there numbers and booleans are coerced.
+  const strict = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+  const lenient = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+  addFormats.default(strict);
+  addFormats.default(lenient);
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : lenient).compile(schema));
+
+  const routes = new RouteIndex();
+  routes.attach(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: options.title, version: options.version, description: options.description },
+      components: {
+        securitySchemes: Object.fromEntries(options.keyLocations.map((l) => [SECURITY_SCHEMES[l].name, SECURITY_SCHEMES[l].scheme])),
+      },
+    },
+  });
+
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      'request completed',
+    );
+  });
+
+  installErrorHandling(app, options.errorTable, routes);
+
+  app.get('/openapi.json', { schema: { tags: ['meta'], summary: 'This OpenAPI 3.0.3 document' } }, async () => app.swagger());
+
+  return { app, routes };
+}

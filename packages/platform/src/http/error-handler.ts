@@ -1,0 +1,104 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, type ErrorTable } from '../errors/app-error.js';
+import type { RouteIndex } from './route-index.js';
+
+interface ValidationIssue {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** Builds the error body sent for an AppError: `{error, message, ...details}`. */
+function body(err: AppError): Record<string, unknown> {
+  return { ...(err.details ?? {}), error: err.code, message: err.message };
+}
+
+/** Turns an Ajv failure into one clear sentence naming the field. */
+export function describeValidation(context: string, issue: ValidationIssue): { message: string; field?: string } {
+  const where = context === 'body' ? 'the request body' : context === 'querystring' ? 'the query string' : context;
+  const path = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  switch (issue.keyword) {
+    case 'required': {
+      const field = [path, String(issue.params.missingProperty)].filter(Boolean).join('.');
+      return { field, message: `'${field}' is required in ${where}.` };
+    }
+    case 'additionalProperties': {
+      const field = [path, String(issue.params.additionalProperty)].filter(Boolean).join('.');
+      return { field, message: `'${field}' is not a known field of ${where}.` };
+    }
+    case 'type':
+      if (!path) return { message: `${where[0]?.toUpperCase()}${where.slice(1)} must be a JSON ${String(issue.params.type)}.` };
+      return { field: path, message: `'${path}' must be of type ${String(issue.params.type)}.` };
+    default:
+      if (!path) return { message: `${where[0]?.toUpperCase()}${where.slice(1)} ${issue.message ?? 'is invalid'}.` };
+      return { field: path, message: `'${path}' ${issue.message ?? 'is invalid'}.` };
+  }
+}
+
+/** Maps Fastify's own request errors onto the closed code table. */
+function fromFastify(err: FastifyError): AppError | undefined {
+  if (err.validation && err.validation.length > 0) {
+    const { message, field } = describeValidation(err.validationContext ?? 'body', err.validation[0] as ValidationIssue);
+    return new AppError('invalid_request', message, field ? { field } : undefined);
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('invalid_json', 'The request body is not valid JSON.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('invalid_json', 'The request body is empty but Content-Type says JSON.');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large', 'The request body is over the size limit for this endpoint.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('unsupported_media_type', 'Unsupported Content-Type; send application/json.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError('invalid_request', 'Content-Length does not match the body.');
+    case 'FST_ERR_BAD_URL':
+      return new AppError('invalid_request', 'The URL is malformed.');
+    default:
+      if (err instanceof SyntaxError && err.statusCode === 400) return new AppError('invalid_json', 'The request body is not valid JSON.');
+      return undefined;
+  }
+}
+
+/**
+ * The single place where failures become HTTP answers. Known codes take their status from
+ * `table`; anything else is logged in full with the request id and answered with a bare
+ * `internal_error`, so no internals reach the client.
+ */
+export function installErrorHandling(app: FastifyInstance, table: ErrorTable, routes: RouteIndex): void {
+  const send = (reply: FastifyReply, err: AppError) => {
+    const status = table[err.code];
+    if (status === undefined) throw new Error(`error code ${err.code} is not in the service's table`);
+    if (err.headers) reply.headers(err.headers);
+    return reply.code(status).type('application/json; charset=utf-8').send(body(err));
+  };
+
+  const handle = (raw: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const err = raw instanceof AppError ? raw : fromFastify(raw as FastifyError);
+    if (err && table[err.code] !== undefined) {
+      if (table[err.code]! >= 500) request.log.error({ err: raw }, err.message);
+      return send(reply, err);
+    }
+    request.log.error({ err: raw }, 'unhandled error');
+    return send(reply, new AppError('internal_error', `Internal server error. Quote request id ${request.id} when reporting it.`));
+  };
+
+  app.setErrorHandler(handle);
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = routes.allowedMethods(path);
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      return send(reply, new AppError('method_not_allowed', `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}.`));
+    }
+    return send(reply, new AppError('not_found', `No route ${request.method} ${path}.`));
+  });
+}
+
+/** Fastify's `frameworkErrors` option: malformed URLs answered in the same error shape. */
+export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const mapped = fromFastify(err) ?? new AppError('invalid_request', 'The request could not be routed.');
+  void reply.code(400).type('application/json; charset=utf-8').send(body(mapped));
+}

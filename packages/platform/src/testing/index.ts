@@ -1,0 +1,2 @@
+export { createTestDatabase, testBackends, testPostgresAdminUrl, type Backend } from './test-database.js';
+export { LogCapture } from './log-capture.js';

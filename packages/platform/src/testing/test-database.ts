@@ -1,0 +1,58 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { randomBase62 } from '../ids.js';
+
+export type Backend = 'sqlite' | 'postgres';
+
+/**
+ * The database engines suites run against: `TEST_BACKENDS` (comma-separated), both by
+ * default. The test command makes sure PostgreSQL is up and fails loudly when it is not;
+ * a suite never skips a backend on its own.
+ */
+export function testBackends(): Backend[] {
+  const names = (process.env.TEST_BACKENDS ?? 'sqlite,postgres').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const n of names) if (n !== 'sqlite' && n !== 'postgres') throw new Error(`TEST_BACKENDS: unknown backend ${n}`);
+  return names as Backend[];
+}
+
+/** Admin connection used to create and drop throw-away databases. */
+export function testPostgresAdminUrl(): string {
+  return process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+}
+
+/** A fresh, empty database of `backend` for one suite, and the way to remove it. */
+export async function createTestDatabase(backend: Backend): Promise<{ url: string; drop(): Promise<void> }> {
+  if (backend === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'mailconv-test-'));
+    return { url: `sqlite:${join(dir, 'test.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const adminUrl = testPostgresAdminUrl();
+  const name = `t_${randomBase62(12).toLowerCase()}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  try {
+    await admin.connect();
+  } catch (err) {
+    throw new Error(`PostgreSQL is not reachable at ${adminUrl} (${(err as Error).message}); the test command starts it, or set TEST_POSTGRES_URL`);
+  }
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}

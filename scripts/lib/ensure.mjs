@@ -1,0 +1,104 @@
+// Makes a fresh clone runnable: Debian packages, npm dependencies (with the native SQLite
+// driver built from source), and the TypeScript build. Every step checks first and does
+// nothing when its work is already done, so `npm start` and `npm test` stay fast.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export function log(message) {
+  process.stderr.write(`[setup] ${message}\n`);
+}
+
+export function run(cmd, args, options = {}) {
+  const res = spawnSync(cmd, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'], ...options, env: { ...process.env, ...(options.env ?? {}) } });
+  if (res.error) throw res.error;
+  if (res.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${res.status ?? res.signal}`);
+}
+
+function listedPackages(includeTest) {
+  const dir = join(ROOT, 'scripts', 'system-packages');
+  const names = new Set();
+  for (const file of readdirSync(dir).sort()) {
+    if (!file.endsWith('.txt')) continue;
+    if (!includeTest && file.startsWith('test-')) continue;
+    for (const line of readFileSync(join(dir, file), 'utf8').split('\n')) {
+      const name = line.replace(/#.*/, '').trim();
+      if (name) names.add(name);
+    }
+  }
+  return [...names];
+}
+
+function missingPackages(names) {
+  if (names.length === 0) return [];
+  const res = spawnSync('dpkg-query', ['-W', '-f=${Package} ${db:Status-Status}\n', ...names], { encoding: 'utf8' });
+  const installed = new Set(
+    (res.stdout ?? '')
+      .split('\n')
+      .filter((l) => l.endsWith(' installed'))
+      .map((l) => l.split(' ')[0].split(':')[0]),
+  );
+  return names.filter((n) => !installed.has(n));
+}
+
+/** Installs the Debian packages listed under scripts/system-packages that are missing. */
+export function ensureSystemPackages({ includeTest }) {
+  if (!existsSync('/usr/bin/dpkg-query')) {
+    log('not a Debian system: install the packages in scripts/system-packages/*.txt yourself');
+    return;
+  }
+  const missing = missingPackages(listedPackages(includeTest));
+  if (missing.length === 0) return;
+  if (process.getuid?.() !== 0) throw new Error(`missing Debian packages: ${missing.join(' ')}; run as root or install them with apt-get`);
+  log(`installing Debian packages: ${missing.join(' ')}`);
+  const env = { DEBIAN_FRONTEND: 'noninteractive' };
+  run('apt-get', ['update', '-qq'], { env });
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { env });
+}
+
+function newer(a, b) {
+  return statSync(a).mtimeMs > statSync(b).mtimeMs;
+}
+
+/** Installs npm dependencies when node_modules is missing or older than the lockfile. */
+export function ensureNodeModules() {
+  const marker = join(ROOT, 'node_modules', '.package-lock.json');
+  const lock = join(ROOT, 'package-lock.json');
+  const manifests = [join(ROOT, 'package.json'), lock];
+  const stale = !existsSync(marker) || manifests.some((m) => existsSync(m) && newer(m, marker));
+  // Build native addons from source: fetching prebuilt binaries from outside the npm
+  // registry is not allowed (and fails) on the machines this project runs on.
+  const env = { npm_config_build_from_source: 'true', npm_config_fund: 'false', npm_config_audit: 'false' };
+  if (stale) {
+    log('installing npm dependencies (the SQLite driver is compiled once; this takes a few minutes)');
+    run('npm', [existsSync(lock) ? 'ci' : 'install', '--no-fund', '--no-audit'], { env });
+  }
+  const probe = spawnSync(process.execPath, ['-e', "new (require('better-sqlite3'))(':memory:').prepare('select 1').get()"], { cwd: ROOT, encoding: 'utf8' });
+  if (probe.status !== 0) {
+    log('building the native SQLite driver');
+    run('npm', ['rebuild', 'better-sqlite3'], { env });
+  }
+}
+
+/** Compiles every workspace (incremental: a no-op when nothing changed). */
+export function ensureBuild() {
+  run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-b']);
+}
+
+export function ensureAll({ includeTest }) {
+  ensureSystemPackages({ includeTest });
+  ensureNodeModules();
+  ensureBuild();
+}
+
+export function commandExists(cmd) {
+  try {
+    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}

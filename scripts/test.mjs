@@ -1,0 +1,50 @@
+// `npm test`: install what is missing, then lint, typecheck/build and run every suite
+// (unit, API on SQLite and PostgreSQL, engines). Extra arguments are passed to the test
+// runner as file filters, e.g. `npm test -- quota`.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { ensureAll, log, ROOT, run } from './lib/ensure.mjs';
+import { ensurePostgres } from './lib/services.mjs';
+
+const filters = process.argv.slice(2);
+
+ensureAll({ includeTest: true });
+const backends = (process.env.TEST_BACKENDS ?? 'sqlite,postgres').split(',');
+if (backends.includes('postgres') && !process.env.TEST_POSTGRES_URL) await ensurePostgres();
+
+if (filters.length === 0) {
+  log('lint');
+  run(process.execPath, [join(ROOT, 'node_modules', 'eslint', 'bin', 'eslint.js'), '--max-warnings=0', '.']);
+}
+
+function testFiles(dir, out = []) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) testFiles(path, out);
+    else if (entry.name.endsWith('.test.js') && path.includes(`${'/'}dist${'/'}`)) out.push(path);
+  }
+  return out;
+}
+
+const roots = ['packages', 'services', 'test-rig'].map((d) => join(ROOT, d)).filter((d) => {
+  try {
+    return statSync(d).isDirectory();
+  } catch {
+    return false;
+  }
+});
+let files = roots.flatMap((r) => testFiles(r)).sort();
+if (filters.length) files = files.filter((f) => filters.some((p) => relative(ROOT, f).includes(p)));
+if (files.length === 0) {
+  log('no test files matched');
+  process.exit(1);
+}
+log(`running ${files.length} test files`);
+const res = spawnSync(
+  process.execPath,
+  ['--enable-source-maps', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files],
+  { cwd: ROOT, stdio: 'inherit', env: { ...process.env, TEST_BACKENDS: backends.join(',') } },
+);
+process.exit(res.status ?? 1);
