@@ -13,7 +13,8 @@ export function log(message) {
 }
 
 export function run(cmd, args, options = {}) {
-  const res = spawnSync(cmd, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'], ...options, env: { ...process.env, ...(options.env ?? {}) } });
+  // Child output goes to stderr: stdout stays clean for commands whose output is parsed (admin --json).
+  const res = spawnSync(cmd, args, { cwd: ROOT, stdio: ['ignore', 2, 2], ...options, env: { ...process.env, ...(options.env ?? {}) } });
   if (res.error) throw res.error;
   if (res.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${res.status ?? res.signal}`);
 }

@@ -1,6 +1,7 @@
 export { AppError, COMMON_ERROR_STATUS, type ErrorTable } from './errors/app-error.js';
 export { newId, randomBase62 } from './ids.js';
 export { ConfigError, findProjectRoot, parseDatabaseUrl, parseSettings, setting, type DatabaseTarget } from './config/settings.js';
+export { commonConfig, commonSettings, type CommonDefaults, type CommonServiceConfig } from './config/service-config.js';
 export { migrate, openDatabase, type Database } from './db/database.js';
 export { CORE_MIGRATIONS } from './db/core-migrations.js';
 export type { CoreTables } from './db/core-schema.js';
@@ -17,5 +18,7 @@ export { registerHealthRoutes, type ReadinessCheck } from './http/health.js';
 export { DateTime, Nullable, StringEnum, errorResponses, errorSchema } from './http/schemas.js';
 export { RouteIndex } from './http/route-index.js';
 export { serve } from './http/serve.js';
+export { createServiceBase } from './service/service-base.js';
 export { openServiceCore, type ServiceCore, type ServiceCoreOptions } from './service/service-core.js';
+export { runAdminMain, runServer } from './service/run.js';
 export { runAdminCli, type AdminTarget } from './admin/admin-cli.js';

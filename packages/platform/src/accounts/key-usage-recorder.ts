@@ -33,7 +33,7 @@ export class KeyUsageRecorder {
       entry.lastUsed = now.toISOString();
     } else {
       // A month boundary inside one interval: write the old month first, keep the new.
-      if (entry) void this.flush();
+      if (entry) this.flush().catch(this.onError);
       this.pending.set(keyId, { requests: 1, lastUsed: now.toISOString(), period });
     }
     if (!this.timer) {
@@ -50,7 +50,8 @@ export class KeyUsageRecorder {
     const batch = this.pending;
     this.pending = new Map();
     if (batch.size === 0) return this.flushing;
-    this.flushing = this.flushing.then(() =>
+    // Chain after the previous flush (even a failed one) so writes stay in order.
+    this.flushing = this.flushing.catch(() => undefined).then(() =>
       this.database.writeTransaction(async (trx) => {
         for (const [keyId, p] of batch) {
           await trx.updateTable('api_keys').set({ last_used: p.lastUsed }).where('id', '=', keyId).execute();

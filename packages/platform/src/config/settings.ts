@@ -64,6 +64,21 @@ export const setting = {
       }, 'must be an absolute http(s) URL')
       .transform((v) => v.replace(/\/+$/, ''))
       .optional(),
+  /** Which proxies' forwarded headers give the client address: off, on (all), a hop count, or addresses/CIDRs. */
+  trustProxy: () =>
+    z
+      .string()
+      .default('off')
+      .transform((v, ctx): boolean | number | string[] => {
+        const s = v.toLowerCase();
+        if (['off', 'false', '0', 'no'].includes(s)) return false;
+        if (['on', 'true', 'all', 'yes'].includes(s)) return true;
+        if (/^[1-9][0-9]?$/.test(s)) return Number(s);
+        const list = v.split(',').map((x) => x.trim()).filter(Boolean);
+        if (list.length && list.every((x) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(x) || ['loopback', 'linklocal', 'uniquelocal'].includes(x))) return list;
+        ctx.addIssue({ code: 'custom', message: 'must be off, on, a hop count (1-99), or comma-separated proxy addresses/CIDRs' });
+        return z.NEVER;
+      }),
   redisUrl: () =>
     z
       .string()

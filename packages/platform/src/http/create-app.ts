@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { DestinationStream } from 'pino';
@@ -10,6 +10,13 @@ import { newId } from '../ids.js';
 import type { KeyLocation } from './auth.js';
 import { frameworkErrors, installErrorHandling } from './error-handler.js';
 import { RouteIndex } from './route-index.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every registered method and path; used for 405 answers and to check the OpenAPI document. */
+    routeIndex: RouteIndex;
+  }
+}
 
 /** A Fastify instance whose route schemas are TypeBox schemas. */
 export type ServiceApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -61,7 +68,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit,
     trustProxy: typeof options.trustProxy === 'number' ? hops(options.trustProxy) : options.trustProxy,
     requestIdHeader: false,
@@ -84,6 +91,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
 
   const routes = new RouteIndex();
   routes.attach(app);
+  app.decorate('routeIndex', routes);
 
   await app.register(swagger, {
     openapi: {

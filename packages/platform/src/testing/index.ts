@@ -1,2 +1,3 @@
 export { createTestDatabase, testBackends, testPostgresAdminUrl, type Backend } from './test-database.js';
 export { LogCapture } from './log-capture.js';
+export { assertOpenApiComplete } from './openapi.js';

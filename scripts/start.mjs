@@ -1,0 +1,115 @@
+// `npm start`: install what is missing, then run both services on their embedded defaults
+// (SQLite files under data/, in-process workers), each in its own process. On first start
+// each service gets an owner account whose API key is printed once. Ctrl-C stops both.
+import { spawn, spawnSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import { ensureAll, log, ROOT } from './lib/ensure.mjs';
+
+const SERVICES = [
+  { name: 'email', dir: 'email-api', label: 'Email verification API' },
+  { name: 'convert', dir: 'convert-api', label: 'File conversion API' },
+];
+
+ensureAll({ includeTest: false });
+
+// Owner accounts first (each in the service's own database), so their keys can be shown.
+for (const s of SERVICES) {
+  const res = spawnSync(process.execPath, [join(ROOT, 'services', s.dir, 'dist', 'admin.js'), 'bootstrap-owner', '--json'], { cwd: ROOT, encoding: 'utf8' });
+  if (res.status !== 0) {
+    process.stderr.write(res.stderr);
+    process.exit(1);
+  }
+  s.owner = JSON.parse(res.stdout.trim().split('\n').pop());
+}
+
+const LEVELS = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+function format(name, line) {
+  try {
+    const e = JSON.parse(line);
+    const time = new Date(e.time).toISOString().slice(11, 19);
+    const extra = e.path ? ` ${e.method} ${e.path} ${e.status} ${e.ms}ms` : e.err ? ` ${e.err.message ?? ''}` : '';
+    return `[${name}] ${time} ${LEVELS[e.level] ?? e.level} ${e.msg}${extra}`;
+  } catch {
+    return `[${name}] ${line}`;
+  }
+}
+
+const children = [];
+let stopping = false;
+function stopAll(code) {
+  if (stopping) return;
+  stopping = true;
+  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+  const timer = setTimeout(() => process.exit(code), 12_000);
+  timer.unref();
+  Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null))).then(() => process.exit(code));
+}
+process.on('SIGINT', () => stopAll(0));
+process.on('SIGTERM', () => stopAll(0));
+
+const ready = SERVICES.map(
+  (s) =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [join(ROOT, 'services', s.dir, 'dist', 'server.js')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      children.push(child);
+      for (const stream of [child.stdout, child.stderr]) {
+        createInterface({ input: stream }).on('line', (line) => {
+          process.stdout.write(`${format(s.name, line)}\n`);
+          try {
+            const e = JSON.parse(line);
+            if (e.event === 'ready') {
+              s.url = e.url;
+              resolve();
+            }
+          } catch {
+            // not a JSON log line
+          }
+        });
+      }
+      child.once('exit', (code, signal) => {
+        if (!stopping) {
+          log(`${s.label} stopped (${signal ?? `exit ${code}`}); stopping the other service`);
+          reject(new Error(`${s.name} exited`));
+          stopAll(1);
+        }
+      });
+    }),
+);
+
+try {
+  await Promise.all(ready);
+} catch {
+  // stopAll is already under way
+}
+if (!stopping) {
+  const [email, convert] = SERVICES;
+  const key = (s) => (s.owner.created ? s.owner.api_key : null);
+  const lines = [
+    '',
+    '================================================================================',
+    ` ${email.label}: ${email.url}   (OpenAPI: ${email.url}/openapi.json)`,
+    ` ${convert.label}:    ${convert.url}   (OpenAPI: ${convert.url}/openapi.json)`,
+    '',
+  ];
+  for (const s of SERVICES) {
+    if (key(s)) lines.push(` New owner API key for the ${s.label} (${s.owner.email}, plan ${s.owner.plan}), shown once:`, `   ${key(s)}`);
+    else lines.push(` ${s.label}: accounts exist already; make a key with`, `   npm run admin -- ${s.name} create-key --email owner@localhost`);
+  }
+  const ek = key(email) ?? '<email key>';
+  const ck = key(convert) ?? '<convert key>';
+  lines.push(
+    '',
+    ' Try:',
+    `   curl -H "Authorization: Bearer ${ek}" ${email.url}/api/v1/account`,
+    `   curl -H "X-API-Key: ${ek}" ${email.url}/api/v1/account`,
+    `   curl "${email.url}/api/v1/account?api_key=${ek}"`,
+    `   curl -H "Authorization: Bearer ${ck}" ${convert.url}/api/v1/account/limits`,
+    '',
+    ' More accounts: npm run admin -- email create-account --email you@example.com --plan starter',
+    ' Stop with Ctrl-C.',
+    '================================================================================',
+    '',
+  );
+  process.stdout.write(lines.join('\n'));
+}

@@ -1,0 +1,10 @@
+import { runAdminMain } from '@mailconv/platform';
+import { CONVERT_KEY_PREFIX } from './app.js';
+import { loadConvertConfig } from './config.js';
+import { CONVERT_MIGRATIONS } from './db/migrations.js';
+import { convertPlans } from './plans.js';
+
+await runAdminMain('convert', () => {
+  const config = loadConvertConfig(process.env);
+  return { database: config.database, migrations: CONVERT_MIGRATIONS, keyPrefix: CONVERT_KEY_PREFIX, plans: convertPlans(config.plansFile) };
+});

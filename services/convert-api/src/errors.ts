@@ -1,0 +1,18 @@
+import { COMMON_ERROR_STATUS } from '@mailconv/platform';
+
+/**
+ * The closed list of error codes of the conversion service (convert-decisions.md item 16)
+ * and their statuses. Add codes; never reuse one for a different meaning.
+ */
+export const CONVERT_ERROR_STATUS = {
+  ...COMMON_ERROR_STATUS,
+  gone: 410,
+  file_too_large: 413,
+  unsupported_format: 415,
+  unsupported_conversion: 422,
+  conversion_failed: 422,
+  output_too_large: 422,
+} as const;
+
+export type ConvertErrorCode = keyof typeof CONVERT_ERROR_STATUS;
+export const CONVERT_ERROR_CODES = Object.keys(CONVERT_ERROR_STATUS) as ConvertErrorCode[];

@@ -1,0 +1,46 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError } from '@mailconv/platform';
+import { loadEmailConfig } from './config.js';
+import { emailPlans } from './plans.js';
+
+test('defaults: 127.0.0.1:8080, a SQLite file in the data folder, URLs from host and port', () => {
+  const c = loadEmailConfig({}, '/srv/app');
+  assert.equal(c.host, '127.0.0.1');
+  assert.equal(c.port, 8080);
+  assert.deepEqual(c.database, { kind: 'sqlite', path: '/srv/app/data/email/email.db' });
+  assert.equal(c.publicBaseUrl, 'http://127.0.0.1:8080');
+  assert.equal(c.trustProxy, false);
+  assert.equal(c.bodyLimitBytes, 1_048_576);
+});
+
+test('EMAIL_DATABASE_URL moves the service to PostgreSQL; other settings apply as written', () => {
+  const c = loadEmailConfig(
+    { EMAIL_DATABASE_URL: 'postgres://u@db:5432/email', EMAIL_PORT: '9000', EMAIL_PUBLIC_BASE_URL: 'https://verify.example.test/', EMAIL_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' },
+    '/srv/app',
+  );
+  assert.deepEqual(c.database, { kind: 'postgres', url: 'postgres://u@db:5432/email' });
+  assert.equal(c.port, 9000);
+  assert.equal(c.publicBaseUrl, 'https://verify.example.test');
+  assert.deepEqual(c.trustProxy, ['10.0.0.0/8', '127.0.0.1']);
+  assert.equal(loadEmailConfig({ EMAIL_TRUST_PROXY: '2' }).trustProxy, 2);
+});
+
+test('a plans file changes plans field by field and is validated', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plans-'));
+  const good = join(dir, 'good.json');
+  writeFileSync(good, JSON.stringify({ plans: { free: { monthlyQuota: 1000 }, enterprise: { name: 'Enterprise', monthlyQuota: 1_000_000, rateLimitRpm: 5000, batchCap: 10_000, features: { smtp: true, webhooks: true, catch_all: true } } } }));
+  const plans = emailPlans(good);
+  assert.equal(plans.get('free')?.monthlyQuota, 1000);
+  assert.equal(plans.get('free')?.batchCap, 100, 'unchanged fields keep their defaults');
+  assert.equal(plans.get('enterprise')?.name, 'Enterprise');
+  const bad = join(dir, 'bad.json');
+  writeFileSync(bad, JSON.stringify({ plans: { free: { monthlyQuota: -1 }, huge: { name: 'H', monthlyQuota: 1, rateLimitRpm: 1, batchCap: 20_000, features: { smtp: true, webhooks: true, catch_all: true } } } }));
+  assert.throws(() => emailPlans(bad), (err: unknown) => err instanceof ConfigError && err.problems.length === 2 && /batchCap/.test(err.message) && /monthlyQuota/.test(err.message));
+  const broken = join(dir, 'broken.json');
+  writeFileSync(broken, '{ plans: ');
+  assert.throws(() => emailPlans(broken), ConfigError);
+});

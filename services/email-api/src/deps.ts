@@ -1,0 +1,16 @@
+import type { ServiceCore } from '@mailconv/platform';
+import type { EmailTables } from './db/schema.js';
+import type { EmailPlan } from './plans.js';
+import type { PlanCatalog } from '@mailconv/platform';
+
+/** What route handlers of the email service get: repositories, plans and the clock. */
+export interface EmailDeps {
+  core: ServiceCore<EmailTables>;
+  plans: PlanCatalog<EmailPlan>;
+  clock: () => Date;
+}
+
+/** The plan of an account; an account left on a plan that a plans file removed falls back to the default. */
+export function planOf(deps: EmailDeps, id: string): EmailPlan {
+  return deps.plans.get(id) ?? deps.plans.get(deps.plans.defaultPlan)!;
+}

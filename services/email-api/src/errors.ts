@@ -1,0 +1,18 @@
+import { COMMON_ERROR_STATUS } from '@mailconv/platform';
+
+/**
+ * The closed list of error codes of the email service (email-decisions.md item 4) and
+ * their statuses. Add codes; never reuse one for a different meaning.
+ */
+export const EMAIL_ERROR_STATUS = {
+  ...COMMON_ERROR_STATUS,
+  invalid_email: 400,
+  insufficient_quota: 402,
+  feature_not_available: 403,
+  job_not_completed: 409,
+  job_not_cancellable: 409,
+  webhook_limit_reached: 409,
+} as const;
+
+export type EmailErrorCode = keyof typeof EMAIL_ERROR_STATUS;
+export const EMAIL_ERROR_CODES = Object.keys(EMAIL_ERROR_STATUS) as EmailErrorCode[];

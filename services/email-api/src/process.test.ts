@@ -1,0 +1,142 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { openServiceCore } from '@mailconv/platform';
+import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
+import { EMAIL_KEY_PREFIX } from './app.js';
+import { loadEmailConfig } from './config.js';
+import { EMAIL_MIGRATIONS } from './db/migrations.js';
+
+const run = promisify(execFile);
+const SERVER = fileURLToPath(new URL('./server.js', import.meta.url));
+const ADMIN = fileURLToPath(new URL('./admin.js', import.meta.url));
+const ROOT_ADMIN = fileURLToPath(new URL('../../../scripts/admin.mjs', import.meta.url));
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Runs a command, resolving with its exit code and output whatever the code. */
+async function exec(file: string, args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [file, ...args], { env: { ...process.env, ...env }, timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+test('the server refuses to start on bad settings, listing every problem at once', async () => {
+  const r = await exec(SERVER, [], { EMAIL_PORT: 'eighty', EMAIL_DATABASE_URL: 'mysql://db/x', EMAIL_TRUST_PROXY: 'maybe', EMAIL_LOG_LEVEL: 'loud' });
+  assert.equal(r.code, 1);
+  for (const name of ['EMAIL_PORT', 'EMAIL_DATABASE_URL', 'EMAIL_TRUST_PROXY', 'EMAIL_LOG_LEVEL']) assert.match(r.stderr, new RegExp(name), name);
+});
+
+for (const backend of testBackends()) {
+  describe(`email service processes on ${backend}`, () => {
+    let url: string;
+    let drop: () => Promise<void>;
+    before(async () => ({ url, drop } = await createTestDatabase(backend)));
+    after(async () => drop());
+
+    test('admin CLI: create-account prints one JSON line; the key works; bad input exits non-zero', async () => {
+      const env = { EMAIL_DATABASE_URL: url };
+      const created = await exec(ADMIN, ['create-account', '--email', 'Ops@Example.test', '--plan', 'growth', '--json'], env);
+      assert.equal(created.code, 0, created.stderr);
+      const lines = created.stdout.trim().split('\n');
+      assert.equal(lines.length, 1);
+      const acct = JSON.parse(lines[0]!) as Record<string, string>;
+      assert.deepEqual(Object.keys(acct), ['account_id', 'email', 'plan', 'api_key']);
+      assert.equal(acct.email, 'ops@example.test');
+      assert.equal(acct.plan, 'growth');
+      assert.match(acct.api_key!, /^ev_live_[0-9A-Za-z]{32}$/);
+
+      const dup = await exec(ADMIN, ['create-account', '--email', 'ops@example.test', '--json'], env);
+      assert.equal(dup.code, 1);
+      assert.match(dup.stderr, /already exists/);
+      for (const args of [
+        ['create-account', '--plan', 'growth'],
+        ['create-account', '--email', 'not-an-address'],
+        ['create-account', '--email', 'x@example.test', '--plan', 'platinum'],
+        ['create-account', '--email', 'x@example.test', '--bogus'],
+        ['frobnicate'],
+        ['set-plan', '--email', 'ops@example.test'],
+        ['create-key'],
+      ]) {
+        const r = await exec(ADMIN, args, env);
+        assert.equal(r.code, 2, args.join(' '));
+        assert.match(r.stderr, /Usage: npm run admin -- email/);
+        assert.equal(r.stdout, '');
+      }
+      const missing = await exec(ADMIN, ['create-key', '--email', 'nobody@example.test'], env);
+      assert.equal(missing.code, 1);
+
+      const key = await exec(ADMIN, ['create-key', '--email', 'ops@example.test', '--name', 'deploy', '--json'], env);
+      assert.equal(key.code, 0, key.stderr);
+      const k = JSON.parse(key.stdout) as Record<string, string>;
+      assert.equal(k.account_id, acct.account_id);
+      assert.equal((await exec(ADMIN, ['set-plan', '--account', acct.account_id!, '--plan', 'scale', '--json'], env)).code, 0);
+      const list = JSON.parse((await exec(ADMIN, ['list-accounts', '--json'], env)).stdout) as Array<Record<string, string>>;
+      assert.deepEqual(list.map((a) => [a.email, a.plan]), [['ops@example.test', 'scale']]);
+
+      const core = await openServiceCore({ database: loadEmailConfig(env).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
+      try {
+        assert.equal((await core.accounts.findPrincipal(k.api_key!))?.plan, 'scale');
+        assert.equal((await core.accounts.listKeys(acct.account_id!)).length, 2);
+      } finally {
+        await core.close();
+      }
+    });
+
+    test('the root wrapper `npm run admin -- email …` keeps stdout to the one JSON line', async () => {
+      const r = await exec(ROOT_ADMIN, ['email', 'create-account', '--email', 'wrapper@example.test', '--json'], { EMAIL_DATABASE_URL: url });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /^\{"account_id":"acct_[0-9a-z]+","email":"wrapper@example.test","plan":"free","api_key":"ev_live_[0-9A-Za-z]{32}"\}\n$/);
+      const bad = await exec(ROOT_ADMIN, ['mail', 'create-account'], {});
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /use email or convert/);
+    });
+
+    test('the server serves, then shuts down gracefully on SIGTERM, flushing key usage', async () => {
+      const env = { EMAIL_DATABASE_URL: url };
+      const acct = JSON.parse((await exec(ADMIN, ['create-account', '--email', 'sigterm@example.test', '--json'], env)).stdout) as Record<string, string>;
+      const port = await freePort();
+      const child = spawn(process.execPath, [SERVER], { env: { ...process.env, ...env, EMAIL_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const lines: Array<Record<string, unknown>> = [];
+      const ready = new Promise<void>((resolve, reject) => {
+        createInterface({ input: child.stdout }).on('line', (line) => {
+          const entry = JSON.parse(line) as Record<string, unknown>;
+          lines.push(entry);
+          if (entry.event === 'ready') resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`server exited early with ${code}`)));
+      });
+      await ready;
+      assert.equal(lines.find((l) => l.event === 'ready')?.url, `http://127.0.0.1:${port}`);
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/account`, { headers: { authorization: `Bearer ${acct.api_key}` } });
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('x-request-id') ?? '', /^req_/);
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0);
+      assert.ok(lines.some((l) => l.msg === 'shutting down'));
+      const core = await openServiceCore({ database: loadEmailConfig(env).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
+      try {
+        const keys = await core.accounts.listKeys(acct.account_id!);
+        assert.ok(keys[0]?.last_used, 'usage recorded just before SIGTERM was written on the way out');
+      } finally {
+        await core.close();
+      }
+    });
+  });
+}

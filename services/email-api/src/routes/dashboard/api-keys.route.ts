@@ -1,0 +1,79 @@
+import { Type } from 'typebox';
+import { AppError, Nullable, type ServiceApp } from '@mailconv/platform';
+import type { EmailDeps } from '../../deps.js';
+import { SECURED, errors } from '../../schemas.js';
+
+const KeyItem = Type.Object({
+  id: Type.String({ description: '`key_…`' }),
+  name: Type.String(),
+  key_preview: Type.String({ description: 'Prefix and last four characters, e.g. `ev_live_…a1B2`.' }),
+  created_at: Type.String({ format: 'date-time' }),
+  last_used: Nullable(Type.String({ format: 'date-time', description: 'Updated within about a second of use.' })),
+});
+
+/** `GET|POST|DELETE /api/dashboard/api-keys`: the caller's own keys. */
+export function registerApiKeyRoutes(app: ServiceApp, deps: EmailDeps): void {
+  const tags = ['api-keys'];
+
+  app.get(
+    '/api/dashboard/api-keys',
+    {
+      schema: {
+        tags,
+        summary: 'List the account’s active API keys (masked)',
+        security: SECURED,
+        response: { 200: Type.Object({ success: Type.Boolean(), keys: Type.Array(KeyItem) }), ...errors(401, 429, 500) },
+      },
+    },
+    async (request) => ({ success: true, keys: await deps.core.accounts.listKeys(request.principal!.accountId) }),
+  );
+
+  app.post(
+    '/api/dashboard/api-keys',
+    {
+      schema: {
+        tags,
+        summary: 'Create an API key; the full key is in this answer only',
+        security: SECURED,
+        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({
+            success: Type.Boolean(),
+            api_key: Type.String({ description: 'The full key, shown once. Store it now; only a hash is kept.' }),
+            id: Type.String({ description: 'Extension: the new key’s id, for revoking it later.' }),
+            name: Type.String(),
+            key_preview: Type.String(),
+            created_at: Type.String({ format: 'date-time' }),
+          }),
+          ...errors(400, 401, 413, 415, 429, 500),
+        },
+      },
+    },
+    async (request) => {
+      const created = await deps.core.accounts.createKey(request.principal!.accountId, request.body.name.trim() || request.body.name, deps.clock());
+      if (!created) throw new AppError('unauthorized', 'The account of this API key no longer exists.');
+      return { success: true, api_key: created.apiKey, id: created.key.id, name: created.key.name, key_preview: created.key.key_preview, created_at: created.key.created_at };
+    },
+  );
+
+  app.delete(
+    '/api/dashboard/api-keys',
+    {
+      schema: {
+        tags,
+        summary: 'Revoke an API key (effective at once, on every node)',
+        description: 'Revoking the account’s last active key is refused with 409 `conflict`: create a new key first.',
+        security: SECURED,
+        querystring: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'The key id (`key_…`).' }) }),
+        response: { 200: Type.Object({ success: Type.Boolean(), id: Type.String() }), ...errors(400, 401, 404, 409, 429, 500) },
+      },
+    },
+    async (request) => {
+      const { id } = request.query;
+      const result = await deps.core.accounts.revokeKey(request.principal!.accountId, id, deps.clock());
+      if (result === 'not_found') throw new AppError('not_found', `No active API key ${id} on this account.`);
+      if (result === 'last_key') throw new AppError('conflict', 'This is the account’s last active key; create another key before revoking it.');
+      return { success: true, id };
+    },
+  );
+}
