@@ -5,13 +5,14 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ensureAll, log, ROOT, run } from './lib/ensure.mjs';
-import { ensurePostgres } from './lib/services.mjs';
+import { ensurePostgres, ensureRedis } from './lib/services.mjs';
 
 const filters = process.argv.slice(2);
 
 ensureAll({ includeTest: true });
 const backends = (process.env.TEST_BACKENDS ?? 'sqlite,postgres').split(',');
 if (backends.includes('postgres') && !process.env.TEST_POSTGRES_URL) await ensurePostgres();
+if (!process.env.TEST_REDIS_URL) await ensureRedis();
 
 if (filters.length === 0) {
   log('lint');

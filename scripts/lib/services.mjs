@@ -1,4 +1,4 @@
-// Makes sure the servers the test suite talks to (PostgreSQL, later Redis) are running on
+// Makes sure the servers the test suite talks to (PostgreSQL, Redis) are running on
 // loopback: start them if installed, install them from Debian if not, and fail loudly if
 // neither works. Suites never skip a backend.
 import { spawnSync } from 'node:child_process';
@@ -51,4 +51,16 @@ export async function ensurePostgres() {
   if (probe.status !== 0) {
     throw new Error(`PostgreSQL at 127.0.0.1:5432 refused user postgres (${probe.stderr.trim()}); allow trust auth for local connections or set TEST_POSTGRES_URL`);
   }
+}
+
+/** Redis on 127.0.0.1:6379 (nothing kept on disk), for shared rate limits and queues. */
+export async function ensureRedis() {
+  if (await reachable(6379)) return;
+  if (spawnSync('sh', ['-c', 'command -v redis-server'], { stdio: 'ignore' }).status !== 0) {
+    log('Redis is not installed: installing it from Debian');
+    aptInstall(['redis-server']);
+  }
+  log('starting Redis on 127.0.0.1:6379');
+  spawnSync('redis-server', ['--daemonize', 'yes', '--bind', '127.0.0.1', '-::1', '--port', '6379', '--save', '', '--appendonly', 'no'], { stdio: 'inherit' });
+  if (!(await waitFor(6379, 15))) throw new Error('Redis did not come up on 127.0.0.1:6379; the Redis suites cannot run');
 }

@@ -85,6 +85,23 @@ for (const backend of testBackends()) {
       }
     });
 
+    test('per-plan rate limit: 429 rate_limited with Retry-After and RateLimit headers', async () => {
+      const first = await get('/api/v1/account/limits', freeKey);
+      assert.equal(first.headers['ratelimit-limit'], '10');
+      assert.equal(first.headers['ratelimit-remaining'], '9');
+      const statuses = [];
+      for (let i = 0; i < 9; i++) statuses.push((await get('/api/v1/account/limits', freeKey)).statusCode);
+      assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200, 200, 200, 200]);
+      const limited = await get('/api/v1/account/usage', freeKey);
+      assert.equal(limited.statusCode, 429);
+      assert.equal(limited.json().error, 'rate_limited');
+      const retry = Number(limited.headers['retry-after']);
+      assert.ok(retry >= 1 && retry <= 60, `Retry-After ${retry}`);
+      assert.equal(limited.headers['ratelimit-remaining'], '0');
+      assert.equal(limited.headers['ratelimit-reset'], String(retry));
+      assert.equal((await get('/api/v1/account/limits', apiKey)).statusCode, 200, 'another account is not affected');
+    });
+
     test('errors: 404 unknown path, 405 wrong method with Allow', async () => {
       assert.equal((await get('/api/v1/account/nothing', apiKey)).json().error, 'not_found');
       const m = await app.inject({ method: 'DELETE', url: '/api/v1/account/usage', headers: { authorization: `Bearer ${apiKey}` } });

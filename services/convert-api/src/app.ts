@@ -3,7 +3,7 @@ import { apiKeyAuth, createServiceBase, type ServiceApp } from '@mailconv/platfo
 import type { ConvertConfig } from './config.js';
 import { CONVERT_MIGRATIONS } from './db/migrations.js';
 import type { ConvertTables } from './db/schema.js';
-import type { ConvertDeps } from './deps.js';
+import { planOf, type ConvertDeps } from './deps.js';
 import { CONVERT_ERROR_STATUS } from './errors.js';
 import { convertPlans } from './plans.js';
 import { registerAccountRoutes } from './routes/v1/account.route.js';
@@ -21,7 +21,7 @@ export interface ConvertAppOptions {
 /** Builds the file conversion service: its own database, keys and routes. */
 export async function buildApp(config: ConvertConfig, options: ConvertAppOptions = {}): Promise<ServiceApp> {
   const plans = convertPlans(config.plansFile);
-  const { app, core } = await createServiceBase<ConvertTables>({
+  const { app, core, limiter } = await createServiceBase<ConvertTables>({
     app: {
       title: 'File Conversion API',
       version: '1.0.0',
@@ -33,12 +33,17 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
       keyLocations: KEY_LOCATIONS,
       ...(options.logStream ? { logStream: options.logStream } : {}),
     },
+    redisUrl: config.redisUrl,
+    redisPrefix: 'convert',
     core: { database: config.database, migrations: CONVERT_MIGRATIONS, keyPrefix: CONVERT_KEY_PREFIX },
   });
   const deps: ConvertDeps = { core, plans, clock: options.clock ?? (() => new Date()) };
 
   await app.register(async (scope) => {
-    scope.addHook('onRequest', apiKeyAuth({ accounts: core.accounts, usage: core.keyUsage, accept: KEY_LOCATIONS }));
+    scope.addHook(
+      'onRequest',
+      apiKeyAuth({ accounts: core.accounts, usage: core.keyUsage, accept: KEY_LOCATIONS, rateLimit: { limiter, perMinute: (p) => planOf(deps, p.plan).rateLimitRpm } }),
+    );
     registerAccountRoutes(scope, deps);
   });
   return app;

@@ -3,7 +3,7 @@ import { apiKeyAuth, createServiceBase, type ServiceApp } from '@mailconv/platfo
 import type { EmailConfig } from './config.js';
 import { EMAIL_MIGRATIONS } from './db/migrations.js';
 import type { EmailTables } from './db/schema.js';
-import type { EmailDeps } from './deps.js';
+import { planOf, type EmailDeps } from './deps.js';
 import { EMAIL_ERROR_STATUS } from './errors.js';
 import { emailPlans } from './plans.js';
 import { registerApiKeyRoutes } from './routes/dashboard/api-keys.route.js';
@@ -22,7 +22,7 @@ export interface EmailAppOptions {
 /** Builds the email verification service: its own database, keys and routes. */
 export async function buildApp(config: EmailConfig, options: EmailAppOptions = {}): Promise<ServiceApp> {
   const plans = emailPlans(config.plansFile);
-  const { app, core } = await createServiceBase<EmailTables>({
+  const { app, core, limiter } = await createServiceBase<EmailTables>({
     app: {
       title: 'Email Verification API',
       version: '1.0.0',
@@ -34,12 +34,17 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
       keyLocations: KEY_LOCATIONS,
       ...(options.logStream ? { logStream: options.logStream } : {}),
     },
+    redisUrl: config.redisUrl,
+    redisPrefix: 'email',
     core: { database: config.database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX },
   });
   const deps: EmailDeps = { core, plans, clock: options.clock ?? (() => new Date()) };
 
   await app.register(async (scope) => {
-    scope.addHook('onRequest', apiKeyAuth({ accounts: core.accounts, usage: core.keyUsage, accept: KEY_LOCATIONS }));
+    scope.addHook(
+      'onRequest',
+      apiKeyAuth({ accounts: core.accounts, usage: core.keyUsage, accept: KEY_LOCATIONS, rateLimit: { limiter, perMinute: (p) => planOf(deps, p.plan).rateLimitRpm } }),
+    );
     registerAccountRoutes(scope, deps);
     registerApiKeyRoutes(scope, deps);
   });

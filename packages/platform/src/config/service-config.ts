@@ -12,6 +12,8 @@ export interface CommonServiceConfig {
   /** Base of absolute URLs in answers, without a trailing slash. */
   publicBaseUrl: string;
   trustProxy: boolean | number | string[];
+  /** Redis shared by the service's processes (rate limits, later the job queue); unset = in-process. */
+  redisUrl: string | undefined;
   logLevel: string;
   bodyLimitBytes: number;
   plansFile: string | undefined;
@@ -34,6 +36,7 @@ export function commonSettings(prefix: string, defaults: CommonDefaults) {
     [`${prefix}_DATABASE_URL`]: setting.databaseUrl(),
     [`${prefix}_PUBLIC_BASE_URL`]: setting.httpUrl(),
     [`${prefix}_TRUST_PROXY`]: setting.trustProxy(),
+    [`${prefix}_REDIS_URL`]: setting.redisUrl(),
     [`${prefix}_LOG_LEVEL`]: setting.logLevel(),
     [`${prefix}_BODY_LIMIT_BYTES`]: setting.positiveInt(1_048_576),
     [`${prefix}_PLANS_FILE`]: z.string().optional(),
@@ -54,6 +57,7 @@ export function commonConfig(prefix: string, parsed: Record<string, unknown>, de
     database: parseDatabaseUrl(get<string | undefined>('DATABASE_URL') ?? `sqlite:${join(dataDir, defaults.databaseFile)}`, root),
     publicBaseUrl: get<string | undefined>('PUBLIC_BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     trustProxy: get<boolean | number | string[]>('TRUST_PROXY'),
+    redisUrl: get<string | undefined>('REDIS_URL'),
     logLevel: get<string>('LOG_LEVEL'),
     bodyLimitBytes: get<number>('BODY_LIMIT_BYTES'),
     plansFile: plansFile ? resolve(root, plansFile) : undefined,

@@ -2,6 +2,7 @@ import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { AccountsRepository, Principal } from '../accounts/accounts.repository.js';
 import type { KeyUsageRecorder } from '../accounts/key-usage-recorder.js';
 import { AppError } from '../errors/app-error.js';
+import type { RateLimiter } from '../ratelimit/rate-limiter.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,18 +36,37 @@ export function extractApiKey(request: FastifyRequest, accepted: readonly KeyLoc
   return { problem: `Missing API key: send ${forms.join(', or ')}.` };
 }
 
+export interface ApiKeyAuthOptions {
+  accounts: AccountsRepository;
+  usage: KeyUsageRecorder;
+  accept: readonly KeyLocation[];
+  /** Per-account requests-per-minute limit, counted on every authenticated request. */
+  rateLimit?: { limiter: RateLimiter; perMinute: (principal: Principal) => number };
+}
+
 /**
- * An onRequest hook that authenticates every request of the routes it is added to. It runs
- * before the body is read, so an unauthenticated caller cannot make the server parse a
- * large body. Every lookup hits the database: a revoked key stops working at once on every node.
+ * An onRequest hook that authenticates every request of the routes it is added to, then
+ * applies the account's per-minute rate limit. It runs before the body is read, so an
+ * unauthenticated or rate-limited caller cannot make the server parse a large body. Every
+ * lookup hits the database: a revoked key stops working at once on every node. Every
+ * answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; a refusal
+ * is 429 `rate_limited` with `Retry-After`.
  */
-export function apiKeyAuth(options: { accounts: AccountsRepository; usage: KeyUsageRecorder; accept: readonly KeyLocation[] }): onRequestAsyncHookHandler {
-  return async (request) => {
+export function apiKeyAuth(options: ApiKeyAuthOptions): onRequestAsyncHookHandler {
+  return async (request, reply) => {
     const found = extractApiKey(request, options.accept);
     if ('problem' in found) throw new AppError('unauthorized', found.problem, undefined, { 'www-authenticate': 'Bearer' });
     const principal = await options.accounts.findPrincipal(found.key);
     if (!principal) throw new AppError('unauthorized', 'The API key is not valid or has been revoked.', undefined, { 'www-authenticate': 'Bearer error="invalid_token"' });
     request.principal = principal;
     options.usage.record(principal.keyId);
+    if (!options.rateLimit) return;
+    const decision = await options.rateLimit.limiter.consume(principal.accountId, options.rateLimit.perMinute(principal));
+    reply.headers({ 'ratelimit-limit': decision.limit, 'ratelimit-remaining': decision.remaining, 'ratelimit-reset': decision.resetSeconds });
+    if (!decision.allowed) {
+      throw new AppError('rate_limited', `Rate limit of ${decision.limit} requests per minute reached; retry in ${decision.resetSeconds} s.`, undefined, {
+        'retry-after': String(decision.resetSeconds),
+      });
+    }
   };
 }

@@ -1,0 +1,75 @@
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+
+/** The outcome of one request against a per-minute limit. A denial is a value, not an exception. */
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the current window ends (at least 1). */
+  resetSeconds: number;
+}
+
+/** Fixed one-minute windows per key; the limit may differ per key (per plan). */
+export interface RateLimiter {
+  consume(key: string, perMinute: number): Promise<RateDecision>;
+  /** Resolves once the shared store answers (at once in memory); rejects after `timeoutMs`. */
+  ready(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const WINDOW_SECONDS = 60;
+
+/**
+ * A per-minute limiter: in process memory by default, or in Redis (`redisUrl`) so that
+ * every API process of a service shares one count per key. If Redis stops answering, each
+ * process falls back to its own in-memory count (the limit then holds per process) rather
+ * than refusing traffic or letting it through unlimited.
+ */
+export function createRateLimiter(options: { keyPrefix: string; redisUrl?: string | undefined; onStoreError?: (err: unknown) => void }): RateLimiter {
+  const redis = options.redisUrl ? new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 }) : undefined;
+  redis?.on('error', (err) => options.onStoreError?.(err));
+  const limiters = new Map<number, RateLimiterAbstract>();
+
+  const limiterFor = (perMinute: number): RateLimiterAbstract => {
+    let limiter = limiters.get(perMinute);
+    if (!limiter) {
+      // The limit is part of the key, so a plan change starts a fresh window at the new limit.
+      const keyPrefix = `${options.keyPrefix}:rl:${perMinute}`;
+      const memory = new RateLimiterMemory({ points: perMinute, duration: WINDOW_SECONDS, keyPrefix });
+      limiter = redis ? new RateLimiterRedis({ storeClient: redis, points: perMinute, duration: WINDOW_SECONDS, keyPrefix, insuranceLimiter: memory, rejectIfRedisNotReady: true }) : memory;
+      limiters.set(perMinute, limiter);
+    }
+    return limiter;
+  };
+
+  return {
+    async consume(key, perMinute) {
+      const limit = Math.max(1, Math.floor(perMinute));
+      try {
+        const res = await limiterFor(limit).consume(key, 1);
+        return { allowed: true, limit, remaining: res.remainingPoints, resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
+      } catch (rejection) {
+        if (!(rejection instanceof RateLimiterRes)) throw rejection;
+        return { allowed: false, limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
+      }
+    },
+    async ready(timeoutMs = 5000) {
+      if (!redis || redis.status === 'ready') return;
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          redis.off('ready', onReady);
+          reject(new Error(`Redis at ${options.redisUrl} not ready after ${timeoutMs} ms`));
+        }, timeoutMs);
+        const onReady = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        redis.once('ready', onReady);
+      });
+    },
+    async close() {
+      if (redis) await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
