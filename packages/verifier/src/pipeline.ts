@@ -86,11 +86,13 @@ export function createVerifier(deps: VerifierDeps): Verifier {
     return f;
   }
 
-  async function resolve(domain: string): Promise<DnsOutcome> {
+  /** The resolver's answer; a cached answer given synchronously costs no extra promise. */
+  function resolve(domain: string): DnsOutcome | Promise<DnsOutcome> {
     try {
-      return await deps.dns.resolveMail(domain);
-    } catch {
+      const answer = deps.dns.resolveMail(domain);
       // A resolver bug or an unexpected failure must not turn into "invalid".
+      return answer instanceof Promise ? answer.catch(() => DNS_EXCEPTION) : answer;
+    } catch {
       return DNS_EXCEPTION;
     }
   }
@@ -107,7 +109,8 @@ export function createVerifier(deps: VerifierDeps): Verifier {
 
     const facts = domainFacts(syntax.domain);
     const lists = { disposable: facts.disposable, roleBased: !syntax.quoted && isRoleAccount(syntax.local), freeProvider: facts.free };
-    const dns = await resolve(syntax.domain);
+    const pending = resolve(syntax.domain);
+    const dns = pending instanceof Promise ? await pending : pending;
     let smtp: SmtpOutcome | null = null;
     if (options.smtp === true && (dns.kind === 'mx' || dns.kind === 'implicit')) {
       if (deps.smtp === undefined) throw new Error('SMTP verification asked but no MailboxProber was given');
