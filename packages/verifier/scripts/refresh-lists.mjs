@@ -2,8 +2,9 @@
 // from the maintained npm datasets installed as devDependencies. The engine never imports
 // those packages at run time: the lists are data we review in a diff and ship with the code.
 // To pick up newer data first: `npm update -w packages/verifier <dataset packages>`.
+// `--check` writes nothing and exits 1 when the committed lists differ from what it would write.
 import { createRequire } from 'node:module';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -34,6 +35,14 @@ const overrides = JSON.parse(readFileSync(join(OUT, 'overrides.json'), 'utf8'));
 const notDisposable = new Set(overrides.notDisposable);
 const exactOnly = new Set(overrides.disposableExactOnly);
 
+const CHECK = process.argv.includes('--check');
+const stale = [];
+function emit(file, text) {
+  const path = join(OUT, file);
+  if (!CHECK) writeFileSync(path, text);
+  else if (!existsSync(path) || readFileSync(path, 'utf8') !== text) stale.push(file);
+}
+
 const sources = [];
 
 // Disposable: FGRibreau/mailchecker (MIT) + disposable/disposable-email-domains via
@@ -63,7 +72,7 @@ sources.push(pkgInfo('role-based-email-addresses'));
 const tlds = new Set(require('tlds').filter((t) => /^[a-z0-9-]+$/.test(t)));
 sources.push(pkgInfo('tlds'));
 
-const write = (file, set) => writeFileSync(join(OUT, file), [...set].sort().join('\n') + '\n');
+const write = (file, set) => emit(file, [...set].sort().join('\n') + '\n');
 const disposableExact = new Set([...disposable].filter((d) => exactOnly.has(d)));
 const disposableTree = new Set([...disposable].filter((d) => !exactOnly.has(d)));
 write('disposable.txt', disposableTree);
@@ -82,5 +91,9 @@ const manifest = {
     tlds: tlds.size,
   },
 };
-writeFileSync(join(OUT, 'sources.json'), JSON.stringify(manifest, null, 2) + '\n');
+emit('sources.json', JSON.stringify(manifest, null, 2) + '\n');
+if (CHECK && stale.length > 0) {
+  console.error(`lists out of date: ${stale.join(', ')} (run npm run refresh-lists -w packages/verifier)`);
+  process.exit(1);
+}
 console.log(JSON.stringify(manifest.counts));

@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { checkLists, isDisposableDomain, isFreeProvider, isRoleAccount, LIST_SIZES } from './lists.check.js';
 
 test('the lists are the real datasets, tens of thousands of disposable domains', () => {
@@ -37,4 +39,10 @@ test('role accounts ignore case and +tags', () => {
   for (const l of ['admin', 'Info', 'noreply', 'no-reply', 'postmaster', 'sales', 'support+eu']) assert.equal(isRoleAccount(l), true, l);
   for (const l of ['alice', 'john.smith', 'admin.jones']) assert.equal(isRoleAccount(l), false, l);
   assert.deepEqual(checkLists('info', 'mailinator.com'), { disposable: true, roleBased: true, freeProvider: false });
+});
+
+test('the committed lists are exactly what refresh-lists builds from the installed datasets and overrides', () => {
+  const script = fileURLToPath(new URL('../../scripts/refresh-lists.mjs', import.meta.url));
+  const res = spawnSync(process.execPath, [script, '--check'], { encoding: 'utf8' });
+  assert.equal(res.status, 0, res.stderr);
 });

@@ -133,3 +133,27 @@ test('IP-literal domains are well-formed but flagged as not verifiable', () => {
     assert.equal(r.ipLiteral, true, address);
   }
 });
+
+test('random inputs never throw, and an accepted address re-checks as accepted in its ASCII form', () => {
+  // Seeded, so a failure reproduces; the alphabet is biased towards the characters that matter.
+  let s = 42;
+  const rand = (): number => {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    return s / 4294967296;
+  };
+  const alphabet = ['a', 'b', 'z', '0', '.', '.', '@', '@', '"', '\\', '-', '_', '+', ' ', '[', ']', ':', '(', ')', 'é', 'ü', '用', '\u200b', '\r', 'I', 'P', 'v', '6', 'x', 'n', '--'];
+  let accepted = 0;
+  for (let i = 0; i < 20_000; i++) {
+    let str = '';
+    const len = 1 + Math.floor(rand() * 24);
+    for (let j = 0; j < len; j++) str += alphabet[Math.floor(rand() * alphabet.length)];
+    if (rand() < 0.5) str += '@example.com';
+    const r = checkSyntax(str);
+    if (!r.ok) continue;
+    accepted++;
+    const again = checkSyntax(`${r.local}@${r.domain}`);
+    assert.ok(again.ok, `${JSON.stringify(str)} → ${r.local}@${r.domain}`);
+    assert.equal(again.domain, r.domain);
+  }
+  assert.ok(accepted > 100, `only ${accepted} accepted: the generator no longer exercises the accept path`);
+});

@@ -129,6 +129,9 @@ export function checkSyntax(input: string): SyntaxOutcome {
   while (start < end && (input.charCodeAt(start) === 0x20 || input.charCodeAt(start) === 0x09)) start++;
   while (end > start && (input.charCodeAt(end - 1) === 0x20 || input.charCodeAt(end - 1) === 0x09)) end--;
   if (start === end) return FAIL.empty;
+  // Every character is at least one octet of the wire form (UTF-8, or the longer punycode of
+  // an IDN domain), so a longer input cannot fit: stop before scanning megabytes.
+  if (end - start > MAX_ADDRESS) return FAIL.address_too_long;
 
   // Local part: either a quoted string or a dot-atom; `at` is the separating '@'.
   let at: number;
