@@ -11,6 +11,7 @@ export { verdict, firstReason, gradeOf, mxSummary, VERDICT_TABLE, SUGGESTION_PEN
 export {
   createVerifier,
   type Verifier,
+  type VerificationDetail,
   type VerifierDeps,
   type VerifyOptions,
   type MailDomainResolver,

@@ -121,3 +121,16 @@ test('every result carries a reason from the closed list, or null', async () => 
     assert.ok(r.reason === null || (REASONS as readonly string[]).includes(r.reason));
   }
 });
+
+test('inspect gives the evidence: the syntax sub-reason and the raw DNS and SMTP outcomes', async () => {
+  const prober = new TableProber({ 'ok@gmail.com': { kind: 'accepted', catchAll: false, code: 250, enhanced: '2.1.5' } });
+  const v = createVerifier({ dns: new TableResolver(), smtp: prober });
+  const bad = await v.inspect('john..doe@example.com');
+  assert.equal(bad.result.reason, 'invalid_syntax');
+  assert.deepEqual(bad.syntax, { ok: false, error: 'consecutive_dots' });
+  assert.equal(bad.dns, null);
+  const ok = await v.inspect('ok@gmail.com', { smtp: true });
+  assert.equal(ok.dns?.kind, 'mx');
+  assert.equal(ok.smtp?.enhanced, '2.1.5');
+  assert.deepEqual(ok.result, await v.verify('ok@gmail.com', { smtp: true }));
+});

@@ -1,6 +1,6 @@
 import { isDisposableDomain, isFreeProvider, isRoleAccount } from './checks/lists.check.js';
 import { normalizeEmail } from './checks/normalize.js';
-import { checkSyntax } from './checks/syntax.check.js';
+import { checkSyntax, type SyntaxOutcome } from './checks/syntax.check.js';
 import { suggestDomain } from './checks/typo.check.js';
 import type { DnsOutcome, SmtpOutcome, VerificationResult } from './types.js';
 import { verdict } from './verdict.js';
@@ -52,9 +52,25 @@ export interface VerifyOptions {
   catchAll?: boolean;
 }
 
+/**
+ * A verification with the evidence behind it, for logs, the CLI and support: the syntax
+ * sub-reason (`invalid_syntax` alone does not say which rule broke) and the raw DNS and SMTP
+ * outcomes. Not part of the API contract.
+ */
+export interface VerificationDetail {
+  result: VerificationResult;
+  syntax: SyntaxOutcome;
+  /** Null when DNS did not run (bad syntax, IP literal). */
+  dns: DnsOutcome | null;
+  /** Null when no probe ran. */
+  smtp: SmtpOutcome | null;
+}
+
 /** The engine: one address in, the contract's VerificationResult out. */
 export interface Verifier {
   verify(email: string, options?: VerifyOptions): Promise<VerificationResult>;
+  /** Same verification, with its evidence. */
+  inspect(email: string, options?: VerifyOptions): Promise<VerificationDetail>;
 }
 
 interface DomainFacts {
@@ -97,36 +113,65 @@ export function createVerifier(deps: VerifierDeps): Verifier {
     }
   }
 
-  async function verify(email: string, options: VerifyOptions = {}): Promise<VerificationResult> {
+  /**
+   * The pipeline. Returns synchronously when DNS answered from its cache and no probe was
+   * asked: the common case in bulk, where a promise per stage would cost more than the checks.
+   */
+  function run(email: string, options: VerifyOptions): VerificationDetail | Promise<VerificationDetail> {
     const syntax = checkSyntax(email);
     const normalized = normalizeEmail(email, syntax);
     if (!syntax.ok || syntax.ipLiteral) {
       const roleBased = syntax.ok && !syntax.quoted && isRoleAccount(syntax.local);
       const lists = roleBased ? { ...NO_LISTS, roleBased } : NO_LISTS;
       const v = verdict({ syntax: { ok: syntax.ok, ipLiteral: syntax.ok && syntax.ipLiteral }, dns: null, lists, smtp: null, suggestion: false });
-      return result(email, normalized, syntax.ok, lists, null, v);
+      return { result: result(email, normalized, syntax.ok, lists, null, v), syntax, dns: null, smtp: null };
     }
 
     const facts = domainFacts(syntax.domain);
     const lists = { disposable: facts.disposable, roleBased: !syntax.quoted && isRoleAccount(syntax.local), freeProvider: facts.free };
+    const suggestion = facts.suggestion === null ? null : `${syntax.local}@${facts.suggestion}`;
+    const finish = (dns: DnsOutcome, smtp: SmtpOutcome | null): VerificationDetail => {
+      const v = verdict({ syntax: { ok: true, ipLiteral: false }, dns, lists, smtp, suggestion: suggestion !== null });
+      return { result: result(email, normalized, true, lists, suggestion, v), syntax, dns, smtp };
+    };
     const pending = resolve(syntax.domain);
-    const dns = pending instanceof Promise ? await pending : pending;
-    let smtp: SmtpOutcome | null = null;
-    if (options.smtp === true && (dns.kind === 'mx' || dns.kind === 'implicit')) {
+    if (options.smtp !== true) return pending instanceof Promise ? pending.then((dns) => finish(dns, null)) : finish(pending, null);
+
+    return (async () => {
+      const dns = await pending;
+      if (dns.kind !== 'mx' && dns.kind !== 'implicit') return finish(dns, null);
       if (deps.smtp === undefined) throw new Error('SMTP verification asked but no MailboxProber was given');
       const target: ProbeTarget = { address: `${syntax.local}@${syntax.domain}`, local: syntax.local, domain: syntax.domain, smtputf8: syntax.smtputf8 };
+      let smtp: SmtpOutcome;
       try {
         smtp = await deps.smtp.probe(target, dns, { catchAll: options.catchAll === true });
       } catch {
         smtp = SMTP_EXCEPTION;
       }
-    }
-    const suggestion = facts.suggestion === null ? null : `${syntax.local}@${facts.suggestion}`;
-    const v = verdict({ syntax: { ok: true, ipLiteral: false }, dns, lists, smtp, suggestion: suggestion !== null });
-    return result(email, normalized, true, lists, suggestion, v);
+      return finish(dns, smtp);
+    })();
   }
 
-  return { verify };
+  const NO_OPTIONS: VerifyOptions = {};
+  const resultOf = (d: VerificationDetail): VerificationResult => d.result;
+
+  return {
+    inspect(email, options = NO_OPTIONS) {
+      try {
+        return Promise.resolve(run(email, options));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    },
+    verify(email, options = NO_OPTIONS) {
+      try {
+        const d = run(email, options);
+        return d instanceof Promise ? d.then(resultOf) : Promise.resolve(d.result);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    },
+  };
 }
 
 function result(
