@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { firstReason, gradeOf, mxSummary, verdict, VERDICT_TABLE, type Verdict, type VerdictInput } from './verdict.js';
 import { REASONS, type DnsOutcome, type SmtpOutcome } from './types.js';
 
@@ -84,4 +85,20 @@ test('decision 11: mx.grade A/B/C/D/F', () => {
   assert.equal(mxSummary(dnsOf('no_mail')).grade, 'F');
   assert.equal(mxSummary(dnsOf('nxdomain')).grade, 'F');
   assert.equal(mxSummary(null).grade, 'F');
+});
+
+test('the README verdict table says what VERDICT_TABLE does', () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const rows = new Map<string, { score: number; confidence: number }>();
+  for (const line of readme.split('\n')) {
+    const m = /^\| .+ \| (invalid|risky|unknown|valid) \| (`(\w+)`|null) \| (\d+) \| (\d+) \|$/.exec(line);
+    if (m === null) continue;
+    const reason = m[3] ?? `valid:${m[4]}`;
+    rows.set(reason, { score: Number(m[4]), confidence: Number(m[5]) });
+  }
+  for (const reason of REASONS) assert.deepEqual(rows.get(reason), VERDICT_TABLE[reason], reason);
+  for (const key of ['valid_smtp', 'valid_mx', 'valid_implicit_mx'] as const) {
+    const { score, confidence } = VERDICT_TABLE[key];
+    assert.deepEqual(rows.get(`valid:${score}`), { score, confidence }, key);
+  }
 });
