@@ -1,1 +1,21 @@
-export {};
+/**
+ * `@mailconv/verifier`: the email verification engine, a pure library. Checks return their
+ * findings as data; DNS and SMTP are injected (`MailDomainResolver`, `MailboxProber`).
+ */
+export * from './types.js';
+export { checkSyntax, SYNTAX_ERRORS, type SyntaxError, type SyntaxOk, type SyntaxFail, type SyntaxOutcome } from './checks/syntax.check.js';
+export { normalizeEmail } from './checks/normalize.js';
+export { checkLists, isDisposableDomain, isFreeProvider, isRoleAccount, LIST_SIZES, type ListsOutcome } from './checks/lists.check.js';
+export { suggestDomain, typoDistance, POPULAR_DOMAINS } from './checks/typo.check.js';
+export { verdict, firstReason, gradeOf, mxSummary, VERDICT_TABLE, SUGGESTION_PENALTY, type Verdict, type VerdictInput } from './verdict.js';
+export {
+  createVerifier,
+  type Verifier,
+  type VerificationDetail,
+  type VerifierDeps,
+  type VerifyOptions,
+  type MailDomainResolver,
+  type MailboxProber,
+  type ProbeTarget,
+  type ProbeOptions,
+} from './pipeline.js';
