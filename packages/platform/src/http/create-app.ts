@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -5,7 +6,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { DestinationStream } from 'pino';
-import type { ErrorTable } from '../errors/app-error.js';
+import { AppError, type ErrorTable } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 import type { KeyLocation } from './auth.js';
 import { frameworkErrors, installErrorHandling } from './error-handler.js';
@@ -88,6 +89,18 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
   addFormats.default(strict);
   addFormats.default(lenient);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : lenient).compile(schema));
+
+  // JSON bodies must be UTF-8 (RFC 8259): invalid bytes are refused rather than silently
+  // turned into U+FFFD, which would verify or store a different string than the one sent.
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    if (!isUtf8(bytes)) {
+      done(new AppError('invalid_json', 'The request body is not valid UTF-8.'), undefined);
+      return;
+    }
+    json(request, bytes.toString('utf8'), done);
+  });
 
   const routes = new RouteIndex();
   routes.attach(app);

@@ -86,6 +86,19 @@ test('malformed and empty JSON: 400 invalid_json', async () => {
   assert.equal(empty.json().error, 'invalid_json');
 });
 
+test('invalid UTF-8 in a JSON body: 400 invalid_json; valid UTF-8 passes intact', async () => {
+  const { app } = await makeApp();
+  const bad = Buffer.concat([Buffer.from('{"name":"caf'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
+  const res = await app.inject({ method: 'POST', url: '/things', headers: json, payload: bad });
+  assert.equal(res.statusCode, 400);
+  assert.equal(res.json().error, 'invalid_json');
+  assert.match(res.json().message, /UTF-8/);
+  const ok = await app.inject({ method: 'POST', url: '/things', headers: json, payload: Buffer.from('{"name":"café ☕"}') });
+  assert.equal(ok.json().name, 'café ☕');
+  const poisoned = await app.inject({ method: 'POST', url: '/things', headers: json, payload: '{"name":"x","__proto__":{"flag":true}}' });
+  assert.equal(poisoned.statusCode, 400);
+});
+
 test('body over the limit: 413 payload_too_large', async () => {
   const { app } = await makeApp();
   const res = await app.inject({ method: 'POST', url: '/things', headers: json, payload: JSON.stringify({ name: 'x'.repeat(2000) }) });

@@ -85,6 +85,15 @@ for (const backend of testBackends()) {
       assert.equal(await ledger.used(id, DEC), 7);
     });
 
+    test('a plain charge can be given back, never below zero', async () => {
+      const id = await account('uncharge@x.test');
+      await ledger.charge(id, 10, 100, NOV);
+      await ledger.refundCharge(id, '2026-11', 4);
+      assert.equal(await ledger.used(id, NOV), 6);
+      await ledger.refundCharge(id, '2026-11', 50);
+      assert.equal(await ledger.used(id, NOV), 0);
+    });
+
     test('a reservation inside a transaction that rolls back charges nothing', async () => {
       const id = await account('rollback@x.test');
       await assert.rejects(

@@ -85,6 +85,20 @@ export class QuotaLedger {
     return exec ? run(exec) : this.database.writeTransaction(run);
   }
 
+  /**
+   * Gives back `units` of a plain charge (not a reservation) to `period`, e.g. when the
+   * work it paid for failed before producing anything. Never takes `used` below zero.
+   */
+  async refundCharge(accountId: string, period: string, units: number, exec?: Executor): Promise<void> {
+    assertUnits(units);
+    await (exec ?? this.database.db)
+      .updateTable('quota_usage')
+      .set((eb) => ({ used: eb.case().when('used', '>=', units).then(eb('used', '-', units)).else(0).end() }))
+      .where('account_id', '=', accountId)
+      .where('period', '=', period)
+      .execute();
+  }
+
   /** Units used in the month of `now`. */
   async used(accountId: string, now = new Date(), exec?: Executor): Promise<number> {
     const row = await (exec ?? this.database.db)
