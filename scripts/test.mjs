@@ -42,10 +42,22 @@ if (files.length === 0) {
   log('no test files matched');
   process.exit(1);
 }
+// The loopback DNS/SMTP rig (test-rig/) starts once for the whole run when a selected test
+// file needs it, and is handed to the test processes through MAILCONV_TEST_RIG.
+const rigEnv = {};
+let rig = null;
+if (files.some((f) => /[/\\](packages[/\\]verifier|test-rig)[/\\]/.test(f))) {
+  const { startRig, RIG_ENV } = await import(join(ROOT, 'test-rig', 'dist', 'index.js'));
+  log('starting the loopback DNS/SMTP test rig');
+  rig = await startRig();
+  const { release: _release, ...info } = rig;
+  rigEnv[RIG_ENV] = JSON.stringify(info);
+}
 log(`running ${files.length} test files`);
 const res = spawnSync(
   process.execPath,
   ['--enable-source-maps', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files],
-  { cwd: ROOT, stdio: 'inherit', env: { ...process.env, TEST_BACKENDS: backends.join(',') } },
+  { cwd: ROOT, stdio: 'inherit', env: { ...process.env, TEST_BACKENDS: backends.join(','), ...rigEnv } },
 );
+if (rig) await rig.release();
 process.exit(res.status ?? 1);

@@ -1,1 +1,4 @@
-export {};
+export { startRig, useRig, type RigHandle, type RigInfo } from './rig.js';
+export { RIG_ENV } from './config.js';
+export { TARPIT_MS } from './peers.js';
+export * from './zones.js';

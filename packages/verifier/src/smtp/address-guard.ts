@@ -1,0 +1,53 @@
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
+
+/**
+ * Addresses an MX record must not make the prober connect to by default: loopback,
+ * private, link-local, CGNAT, documentation, benchmarking, multicast and other reserved
+ * ranges (IANA special-purpose registries). Without this, anyone who can publish an MX
+ * record could use the service to scan its own network.
+ */
+const RESERVED = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  RESERVED.addSubnet(net, prefix, 'ipv4');
+}
+for (const [net, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const) {
+  RESERVED.addSubnet(net, prefix, 'ipv6');
+}
+
+/** True for loopback, private and otherwise reserved addresses (IPv4-mapped IPv6 included). */
+export function isPrivateAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped?.[1]) return RESERVED.check(mapped[1], 'ipv4');
+  if (isIPv4(address)) return RESERVED.check(address, 'ipv4');
+  if (isIPv6(address)) return RESERVED.check(address, 'ipv6');
+  return true;
+}

@@ -1,0 +1,7 @@
+// The SMTP mailbox probe of the verifier: exported for the package index (wired by the integrator).
+export { SmtpProber, SmtpConfigError, type MailRoute, type SmtpProberOptions } from './smtp.check.js';
+export { classifyRcptReply, classifySessionReply, isRecipientLimit, parseReply } from './reply-classify.js';
+export { DEFAULT_RULE, PROVIDER_RULES, ruleFor, type ProviderRule } from './provider-rules.js';
+export { isPrivateAddress } from './address-guard.js';
+export { HostLimiter } from './host-limiter.js';
+export type { SmtpOutcome, SmtpReply, SmtpStatus } from './types.js';

@@ -1,0 +1,201 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { D, M365_MX, useRig, type RigHandle } from '@mailconv/test-rig';
+import { DnsResolver } from '../dns/dns.check.js';
+import { SmtpConfigError, SmtpProber, type SmtpProberOptions } from './smtp.check.js';
+import type { SmtpOutcome } from './types.js';
+
+// Every case talks to the rig: a real Postfix (users, full, disabled, greylisting,
+// STARTTLS, catch-all) and scripted peers (421, tarpit, drop, 452, block list, accept-all).
+let rig: RigHandle;
+let dns: DnsResolver;
+before(async () => {
+  rig = await useRig();
+  dns = new DnsResolver({ servers: [rig.dnsServer], timeoutMs: 500, tries: 1 });
+});
+after(async () => {
+  await rig.release();
+});
+
+function prober(extra: Partial<SmtpProberOptions> = {}): SmtpProber {
+  return new SmtpProber({
+    helo: 'probe.rig.test',
+    from: 'probe@rig.test',
+    resolveAddresses: (h) => dns.lookupAddresses(h),
+    port: rig.smtpPort,
+    allowPrivate: true,
+    connectTimeoutMs: 2000,
+    commandTimeoutMs: 1500,
+    overallTimeoutMs: 8000,
+    ...extra,
+  });
+}
+
+async function probe(email: string, extra: Partial<SmtpProberOptions> = {}): Promise<SmtpOutcome> {
+  const domain = email.split('@')[1] ?? '';
+  return prober(extra).probe(email, await dns.lookupMail(domain));
+}
+
+describe('mailbox answers from a real Postfix', () => {
+  test('an existing mailbox is accepted, over STARTTLS, and the domain is not catch-all', async () => {
+    const o = await probe(`alice@${D.valid}`);
+    assert.equal(o.status, 'accepted');
+    assert.equal(o.reply?.code, 250);
+    assert.equal(o.reply?.enhanced, '2.1.5');
+    assert.equal(o.tls, true, 'Postfix offers STARTTLS and the prober must use it');
+    assert.equal(o.catchAll, false);
+    assert.equal(o.mxHost, `mx.${D.valid}`);
+    assert.equal(o.mxAddress, rig.hosts.postfix);
+  });
+
+  test('an unknown user is 550 5.1.1 user_unknown', async () => {
+    const o = await probe(`nobody@${D.valid}`);
+    assert.equal(o.status, 'user_unknown');
+    assert.equal(o.reply?.code, 550);
+    assert.equal(o.reply?.enhanced, '5.1.1');
+    assert.equal(o.catchAll, false);
+  });
+
+  test('a full mailbox is 552 5.2.2 mailbox_full', async () => {
+    const o = await probe(`full@${D.valid}`);
+    assert.equal(o.status, 'mailbox_full');
+    assert.equal(o.reply?.enhanced, '5.2.2');
+  });
+
+  test('a disabled mailbox is 5.2.1 disabled', async () => {
+    const o = await probe(`disabled@${D.valid}`);
+    assert.equal(o.status, 'disabled');
+    assert.equal(o.reply?.enhanced, '5.2.1');
+  });
+
+  test('a greylisting answer (450 4.7.1) is greylisted', async () => {
+    const o = await probe(`someone@${D.greylist}`);
+    assert.equal(o.status, 'greylisted');
+    assert.equal(o.reply?.code, 450);
+    assert.equal(o.catchAll, null);
+  });
+
+  test('a domain that accepts any local part is detected as catch-all', async () => {
+    const o = await probe(`whoever@${D.catchAll}`);
+    assert.equal(o.status, 'accepted');
+    assert.equal(o.catchAll, true);
+  });
+
+  test('a dead primary MX falls back to the next host by preference', async () => {
+    const o = await probe(`alice@${D.multiMx}`);
+    assert.equal(o.status, 'accepted');
+    assert.equal(o.mxHost, `mx2.${D.multiMx}`);
+  });
+
+  test('no MX: the A record is the mail host (implicit MX)', async () => {
+    const o = await probe(`bob@${D.aOnly}`);
+    assert.equal(o.status, 'accepted');
+    assert.equal(o.mxHost, D.aOnly);
+  });
+
+  test('several recipients of one domain share one session, with an answer each, in order', async () => {
+    const p = prober();
+    const emails = ['alice', 'nobody1', 'bob', 'full', 'disabled', 'carol', 'nobody2'].map((u) => `${u}@${D.valid}`);
+    const outcomes = await p.probeMany(emails, await dns.lookupMail(D.valid));
+    assert.deepEqual(
+      outcomes.map((o) => [o.email, o.status]),
+      emails.map((e, i) => [e, ['accepted', 'user_unknown', 'accepted', 'mailbox_full', 'disabled', 'accepted', 'user_unknown'][i]]),
+    );
+    assert.equal(p.stats.sessions, 1, 'one session for seven recipients (RSET between envelopes)');
+    assert.ok(outcomes.every((o) => o.catchAll === false));
+  });
+});
+
+describe('hostile and unusual peers', () => {
+  test('421 at connect is blocked', async () => {
+    const o = await probe(`alice@${D.busy}`);
+    assert.equal(o.status, 'blocked');
+    assert.equal(o.reply?.code, 421);
+  });
+
+  test('a block-list refusal is blocked, not user_unknown', async () => {
+    const o = await probe(`alice@${D.blocked}`);
+    assert.equal(o.status, 'blocked');
+    assert.equal(o.reply?.code, 554);
+    assert.match(o.reply?.text ?? '', /spamhaus/);
+  });
+
+  test('a tarpit that never answers RCPT ends in a time-out', async () => {
+    const o = await probe(`alice@${D.slow}`, { commandTimeoutMs: 400 });
+    assert.equal(o.status, 'timeout');
+    assert.equal(o.detail, 'command_timeout');
+  });
+
+  test('a dead port is unreachable', async () => {
+    const o = await probe(`alice@${D.deadMx}`);
+    assert.equal(o.status, 'unreachable');
+    assert.equal(o.detail, 'connection_refused');
+  });
+
+  test('a server that hangs up at RCPT is retried once, then unreachable', async () => {
+    const p = prober();
+    const o = await p.probe(`alice@${D.drop}`, await dns.lookupMail(D.drop));
+    assert.equal(o.status, 'unreachable');
+    assert.equal(o.detail, 'connection_lost');
+    assert.equal(p.stats.sessions, 2);
+  });
+
+  test('452 4.5.3 to the second recipient: the catch-all probe moves to its own session', async () => {
+    const p = prober();
+    const o = await p.probe(`alice@${D.strict}`, await dns.lookupMail(D.strict));
+    assert.equal(o.status, 'accepted');
+    assert.equal(o.catchAll, false, 'decided by the random address in a second session');
+    assert.equal(p.stats.sessions, 2);
+  });
+
+  test('Microsoft 365 MX: the catch-all probe goes straight to its own session', async () => {
+    const p = prober();
+    const route = await dns.lookupMail(D.m365);
+    assert.deepEqual(route.hosts.map((h) => h.exchange), [M365_MX]);
+    const o = await p.probe(`alice@${D.m365}`, route);
+    assert.equal(o.provider, 'microsoft365');
+    assert.equal(o.status, 'accepted');
+    assert.equal(o.catchAll, false);
+    assert.equal(p.stats.sessions, 2);
+    assert.equal(p.stats.recipients, 2, 'never a second recipient in the first envelope');
+  });
+
+  test('Yahoo-style accept-everything at RCPT is unknown, not valid', async () => {
+    const o = await probe(`surely-not-a-user@${D.yahoo}`);
+    assert.equal(o.provider, 'yahoo');
+    assert.equal(o.status, 'unknown');
+    assert.equal(o.detail, 'accept_all_provider');
+    assert.equal(o.catchAll, null);
+  });
+});
+
+describe('safety', () => {
+  test('loopback and private MX addresses are refused unless allowPrivate is set', async () => {
+    const p = prober({ allowPrivate: false });
+    const o = await p.probe(`alice@${D.valid}`, await dns.lookupMail(D.valid));
+    assert.equal(o.status, 'unreachable');
+    assert.equal(o.detail, 'private_address');
+    assert.equal(p.stats.sessions, 0);
+  });
+
+  test('probing without an EHLO name or a MAIL FROM is a configuration error', () => {
+    const base = { resolveAddresses: async () => [] };
+    assert.throws(() => new SmtpProber({ ...base, helo: '', from: 'probe@rig.test' }), SmtpConfigError);
+    assert.throws(() => new SmtpProber({ ...base, helo: 'probe.rig.test', from: '' }), SmtpConfigError);
+    assert.throws(() => new SmtpProber({ ...base, helo: 'localhost', from: 'probe@rig.test' }), SmtpConfigError);
+  });
+
+  test('an address that could smuggle a command is not sent', async () => {
+    const p = prober();
+    const o = await p.probe(`alice@${D.valid}>\r\nDATA`, await dns.lookupMail(D.valid));
+    assert.equal(o.detail, 'invalid_address');
+    assert.equal(p.stats.sessions, 0);
+  });
+
+  test('a domain without mail hosts is not probed', async () => {
+    const p = prober();
+    const o = await p.probe(`a@${D.nullMx}`, await dns.lookupMail(D.nullMx));
+    assert.equal(o.status, 'unreachable');
+    assert.equal(o.detail, 'no_mail_host');
+  });
+});

@@ -1,0 +1,140 @@
+// The rig as a process: `node test-rig/dist/daemon.js` starts every server, prints one line
+// `RIG-READY {json}` on stdout, and stops everything when its stdin closes or it gets
+// SIGTERM/SIGINT. Tying its life to stdin means a test run that crashes cannot leave
+// dnsmasq or Postfix behind. Use startRig() (rig.ts) rather than running this by hand.
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import dgram from 'node:dgram';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startBrokenResolver } from './dns-responders.js';
+import { startDnsmasq } from './dnsmasq.js';
+import { startPeer, type Peer, type PeerKind } from './peers.js';
+import { startPostfix, type PostfixInstance } from './postfix.js';
+import type { RigInfo } from './rig.js';
+import { DNS_OCTET, HOST_OCTETS, SERVFAIL_DNS_OCTET, SILENT_DNS_OCTET, type HostRole } from './zones.js';
+
+const PEERS: Array<{ kind: PeerKind; role: HostRole }> = [
+  { kind: 'greet421', role: 'greet421' },
+  { kind: 'tarpit', role: 'tarpit' },
+  { kind: 'disconnect', role: 'disconnect' },
+  { kind: 'secondRcpt452', role: 'secondRcpt452' },
+  { kind: 'blocklist', role: 'blocklist' },
+  { kind: 'acceptAll', role: 'acceptAll' },
+];
+
+function udpFree(address: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = dgram.createSocket('udp4');
+    s.once('error', () => resolve(false));
+    s.bind(53, address, () => s.close(() => resolve(true)));
+  });
+}
+
+/** A random 127.X.Y.0/24 nobody uses, so parallel rigs never share an address. */
+async function pickSubnet(): Promise<string> {
+  for (let i = 0; i < 20; i++) {
+    const subnet = `127.${64 + Math.floor(Math.random() * 180)}.${Math.floor(Math.random() * 256)}`;
+    if (await udpFree(`${subnet}.${DNS_OCTET}`)) return subnet;
+  }
+  throw new Error('no free 127.X.Y.0/24 found for the rig');
+}
+
+function banner(address: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect({ host: address, port: 25 });
+    s.setTimeout(2000, () => s.destroy(new Error('timeout')));
+    s.once('data', (b) => {
+      s.end('QUIT\r\n');
+      resolve(b.toString());
+    });
+    s.once('error', reject);
+  });
+}
+
+async function waitSmtp(address: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await banner(address)).startsWith('220')) return;
+    } catch {
+      /* not yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no SMTP banner on ${address}:25`);
+}
+
+async function main(): Promise<void> {
+  const subnet = await pickSubnet();
+  const dir = mkdtempSync(join(tmpdir(), 'mailconv-rig-'));
+  // Postfix's daemons run as the postfix user and must reach their data directory in here.
+  chmodSync(dir, 0o755);
+  const at = (octet: number) => `${subnet}.${octet}`;
+  const closers: Array<() => Promise<void> | void> = [];
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    for (const close of closers.reverse()) {
+      try {
+        await close();
+      } catch {
+        /* keep stopping the rest */
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(code);
+  };
+  process.stdin.on('end', () => void stop(0));
+  process.stdin.on('close', () => void stop(0));
+  process.stdin.resume();
+  process.on('SIGTERM', () => void stop(0));
+  process.on('SIGINT', () => void stop(0));
+
+  try {
+    // Self-signed certificate so Postfix offers STARTTLS, as real MX hosts do.
+    const cert = join(dir, 'mx.pem');
+    const key = join(dir, 'mx.key');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
+      '-subj', '/CN=mx.valid.test', '-keyout', key, '-out', cert], { stdio: 'ignore' });
+
+    for (const [octet, mode] of [[SILENT_DNS_OCTET, 'silent'], [SERVFAIL_DNS_OCTET, 'servfail']] as const) {
+      const r = await startBrokenResolver(at(octet), mode);
+      closers.push(() => r.close());
+    }
+    const dnsmasq: ChildProcess = await startDnsmasq(subnet, dir);
+    closers.push(
+      () =>
+        new Promise<void>((resolve) => {
+          if (dnsmasq.exitCode !== null) return resolve();
+          dnsmasq.once('exit', () => resolve());
+          dnsmasq.kill('SIGTERM');
+        }),
+    );
+    const postfix: PostfixInstance = startPostfix(subnet, dir, cert, key);
+    closers.push(() => postfix.stop());
+    for (const { kind, role } of PEERS) {
+      const peer: Peer = await startPeer(kind, at(HOST_OCTETS[role]));
+      closers.push(() => peer.close());
+    }
+    for (const role of ['postfix', 'bench0', 'bench1', 'bench2', 'bench3'] as const) await waitSmtp(at(HOST_OCTETS[role]));
+
+    const hosts = Object.fromEntries(Object.entries(HOST_OCTETS).map(([role, octet]) => [role, at(octet)])) as Record<HostRole, string>;
+    const info: RigInfo = {
+      dir,
+      subnet,
+      dnsServer: `${at(DNS_OCTET)}:53`,
+      silentDnsServer: `${at(SILENT_DNS_OCTET)}:53`,
+      smtpPort: 25,
+      hosts,
+      pid: process.pid,
+    };
+    process.stdout.write(`RIG-READY ${JSON.stringify(info)}\n`);
+  } catch (err) {
+    process.stderr.write(`rig failed to start: ${(err as Error).stack ?? String(err)}\n`);
+    await stop(1);
+  }
+}
+
+void main();

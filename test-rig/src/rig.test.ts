@@ -1,0 +1,60 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { promises as dns } from 'node:dns';
+import { D, useRig, type RigHandle } from './index.js';
+
+// The rig's own guarantees: it answers from its zone only, and its Postfix never relays.
+let rig: RigHandle;
+before(async () => {
+  rig = await useRig();
+});
+after(async () => {
+  await rig.release();
+});
+
+/** One raw SMTP dialogue; returns every reply line. */
+function dialogue(host: string, commands: string[]): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host, port: rig.smtpPort });
+    const lines: string[] = [];
+    let buffer = '';
+    let replies = 0;
+    socket.setTimeout(5000, () => socket.destroy(new Error('rig did not answer')));
+    socket.on('data', (b) => {
+      buffer += b.toString('latin1');
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl).replace(/\r$/, '');
+        buffer = buffer.slice(nl + 1);
+        lines.push(line);
+        if (/^\d{3} /.test(line)) {
+          const next = commands[replies++];
+          if (next === undefined) socket.end();
+          else socket.write(`${next}\r\n`);
+        }
+      }
+    });
+    socket.on('close', () => resolve(lines));
+    socket.on('error', reject);
+  });
+}
+
+test('every address of the rig is in its own loopback /24', () => {
+  assert.match(rig.subnet, /^127\.\d+\.\d+$/);
+  for (const address of Object.values(rig.hosts)) assert.ok(address.startsWith(`${rig.subnet}.`), address);
+});
+
+test('dnsmasq answers the zone and refuses to resolve anything else', async () => {
+  const r = new dns.Resolver({ timeout: 500, tries: 1 });
+  r.setServers([rig.dnsServer]);
+  assert.deepEqual(await r.resolve4(`mx.${D.valid}`), [rig.hosts.postfix]);
+  await assert.rejects(r.resolveMx('example.com'), (err: NodeJS.ErrnoException) => err.code === 'EREFUSED' || err.code === 'ENOTFOUND');
+});
+
+test('Postfix offers STARTTLS and refuses to relay to a domain outside the rig', async () => {
+  const lines = await dialogue(rig.hosts.postfix, ['EHLO probe.rig.test', 'MAIL FROM:<probe@rig.test>', 'RCPT TO:<someone@example.com>', 'RCPT TO:<alice@valid.test>', 'QUIT']);
+  assert.ok(lines.includes('250-STARTTLS'), lines.join('\n'));
+  assert.ok(lines.some((l) => /^554 5\.7\.1 .*Relay access denied/.test(l)), lines.join('\n'));
+  assert.ok(lines.includes('250 2.1.5 Ok'));
+});

@@ -1,0 +1,187 @@
+/**
+ * The rig's truth, as data: which test domain routes where and how each mailbox answers.
+ * The DNS zone (dnsmasq), the Postfix maps and the scriptable peers are all generated from
+ * this file, and tests and the benchmark compare what the verifier says with it.
+ *
+ * Host roles are resolved to loopback addresses when the rig starts (each rig instance has
+ * its own 127.X.Y.0/24, so rigs of parallel test runs do not collide).
+ */
+
+/** The SMTP peers of the rig. `postfix` and `bench*` are a real Postfix; the rest are scripted. */
+export type HostRole =
+  | 'postfix'
+  | 'dead'
+  | 'greet421'
+  | 'tarpit'
+  | 'disconnect'
+  | 'secondRcpt452'
+  | 'blocklist'
+  | 'acceptAll'
+  | 'bench0'
+  | 'bench1'
+  | 'bench2'
+  | 'bench3';
+
+/** Last octet of each role inside the rig's /24. `.2` is dnsmasq, `.3` a silent resolver, `.4` a SERVFAIL one. */
+export const HOST_OCTETS: Record<HostRole, number> = {
+  postfix: 10,
+  dead: 9,
+  greet421: 30,
+  tarpit: 31,
+  disconnect: 32,
+  secondRcpt452: 33,
+  blocklist: 34,
+  acceptAll: 35,
+  bench0: 20,
+  bench1: 21,
+  bench2: 22,
+  bench3: 23,
+};
+export const DNS_OCTET = 2;
+export const SILENT_DNS_OCTET = 3;
+export const SERVFAIL_DNS_OCTET = 4;
+
+/** Names of the test domains, for tests to refer to. */
+export const D = {
+  /** MX 10 → Postfix: alice, bob exist; full (552 5.2.2), disabled (550 5.2.1); others 550 5.1.1. */
+  valid: 'valid.test',
+  /** MX 10 → dead address, MX 20 and 30 → Postfix (listed out of order in the zone). */
+  multiMx: 'multi-mx.test',
+  /** MX → Postfix, every recipient accepted. */
+  catchAll: 'catchall.test',
+  /** MX → Postfix, every RCPT answered 450 4.7.1 (what a greylisting policy server says). */
+  greylist: 'greylist.test',
+  /** Null MX (RFC 7505). */
+  nullMx: 'nullmx.test',
+  /** No MX, an A record → Postfix (RFC 5321 §5.1 implicit MX). */
+  aOnly: 'a-only.test',
+  /** No MX, only an AAAA record (::1). */
+  aaaaOnly: 'aaaa-only.test',
+  /** Exists (has a TXT record) but has neither MX nor address records. */
+  noMail: 'no-mail.test',
+  /** Not in the zone: NXDOMAIN. */
+  nxdomain: 'does-not-exist.test',
+  /** Forwarded by dnsmasq to a rig resolver that answers SERVFAIL. */
+  servfail: 'servfail.test',
+  /** Forwarded by dnsmasq to a rig resolver that never answers. */
+  silent: 'silent.test',
+  /** MX → an address where nothing listens (connection refused). */
+  deadMx: 'dead-mx.test',
+  /** MX → a peer that answers 421 at connect. */
+  busy: 'busy.test',
+  /** MX → a peer that stalls before answering RCPT. */
+  slow: 'slow.test',
+  /** MX → a peer that drops the connection at RCPT. */
+  drop: 'drop.test',
+  /** MX → a peer that answers 452 4.5.3 to a second recipient in one envelope (unknown provider). */
+  strict: 'strict-rcpt.test',
+  /** MX at `*.mail.protection.outlook.com` → the 452-on-second-recipient peer (Microsoft 365 rules). */
+  m365: 'contoso.test',
+  /** MX → a peer that refuses with a block-list reply. */
+  blocked: 'blocked.test',
+  /** MX at `*.yahoodns.net` → a peer that accepts every recipient (Yahoo rules). */
+  yahoo: 'yahoo-like.test',
+  /** MX at Google and two more hosts, for the provider/grade checks (not probed). */
+  google: 'google-hosted.test',
+} as const;
+
+/** Local parts the scripted peers treat as existing mailboxes. */
+export const PEER_USERS = ['alice', 'bob'] as const;
+
+/** Postfix mailboxes and special answers on `valid.test` (and `multi-mx.test`, `a-only.test`). */
+export const POSTFIX_USERS = ['alice', 'bob', 'carol'] as const;
+export const POSTFIX_SPECIAL: ReadonlyArray<{ local: string; reply: string }> = [
+  { local: 'full', reply: '552 5.2.2 Mailbox full, over quota' },
+  { local: 'disabled', reply: '550 5.2.1 Mailbox disabled, account inactive' },
+];
+
+/** MX host name used for the Microsoft-365-like domain (matches the provider table). */
+export const M365_MX = 'contoso-test.mail.protection.outlook.com';
+/** MX host name used for the Yahoo-like domain. */
+export const YAHOO_MX = 'mta5.am0.yahoodns.net';
+
+/** One MX record of the zone: target host name and the role whose address it resolves to. */
+export interface ZoneMx {
+  domain: string;
+  priority: number;
+  host: string;
+}
+
+/** Address records: host name → role. */
+export function zoneHosts(): Array<{ host: string; role: HostRole }> {
+  return [
+    { host: `mx.${D.valid}`, role: 'postfix' },
+    { host: `mx1.${D.multiMx}`, role: 'dead' },
+    { host: `mx2.${D.multiMx}`, role: 'postfix' },
+    { host: `mx3.${D.multiMx}`, role: 'postfix' },
+    { host: D.aOnly, role: 'postfix' },
+    { host: `mx.${D.deadMx}`, role: 'dead' },
+    { host: `mx.${D.busy}`, role: 'greet421' },
+    { host: `mx.${D.slow}`, role: 'tarpit' },
+    { host: `mx.${D.drop}`, role: 'disconnect' },
+    { host: `mx.${D.strict}`, role: 'secondRcpt452' },
+    { host: M365_MX, role: 'secondRcpt452' },
+    { host: `mx.${D.blocked}`, role: 'blocklist' },
+    { host: YAHOO_MX, role: 'acceptAll' },
+    ...[0, 1, 2, 3].map((i) => ({ host: `mx${i}.bench.test`, role: `bench${i}` as HostRole })),
+  ];
+}
+
+export function zoneMx(): ZoneMx[] {
+  return [
+    { domain: D.valid, priority: 10, host: `mx.${D.valid}` },
+    // Deliberately not in preference order: the resolver must sort.
+    { domain: D.multiMx, priority: 30, host: `mx3.${D.multiMx}` },
+    { domain: D.multiMx, priority: 10, host: `mx1.${D.multiMx}` },
+    { domain: D.multiMx, priority: 20, host: `mx2.${D.multiMx}` },
+    { domain: D.catchAll, priority: 10, host: `mx.${D.valid}` },
+    { domain: D.greylist, priority: 10, host: `mx.${D.valid}` },
+    { domain: D.deadMx, priority: 10, host: `mx.${D.deadMx}` },
+    { domain: D.busy, priority: 10, host: `mx.${D.busy}` },
+    { domain: D.slow, priority: 10, host: `mx.${D.slow}` },
+    { domain: D.drop, priority: 10, host: `mx.${D.drop}` },
+    { domain: D.strict, priority: 10, host: `mx.${D.strict}` },
+    { domain: D.m365, priority: 0, host: M365_MX },
+    { domain: D.blocked, priority: 10, host: `mx.${D.blocked}` },
+    { domain: D.yahoo, priority: 1, host: YAHOO_MX },
+    { domain: D.google, priority: 1, host: 'aspmx.l.google.com' },
+    { domain: D.google, priority: 5, host: 'alt1.aspmx.l.google.com' },
+    { domain: D.google, priority: 10, host: 'alt2.aspmx.l.google.com' },
+    ...benchDomains().map((d, i) => ({ domain: d, priority: 10, host: `mx${i % 4}.bench.test` })),
+  ];
+}
+
+// ---- Benchmark population ------------------------------------------------------------
+
+/** What the rig answers for an address, as the verifier should report it. */
+export type Truth = 'accepted' | 'user_unknown' | 'mailbox_full' | 'disabled';
+
+export const BENCH_DOMAIN_COUNT = 50;
+export const BENCH_USERS_PER_DOMAIN = 100;
+
+export function benchDomains(): string[] {
+  return Array.from({ length: BENCH_DOMAIN_COUNT }, (_, i) => `bench-${String(i).padStart(2, '0')}.test`);
+}
+
+/** Every tenth bench domain is a catch-all. */
+export function benchIsCatchAll(domainIndex: number): boolean {
+  return domainIndex % 10 === 9;
+}
+
+/** Truth for user `u<NNN>` on a bench domain: 60 % exist, 25 % unknown, 8 % full, 7 % disabled. */
+export function benchTruth(domainIndex: number, user: number): Truth {
+  if (user < 60) return 'accepted';
+  if (user < 85) return benchIsCatchAll(domainIndex) ? 'accepted' : 'user_unknown';
+  if (user < 93) return 'mailbox_full';
+  return 'disabled';
+}
+
+/** The benchmark's 5,000 addresses with their expected answers, interleaved across domains. */
+export function benchAddresses(): Array<{ email: string; truth: Truth; catchAll: boolean }> {
+  const out: Array<{ email: string; truth: Truth; catchAll: boolean }> = [];
+  const domains = benchDomains();
+  for (let u = 0; u < BENCH_USERS_PER_DOMAIN; u++) {
+    domains.forEach((d, i) => out.push({ email: `u${String(u).padStart(3, '0')}@${d}`, truth: benchTruth(i, u), catchAll: benchIsCatchAll(i) }));
+  }
+  return out;
+}
