@@ -18,6 +18,7 @@ export { createServiceApp, securityRequirement, type ServiceApp, type ServiceApp
 export { registerHealthRoutes, type ReadinessCheck } from './http/health.js';
 export { DateTime, Nullable, StringEnum, errorResponses, errorSchema } from './http/schemas.js';
 export { RouteIndex } from './http/route-index.js';
+export { describeValidation } from './http/error-handler.js';
 export { serve } from './http/serve.js';
 export { createServiceBase } from './service/service-base.js';
 export { openServiceCore, type ServiceCore, type ServiceCoreOptions } from './service/service-core.js';

@@ -19,3 +19,6 @@ export {
   type ProbeTarget,
   type ProbeOptions,
 } from './pipeline.js';
+export { DnsResolver, LookupFailure, parseDnsServers, type DnsResolverOptions } from './dns/index.js';
+export { SmtpProber, SmtpConfigError, type SmtpProberOptions } from './smtp/index.js';
+export { createEngine, toDnsOutcome, toSmtpOutcome, type Engine, type EngineOptions } from './engine.js';

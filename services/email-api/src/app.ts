@@ -1,5 +1,6 @@
 import type { DestinationStream } from 'pino';
-import { apiKeyAuth, createServiceBase, type ServiceApp } from '@mailconv/platform';
+import { apiKeyAuth, createRateLimiter, createServiceBase, type ServiceApp } from '@mailconv/platform';
+import { createEngine, type Engine } from '@mailconv/verifier';
 import type { EmailConfig } from './config.js';
 import { EMAIL_MIGRATIONS } from './db/migrations.js';
 import type { EmailTables } from './db/schema.js';
@@ -7,7 +8,12 @@ import { planOf, type EmailDeps } from './deps.js';
 import { EMAIL_ERROR_STATUS } from './errors.js';
 import { emailPlans } from './plans.js';
 import { registerApiKeyRoutes } from './routes/dashboard/api-keys.route.js';
+import { EventsRepository } from './repositories/events.repository.js';
+import { IdempotencyRepository } from './repositories/idempotency.repository.js';
+import { registerPublicRoutes } from './routes/public/validate-email.route.js';
 import { registerAccountRoutes } from './routes/v1/account.route.js';
+import { registerVerifyRoutes } from './routes/v1/verify.route.js';
+import { VerificationService } from './verification/verification.service.js';
 import { KEY_LOCATIONS } from './schemas.js';
 
 /** API key prefix of this service: `ev_live_` + 32 base62 characters (email-decisions.md item 7). */
@@ -17,6 +23,16 @@ export interface EmailAppOptions {
   /** The clock used for quota months and timestamps; tests move it. */
   clock?: () => Date;
   logStream?: DestinationStream;
+  /** The verification engine; built from the DNS and SMTP settings when absent. */
+  engine?: Engine;
+}
+
+/** The engine the settings describe: the configured resolvers, and SMTP probing when HELO and FROM are set. */
+export function engineFromConfig(config: EmailConfig): Engine {
+  return createEngine({
+    dns: { servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs },
+    smtp: config.smtp ? { helo: config.smtp.helo, from: config.smtp.from, port: config.smtp.port, allowPrivate: config.smtp.allowPrivate } : null,
+  });
 }
 
 /** Builds the email verification service: its own database, keys and routes. */
@@ -38,7 +54,22 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
     redisPrefix: 'email',
     core: { database: config.database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX },
   });
-  const deps: EmailDeps = { core, plans, clock: options.clock ?? (() => new Date()) };
+  const clock = options.clock ?? (() => new Date());
+  const engine = options.engine ?? engineFromConfig(config);
+  const verification = new VerificationService({ verifier: engine.verifier, quota: core.quota, clock, smtpAvailable: engine.prober !== null, batchConcurrency: config.batchConcurrency });
+  const deps: EmailDeps = { core, plans, clock, verification, idempotency: new IdempotencyRepository(core.database), events: new EventsRepository(core.database) };
+
+  const publicLimits = {
+    perMinute: config.publicRpm,
+    smtpPerDay: config.publicSmtpPerDay,
+    minuteLimiter: createRateLimiter({ keyPrefix: 'email:public', redisUrl: config.redisUrl }),
+    dayLimiter: createRateLimiter({ keyPrefix: 'email:public-smtp', redisUrl: config.redisUrl, windowSeconds: 86_400 }),
+  };
+  app.addHook('onClose', async () => {
+    await publicLimits.minuteLimiter.close();
+    await publicLimits.dayLimiter.close();
+  });
+  registerPublicRoutes(app, deps, publicLimits);
 
   await app.register(async (scope) => {
     scope.addHook(
@@ -47,6 +78,7 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
     );
     registerAccountRoutes(scope, deps);
     registerApiKeyRoutes(scope, deps);
+    registerVerifyRoutes(scope, deps, { batchBodyLimit: config.batchBodyLimitBytes });
   });
   return app;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { commonConfig, commonSettings, findProjectRoot, parseSettings, type CommonServiceConfig } from '@mailconv/platform';
+import { commonConfig, commonSettings, findProjectRoot, parseSettings, setting, type CommonServiceConfig } from '@mailconv/platform';
+import { parseDnsServers } from '@mailconv/verifier';
 
 const DEFAULTS = { port: 8080, dataDir: 'data/email', databaseFile: 'email.db' };
 
@@ -9,12 +10,61 @@ const DEFAULTS = { port: 8080, dataDir: 'data/email', databaseFile: 'email.db' }
  */
 const EmailSettings = z.object({
   ...commonSettings('EMAIL', DEFAULTS),
+  EMAIL_BATCH_BODY_LIMIT_BYTES: setting.positiveInt(6 * 1_048_576),
+  EMAIL_BATCH_CONCURRENCY: setting.positiveInt(64),
+  EMAIL_PUBLIC_RPM: setting.positiveInt(20),
+  EMAIL_PUBLIC_SMTP_PER_DAY: setting.positiveInt(50),
+  EMAIL_DNS_SERVERS: z
+    .string()
+    .transform((v, ctx) => {
+      try {
+        return parseDnsServers(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    })
+    .optional(),
+  EMAIL_DNS_TIMEOUT_MS: setting.positiveInt(2000),
+  EMAIL_SMTP_PORT: setting.port(25),
+  EMAIL_SMTP_HELO: z.string().regex(/^(?=.{1,253}$)[a-z0-9-]{1,63}(\.[a-z0-9-]{1,63})+$/i, 'must be a fully qualified host name of your own').optional(),
+  EMAIL_SMTP_FROM: z.string().regex(/^[^\s<>@]+@[^\s<>@]+\.[^\s<>@]+$/, 'must be an e-mail address on your own domain').optional(),
+  EMAIL_SMTP_ALLOW_PRIVATE: setting.bool(false),
+}).superRefine((s, ctx) => {
+  if (Boolean(s.EMAIL_SMTP_HELO) !== Boolean(s.EMAIL_SMTP_FROM)) {
+    ctx.addIssue({ code: 'custom', path: [s.EMAIL_SMTP_HELO ? 'EMAIL_SMTP_FROM' : 'EMAIL_SMTP_HELO'], message: 'SMTP probing needs both EMAIL_SMTP_HELO and EMAIL_SMTP_FROM' });
+  }
 });
 
-export type EmailConfig = CommonServiceConfig;
+export interface EmailConfig extends CommonServiceConfig {
+  /** Body limit of `POST /api/v1/verify-batch` (10,000 addresses fit in about 3.3 MB). */
+  batchBodyLimitBytes: number;
+  /** Addresses of one batch verified at the same time. */
+  batchConcurrency: number;
+  /** `POST /api/validate-email`: requests per minute per client IP. */
+  publicRpm: number;
+  /** `POST /api/validate-email`: SMTP probes per day per client IP. */
+  publicSmtpPerDay: number;
+  /** Resolvers as `host:port`; empty: the system's. */
+  dnsServers: string[];
+  dnsTimeoutMs: number;
+  /** SMTP probing settings; null when EMAIL_SMTP_HELO/EMAIL_SMTP_FROM are not set (probing off). */
+  smtp: { helo: string; from: string; port: number; allowPrivate: boolean } | null;
+}
 
 /** Reads the email service's settings from `env`; throws ConfigError listing every problem. */
 export function loadEmailConfig(env: Readonly<Record<string, string | undefined>> = process.env, root = findProjectRoot()): EmailConfig {
   const parsed = parseSettings(EmailSettings, env) as Record<string, unknown>;
-  return { ...commonConfig('EMAIL', parsed, DEFAULTS, root) };
+  return {
+    ...commonConfig('EMAIL', parsed, DEFAULTS, root),
+    batchBodyLimitBytes: parsed.EMAIL_BATCH_BODY_LIMIT_BYTES as number,
+    batchConcurrency: parsed.EMAIL_BATCH_CONCURRENCY as number,
+    publicRpm: parsed.EMAIL_PUBLIC_RPM as number,
+    publicSmtpPerDay: parsed.EMAIL_PUBLIC_SMTP_PER_DAY as number,
+    dnsServers: (parsed.EMAIL_DNS_SERVERS as string[] | undefined) ?? [],
+    dnsTimeoutMs: parsed.EMAIL_DNS_TIMEOUT_MS as number,
+    smtp: parsed.EMAIL_SMTP_HELO
+      ? { helo: parsed.EMAIL_SMTP_HELO as string, from: parsed.EMAIL_SMTP_FROM as string, port: parsed.EMAIL_SMTP_PORT as number, allowPrivate: parsed.EMAIL_SMTP_ALLOW_PRIVATE as boolean }
+      : null,
+  };
 }

@@ -102,6 +102,10 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
     json(request, bytes.toString('utf8'), done);
   });
 
+  // The APIs speak JSON; Fastify's built-in text/plain parser would let a text body reach
+  // validation as a string instead of being refused as 415.
+  app.removeContentTypeParser('text/plain');
+
   const routes = new RouteIndex();
   routes.attach(app);
   app.decorate('routeIndex', routes);

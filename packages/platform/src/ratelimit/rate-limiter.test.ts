@@ -16,6 +16,17 @@ describe('rate limiter', () => {
     await limiter.close();
   });
 
+  test('longer windows (a day) report their reset in seconds', async () => {
+    const limiter = createRateLimiter({ keyPrefix: 'test', windowSeconds: 86_400 });
+    const first = await limiter.consume('client-a', 2);
+    await limiter.consume('client-a', 2);
+    const denied = await limiter.consume('client-a', 2);
+    assert.equal(first.allowed, true);
+    assert.equal(denied.allowed, false);
+    assert.ok(denied.resetSeconds > 86_000 && denied.resetSeconds <= 86_400, String(denied.resetSeconds));
+    await limiter.close();
+  });
+
   test('in Redis: two limiters (two processes) share one count per key', async () => {
     const key = `acct_${randomBase62(10)}`;
     const a = createRateLimiter({ keyPrefix: 'test', redisUrl: testRedisUrl() });

@@ -10,15 +10,14 @@ export interface RateDecision {
   resetSeconds: number;
 }
 
-/** Fixed one-minute windows per key; the limit may differ per key (per plan). */
+/** Fixed windows per key (one minute unless set otherwise); the limit may differ per key (per plan). */
 export interface RateLimiter {
-  consume(key: string, perMinute: number): Promise<RateDecision>;
+  /** Counts one request of `key` against `perWindow` requests per window. */
+  consume(key: string, perWindow: number): Promise<RateDecision>;
   /** Resolves once the shared store answers (at once in memory); rejects after `timeoutMs`. */
   ready(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
-
-const WINDOW_SECONDS = 60;
 
 /**
  * A per-minute limiter: in process memory by default, or in Redis (`redisUrl`) so that
@@ -26,26 +25,33 @@ const WINDOW_SECONDS = 60;
  * process falls back to its own in-memory count (the limit then holds per process) rather
  * than refusing traffic or letting it through unlimited.
  */
-export function createRateLimiter(options: { keyPrefix: string; redisUrl?: string | undefined; onStoreError?: (err: unknown) => void }): RateLimiter {
+export function createRateLimiter(options: {
+  keyPrefix: string;
+  redisUrl?: string | undefined;
+  /** Window length; 60 s by default. */
+  windowSeconds?: number;
+  onStoreError?: (err: unknown) => void;
+}): RateLimiter {
+  const WINDOW_SECONDS = options.windowSeconds ?? 60;
   const redis = options.redisUrl ? new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 }) : undefined;
   redis?.on('error', (err) => options.onStoreError?.(err));
   const limiters = new Map<number, RateLimiterAbstract>();
 
-  const limiterFor = (perMinute: number): RateLimiterAbstract => {
-    let limiter = limiters.get(perMinute);
+  const limiterFor = (points: number): RateLimiterAbstract => {
+    let limiter = limiters.get(points);
     if (!limiter) {
       // The limit is part of the key, so a plan change starts a fresh window at the new limit.
-      const keyPrefix = `${options.keyPrefix}:rl:${perMinute}`;
-      const memory = new RateLimiterMemory({ points: perMinute, duration: WINDOW_SECONDS, keyPrefix });
-      limiter = redis ? new RateLimiterRedis({ storeClient: redis, points: perMinute, duration: WINDOW_SECONDS, keyPrefix, insuranceLimiter: memory, rejectIfRedisNotReady: true }) : memory;
-      limiters.set(perMinute, limiter);
+      const keyPrefix = `${options.keyPrefix}:rl${WINDOW_SECONDS}:${points}`;
+      const memory = new RateLimiterMemory({ points, duration: WINDOW_SECONDS, keyPrefix });
+      limiter = redis ? new RateLimiterRedis({ storeClient: redis, points, duration: WINDOW_SECONDS, keyPrefix, insuranceLimiter: memory, rejectIfRedisNotReady: true }) : memory;
+      limiters.set(points, limiter);
     }
     return limiter;
   };
 
   return {
-    async consume(key, perMinute) {
-      const limit = Math.max(1, Math.floor(perMinute));
+    async consume(key, perWindow) {
+      const limit = Math.max(1, Math.floor(perWindow));
       try {
         const res = await limiterFor(limit).consume(key, 1);
         return { allowed: true, limit, remaining: res.remainingPoints, resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };

@@ -1,0 +1,125 @@
+import { DnsResolver, type DnsResolverOptions } from './dns/dns.check.js';
+import type { DnsOutcome as ResolverOutcome } from './dns/types.js';
+import { SmtpProber, type MailRoute, type SmtpProberOptions } from './smtp/smtp.check.js';
+import type { SmtpOutcome as ProbeResult, SmtpStatus } from './smtp/types.js';
+import { createVerifier, type MailboxProber, type MailDomainResolver, type ProbeTarget, type Verifier } from './pipeline.js';
+import type { DnsKind, DnsOutcome, SmtpKind, SmtpOutcome } from './types.js';
+
+const DNS_KIND: Record<ResolverOutcome['status'], DnsKind> = {
+  mx: 'mx',
+  implicit_mx: 'implicit',
+  null_mx: 'null_mx',
+  no_mail_host: 'no_mail',
+  not_found: 'nxdomain',
+  error: 'error',
+};
+
+const SMTP_KIND: Record<SmtpStatus, SmtpKind> = {
+  accepted: 'accepted',
+  user_unknown: 'rejected',
+  mailbox_full: 'full',
+  disabled: 'disabled',
+  greylisted: 'greylisted',
+  blocked: 'blocked',
+  timeout: 'timeout',
+  unreachable: 'unreachable',
+  unknown: 'unknown',
+};
+
+/** The DNS check's answer in the pipeline's terms. */
+export function toDnsOutcome(o: ResolverOutcome): DnsOutcome {
+  const out: DnsOutcome = { kind: DNS_KIND[o.status], hosts: o.hosts.map((h) => ({ exchange: h.exchange, priority: h.priority })), providers: o.providers };
+  if (o.error) out.detail = o.error.code;
+  return out;
+}
+
+/** The prober's answer in the pipeline's terms. */
+export function toSmtpOutcome(o: ProbeResult, catchAllAsked: boolean): SmtpOutcome {
+  const out: SmtpOutcome = { kind: SMTP_KIND[o.status], catchAll: catchAllAsked ? o.catchAll : null };
+  if (o.reply) {
+    out.code = o.reply.code;
+    if (o.reply.enhanced) out.enhanced = o.reply.enhanced;
+    out.text = o.reply.text;
+  }
+  if (o.mxHost) out.host = o.mxHost;
+  return out;
+}
+
+/**
+ * Groups probe calls for one domain made in the same turn of the event loop into one
+ * `probeMany`, so that a batch's addresses at one domain share SMTP sessions (RSET between
+ * envelopes) instead of opening one connection each.
+ */
+class CoalescingProber {
+  private pending = new Map<string, { route: MailRoute; calls: Array<{ email: string; resolve: (o: ProbeResult) => void; reject: (e: unknown) => void }> }>();
+
+  constructor(private readonly prober: SmtpProber) {}
+
+  probe(email: string, route: MailRoute): Promise<ProbeResult> {
+    return new Promise((resolve, reject) => {
+      let group = this.pending.get(route.domain);
+      if (!group) {
+        group = { route, calls: [] };
+        this.pending.set(route.domain, group);
+        setImmediate(() => this.flush(route.domain));
+      }
+      group.calls.push({ email, resolve, reject });
+    });
+  }
+
+  private flush(domain: string): void {
+    const group = this.pending.get(domain);
+    this.pending.delete(domain);
+    if (!group) return;
+    this.prober.probeMany(
+      group.calls.map((c) => c.email),
+      group.route,
+    ).then(
+      (outcomes) => group.calls.forEach((c, i) => c.resolve(outcomes[i]!)),
+      (err: unknown) => group.calls.forEach((c) => c.reject(err)),
+    );
+  }
+}
+
+/** Settings of {@link createEngine}. */
+export interface EngineOptions {
+  dns?: DnsResolverOptions;
+  /** SMTP probing settings; absent or null: the engine cannot probe (`smtp: true` is refused by the caller). */
+  smtp?: Omit<SmtpProberOptions, 'resolveAddresses' | 'catchAll'> | null;
+}
+
+/** The engine wired to the real DNS check and SMTP prober. */
+export interface Engine {
+  verifier: Verifier;
+  resolver: DnsResolver;
+  /** Null when SMTP probing is not configured. */
+  prober: SmtpProber | null;
+}
+
+/**
+ * Builds the verifier on the real network parts: the caching DNS resolver and, when SMTP
+ * settings are given, the prober (one instance with the catch-all probe, one without, so
+ * the probe runs only where asked — decision 15).
+ */
+export function createEngine(options: EngineOptions = {}): Engine {
+  const resolver = new DnsResolver(options.dns ?? {});
+  const dns: MailDomainResolver = { resolveMail: async (domain) => toDnsOutcome(await resolver.lookupMail(domain)) };
+  if (!options.smtp) return { verifier: createVerifier({ dns }), resolver, prober: null };
+  const base = { ...options.smtp, resolveAddresses: (host: string) => resolver.lookupAddresses(host) };
+  const withCatchAll = new SmtpProber({ ...base, catchAll: true });
+  const plain = new CoalescingProber(new SmtpProber({ ...base, catchAll: false }));
+  const coalesced = new CoalescingProber(withCatchAll);
+  const smtp: MailboxProber = {
+    async probe(target: ProbeTarget, outcome: DnsOutcome, probeOptions) {
+      const route: MailRoute = {
+        domain: target.domain,
+        status: outcome.kind === 'implicit' ? 'implicit_mx' : outcome.kind,
+        hosts: outcome.hosts,
+        providers: outcome.providers,
+      };
+      const result = await (probeOptions.catchAll ? coalesced : plain).probe(target.address, route);
+      return toSmtpOutcome(result, probeOptions.catchAll);
+    },
+  };
+  return { verifier: createVerifier({ dns, smtp }), resolver, prober: withCatchAll };
+}
