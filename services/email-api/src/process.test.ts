@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { openServiceCore } from '@mailconv/platform';
-import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
+import { createTestDatabase, testBackends, testRedisUrl } from '@mailconv/platform/testing';
 import { EMAIL_KEY_PREFIX } from './app.js';
 import { loadEmailConfig } from './config.js';
 import { EMAIL_MIGRATIONS } from './db/migrations.js';
@@ -34,6 +34,26 @@ async function exec(file: string, args: string[], env: Record<string, string>): 
     const e = err as { code: number; stdout: string; stderr: string };
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
+}
+
+/** Starts `server.js` on a free port and resolves once it logged `ready`. */
+async function startServer(env: Record<string, string>): Promise<{ port: number; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [SERVER], { env: { ...process.env, EMAIL_LOG_LEVEL: 'info', ...env, EMAIL_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if ((JSON.parse(line) as { event?: string }).event === 'ready') resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`server exited early with ${code}`)));
+  });
+  return {
+    port,
+    stop: async () => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }
 
 test('the server refuses to start on bad settings, listing every problem at once', async () => {
@@ -105,6 +125,24 @@ for (const backend of testBackends()) {
       const bad = await exec(ROOT_ADMIN, ['mail', 'create-account'], {});
       assert.equal(bad.code, 2);
       assert.match(bad.stderr, /use email or convert/);
+    });
+
+    test('the per-plan rate limit holds across two API processes sharing Redis (and not without it)', async () => {
+      const acct = JSON.parse((await exec(ADMIN, ['create-account', '--email', 'two-procs@example.test', '--plan', 'free', '--json'], { EMAIL_DATABASE_URL: url })).stdout) as Record<string, string>;
+      const hammer = async (extra: Record<string, string>) => {
+        const servers = await Promise.all([startServer({ EMAIL_DATABASE_URL: url, ...extra }), startServer({ EMAIL_DATABASE_URL: url, ...extra })]);
+        try {
+          const statuses = await Promise.all(
+            Array.from({ length: 80 }, (_, i) => fetch(`http://127.0.0.1:${servers[i % 2]!.port}/api/v1/account`, { headers: { authorization: `Bearer ${acct.api_key}` } }).then((r) => r.status)),
+          );
+          return { ok: statuses.filter((s) => s === 200).length, limited: statuses.filter((s) => s === 429).length };
+        } finally {
+          await Promise.all(servers.map((s) => s.stop()));
+        }
+      };
+      // Free plan: 60 requests per minute per account.
+      assert.deepEqual(await hammer({ EMAIL_REDIS_URL: testRedisUrl() }), { ok: 60, limited: 20 });
+      assert.deepEqual(await hammer({}), { ok: 80, limited: 0 }, 'in-process limits count per process');
     });
 
     test('the server serves, then shuts down gracefully on SIGTERM, flushing key usage', async () => {
