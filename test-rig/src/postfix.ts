@@ -89,6 +89,10 @@ export function startPostfix(subnet: string, dir: string, certFile: string, keyF
     smtpd_relay_restrictions: 'reject_unauth_destination',
     smtpd_recipient_restrictions: `check_recipient_access texthash:${join(etc, 'recipient_access')}`,
     smtpd_peername_lookup: 'no',
+    // Probes open a queue file at each accepted RCPT and drop it at RSET; nothing is ever
+    // delivered, so the inflow/outflow tokens of Postfix's flow control never come back
+    // and every envelope would pause for a second. A real MX delivers and does not stall.
+    in_flow_delay: '0s',
     smtpd_tls_security_level: 'may',
     smtpd_tls_cert_file: certFile,
     smtpd_tls_key_file: keyFile,

@@ -148,6 +148,15 @@ describe('hostile and unusual peers', () => {
     assert.equal(p.stats.sessions, 2);
   });
 
+  test('a server that takes one recipient per message still gets every address asked, one per envelope', async () => {
+    const p = prober();
+    const emails = ['alice', 'bob', 'nobody', 'carol'].map((u) => `${u}@${D.strict}`);
+    const outcomes = await p.probeMany(emails, await dns.lookupMail(D.strict));
+    assert.deepEqual(outcomes.map((o) => o.status), ['accepted', 'accepted', 'user_unknown', 'user_unknown']);
+    assert.ok(outcomes.every((o) => o.reply?.code !== 452));
+    assert.equal(p.stats.sessions, 1);
+  });
+
   test('Microsoft 365 MX: the catch-all probe goes straight to its own session', async () => {
     const p = prober();
     const route = await dns.lookupMail(D.m365);
