@@ -47,7 +47,8 @@ async function runOurs() {
     from: 'probe@rig.test',
     resolveAddresses: (h) => resolver.lookupAddresses(h),
     port: rig.smtpPort,
-    allowPrivate: true, // the rig lives on 127.X.Y.0/24; nothing else is reachable from it
+    allowPrivate: true, // the rig lives on 127.X.Y.0/24 …
+    restrictTo: ['127.0.0.0/8'], // … and nothing outside loopback may be reached
     perHostConcurrency: Math.max(1, Math.round(CONCURRENCY / MX_HOSTS)),
     connectTimeoutMs: 5000,
     commandTimeoutMs: 10_000,

@@ -24,6 +24,8 @@ function prober(extra: Partial<SmtpProberOptions> = {}): SmtpProber {
     resolveAddresses: (h) => dns.lookupAddresses(h),
     port: rig.smtpPort,
     allowPrivate: true,
+    // The suite lets the prober reach loopback only, never the rest of the private ranges.
+    restrictTo: ['127.0.0.0/8'],
     connectTimeoutMs: 2000,
     commandTimeoutMs: 1500,
     overallTimeoutMs: 8000,
@@ -185,6 +187,15 @@ describe('safety', () => {
     assert.equal(o.status, 'unreachable');
     assert.equal(o.detail, 'private_address');
     assert.equal(p.stats.sessions, 0);
+  });
+
+  test('restrictTo keeps allowPrivate from reaching outside the listed networks', async () => {
+    const p = prober({ restrictTo: ['10.0.0.0/8', '::1/128'] });
+    const o = await p.probe(`alice@${D.valid}`, await dns.lookupMail(D.valid));
+    assert.equal(o.status, 'unreachable');
+    assert.equal(o.detail, 'address_not_allowed');
+    assert.equal(p.stats.sessions, 0);
+    assert.throws(() => prober({ restrictTo: ['mx.example.org/24'] }), SmtpConfigError);
   });
 
   test('probing without an EHLO name or a MAIL FROM is a configuration error', () => {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { BlockList, isIP, isIPv6 } from 'node:net';
 import { isPrivateAddress } from './address-guard.js';
 import { HostLimiter } from './host-limiter.js';
 import { PROVIDER_RULES, ruleFor, type ProviderRule } from './provider-rules.js';
@@ -26,6 +27,12 @@ export interface SmtpProberOptions {
   port?: number;
   /** Let probes reach loopback/private/reserved addresses (`EMAIL_SMTP_ALLOW_PRIVATE`). Default false. */
   allowPrivate?: boolean;
+  /**
+   * Connect only to addresses inside these networks (CIDR, e.g. `127.0.0.0/8`), on top of
+   * the private-address rule: how a test suite or lab keeps `allowPrivate` from reaching
+   * anything but its own rig. Unset: no such restriction.
+   */
+  restrictTo?: readonly string[];
   /** Default 10 s. */
   connectTimeoutMs?: number;
   /** Wait for one reply. Default 30 s (security gateways are slow at RCPT). */
@@ -134,7 +141,7 @@ function failureStatus(kind: SessionFailureKind): { status: SmtpStatus; detail: 
  * Refuses, by default, to connect to loopback/private/reserved addresses.
  */
 export class SmtpProber {
-  private readonly o: Required<Omit<SmtpProberOptions, 'rules' | 'randomLocalPart'>> & {
+  private readonly o: Required<Omit<SmtpProberOptions, 'rules' | 'randomLocalPart' | 'restrictTo'>> & {
     rules: Readonly<Record<string, ProviderRule>>;
     randomLocalPart: () => string;
   };
@@ -143,6 +150,7 @@ export class SmtpProber {
   readonly stats = { sessions: 0, recipients: 0 };
   /** TLS sessions per MX address, so the next STARTTLS can resume instead of a full handshake. */
   private readonly tlsSessions = new Map<string, Buffer>();
+  private readonly restrictTo: BlockList | null = null;
 
   constructor(options: SmtpProberOptions) {
     if (!options.helo || !HOSTNAME.test(options.helo)) {
@@ -168,6 +176,15 @@ export class SmtpProber {
       randomLocalPart: options.randomLocalPart ?? randomLocal,
     };
     this.limiter = new HostLimiter(this.o.perHostConcurrency);
+    if (options.restrictTo) {
+      this.restrictTo = new BlockList();
+      for (const cidr of options.restrictTo) {
+        const [net, bits] = cidr.split('/');
+        const family = isIPv6(net ?? '') ? 'ipv6' : 'ipv4';
+        if (!net || !isIP(net)) throw new SmtpConfigError(`restrictTo: "${cidr}" is not a network`);
+        this.restrictTo.addSubnet(net, Number(bits ?? (family === 'ipv6' ? 128 : 32)), family);
+      }
+    }
   }
 
   /** Probes one address. */
@@ -272,6 +289,7 @@ export class SmtpProber {
   private async targets(route: MailRoute): Promise<{ targets: Target[]; blocked: string }> {
     const targets: Target[] = [];
     let sawPrivate = false;
+    let sawOutside = false;
     let lookupFailed = false;
     for (const h of route.hosts) {
       let addresses: string[];
@@ -283,10 +301,12 @@ export class SmtpProber {
       }
       for (const address of addresses) {
         if (!this.o.allowPrivate && isPrivateAddress(address)) sawPrivate = true;
+        else if (this.restrictTo && !this.restrictTo.check(address, isIPv6(address) ? 'ipv6' : 'ipv4')) sawOutside = true;
         else targets.push({ host: h.exchange, address });
       }
     }
-    return { targets, blocked: sawPrivate ? 'private_address' : lookupFailed ? 'mx_lookup_failed' : 'no_mx_address' };
+    const blocked = sawPrivate ? 'private_address' : sawOutside ? 'address_not_allowed' : lookupFailed ? 'mx_lookup_failed' : 'no_mx_address';
+    return { targets, blocked };
   }
 
   /**
