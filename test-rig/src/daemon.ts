@@ -12,8 +12,9 @@ import { startBrokenResolver } from './dns-responders.js';
 import { startDnsmasq } from './dnsmasq.js';
 import { startPeer, type Peer, type PeerKind } from './peers.js';
 import { startPostfix, type PostfixInstance } from './postfix.js';
+import { SOCKS_PORT, startSocks5 } from './socks5-server.js';
 import type { RigInfo } from './rig.js';
-import { DNS_OCTET, HOST_OCTETS, SERVFAIL_DNS_OCTET, SILENT_DNS_OCTET, type HostRole } from './zones.js';
+import { DNS_OCTET, HOST_OCTETS, SERVFAIL_DNS_OCTET, SILENT_DNS_OCTET, SOCKS_OCTET, type HostRole } from './zones.js';
 
 const PEERS: Array<{ kind: PeerKind; role: HostRole }> = [
   { kind: 'greet421', role: 'greet421' },
@@ -118,6 +119,8 @@ async function main(): Promise<void> {
       const peer: Peer = await startPeer(kind, at(HOST_OCTETS[role]));
       closers.push(() => peer.close());
     }
+    const socks = await startSocks5(at(SOCKS_OCTET), subnet);
+    closers.push(() => socks.close());
     for (const role of ['postfix', 'bench0', 'bench1', 'bench2', 'bench3'] as const) await waitSmtp(at(HOST_OCTETS[role]));
 
     const hosts = Object.fromEntries(Object.entries(HOST_OCTETS).map(([role, octet]) => [role, at(octet)])) as Record<HostRole, string>;
@@ -127,6 +130,7 @@ async function main(): Promise<void> {
       dnsServer: `${at(DNS_OCTET)}:53`,
       silentDnsServer: `${at(SILENT_DNS_OCTET)}:53`,
       smtpPort: 25,
+      socks: { host: at(SOCKS_OCTET), port: SOCKS_PORT },
       hosts,
       pid: process.pid,
     };

@@ -15,6 +15,8 @@ export interface RigInfo {
   silentDnsServer: string;
   /** Port every SMTP peer listens on (25, so nothing in the prober has to change). */
   smtpPort: number;
+  /** SOCKS5 proxy (login `rig` / `rig-secret`, see socks5-server.ts) that reaches only the rig. */
+  socks: { host: string; port: number };
   /** Address of each SMTP peer role. */
   hosts: Record<HostRole, string>;
   /** PID of the rig process. */

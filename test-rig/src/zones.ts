@@ -40,6 +40,8 @@ export const HOST_OCTETS: Record<HostRole, number> = {
 export const DNS_OCTET = 2;
 export const SILENT_DNS_OCTET = 3;
 export const SERVFAIL_DNS_OCTET = 4;
+/** SOCKS5 proxy (port 1080) that only connects inside the rig's /24. */
+export const SOCKS_OCTET = 40;
 
 /** Names of the test domains, for tests to refer to. */
 export const D = {

@@ -1,10 +1,19 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { parseReply } from './reply-classify.js';
+import { Socks5Error, connectViaSocks5, type Socks5Proxy } from './socks5.js';
 import type { SmtpReply } from './types.js';
 
 /** Why a session could not go on. `refused` carries the server's reply (greeting or EHLO). */
-export type SessionFailureKind = 'connect_refused' | 'connect_timeout' | 'command_timeout' | 'overall_timeout' | 'connection_lost' | 'tls_failed' | 'protocol';
+export type SessionFailureKind =
+  | 'connect_refused'
+  | 'connect_timeout'
+  | 'command_timeout'
+  | 'overall_timeout'
+  | 'connection_lost'
+  | 'tls_failed'
+  | 'proxy_failed'
+  | 'protocol';
 
 export class SessionFailure extends Error {
   constructor(
@@ -36,6 +45,8 @@ export interface SessionOptions {
   starttls: boolean;
   /** A TLS session from an earlier connection to this host, to resume. */
   tlsSession?: Buffer | undefined;
+  /** Reach the MX through this SOCKS5 proxy. */
+  proxy?: Socks5Proxy | undefined;
 }
 
 const MAX_LINE = 4096;
@@ -255,7 +266,18 @@ export class SmtpSession {
   }
 }
 
-function connect(options: SessionOptions): Promise<net.Socket> {
+async function connect(options: SessionOptions): Promise<net.Socket> {
+  if (options.proxy) {
+    const limit = Math.max(1, Math.min(options.connectTimeoutMs, options.deadline - Date.now()));
+    try {
+      return await connectViaSocks5(options.proxy, options.address, options.port, limit);
+    } catch (err) {
+      if (!(err instanceof Socks5Error)) throw err;
+      // A target the proxy could not reach is like a refused port; a broken proxy is not
+      // the MX's fault and is reported as such.
+      throw new SessionFailure(err.kind === 'target_refused' ? 'connect_refused' : err.kind === 'proxy_unreachable' && /within/.test(err.message) ? 'connect_timeout' : 'proxy_failed', err.message);
+    }
+  }
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: options.address, port: options.port });
     const limit = Math.max(1, Math.min(options.connectTimeoutMs, options.deadline - Date.now()));

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { D, M365_MX, useRig, type RigHandle } from '@mailconv/test-rig';
+import { D, M365_MX, SOCKS_PASSWORD, SOCKS_USER, useRig, type RigHandle } from '@mailconv/test-rig';
 import { DnsResolver } from '../dns/dns.check.js';
 import { SmtpConfigError, SmtpProber, type SmtpProberOptions } from './smtp.check.js';
 import type { SmtpOutcome } from './types.js';
@@ -178,6 +178,26 @@ describe('hostile and unusual peers', () => {
     assert.equal(o.status, 'unknown');
     assert.equal(o.detail, 'accept_all_provider');
     assert.equal(o.catchAll, null);
+  });
+});
+
+describe('SOCKS5 proxy', () => {
+  test('probes go through the proxy: the right login works, a wrong one fails', async () => {
+    const proxy = { host: rig.socks.host, port: rig.socks.port, username: SOCKS_USER, password: SOCKS_PASSWORD };
+    const through = await probe(`alice@${D.valid}`, { proxy });
+    assert.equal(through.status, 'accepted');
+    assert.equal(through.tls, true);
+    const nobody = await probe(`nobody@${D.valid}`, { proxy });
+    assert.equal(nobody.status, 'user_unknown');
+    const wrong = await probe(`alice@${D.valid}`, { proxy: { ...proxy, password: 'wrong' } });
+    assert.equal(wrong.status, 'unreachable');
+    assert.equal(wrong.detail, 'proxy_failed');
+  });
+
+  test('a dead port behind the proxy is unreachable like a direct one', async () => {
+    const o = await probe(`alice@${D.deadMx}`, { proxy: { host: rig.socks.host, port: rig.socks.port, username: SOCKS_USER, password: SOCKS_PASSWORD } });
+    assert.equal(o.status, 'unreachable');
+    assert.equal(o.detail, 'connection_refused');
   });
 });
 

@@ -5,6 +5,7 @@ import { HostLimiter } from './host-limiter.js';
 import { PROVIDER_RULES, ruleFor, type ProviderRule } from './provider-rules.js';
 import { classifyRcptReply, classifySessionReply, isRecipientLimit } from './reply-classify.js';
 import { SessionFailure, SessionRefused, SmtpSession, type SessionFailureKind } from './smtp-session.js';
+import type { Socks5Proxy } from './socks5.js';
 import type { SmtpOutcome, SmtpReply, SmtpStatus } from './types.js';
 
 /** The part of the DNS outcome the prober needs (`DnsOutcome` fits). */
@@ -33,6 +34,11 @@ export interface SmtpProberOptions {
    * anything but its own rig. Unset: no such restriction.
    */
   restrictTo?: readonly string[];
+  /**
+   * Reach MX hosts through a SOCKS5 proxy (RFC 1928, optional RFC 1929 login), e.g. one
+   * whose egress address has the reverse DNS of `helo`. The proxy itself may be private.
+   */
+  proxy?: Socks5Proxy;
   /** Default 10 s. */
   connectTimeoutMs?: number;
   /** Wait for one reply. Default 30 s (security gateways are slow at RCPT). */
@@ -122,6 +128,8 @@ function failureStatus(kind: SessionFailureKind): { status: SmtpStatus; detail: 
       return { status: 'unreachable', detail: 'connection_refused' };
     case 'tls_failed':
       return { status: 'unreachable', detail: 'tls_failed' };
+    case 'proxy_failed':
+      return { status: 'unreachable', detail: 'proxy_failed' };
     case 'protocol':
       return { status: 'unknown', detail: 'protocol_error' };
     default:
@@ -141,7 +149,7 @@ function failureStatus(kind: SessionFailureKind): { status: SmtpStatus; detail: 
  * Refuses, by default, to connect to loopback/private/reserved addresses.
  */
 export class SmtpProber {
-  private readonly o: Required<Omit<SmtpProberOptions, 'rules' | 'randomLocalPart' | 'restrictTo'>> & {
+  private readonly o: Required<Omit<SmtpProberOptions, 'rules' | 'randomLocalPart' | 'restrictTo' | 'proxy'>> & {
     rules: Readonly<Record<string, ProviderRule>>;
     randomLocalPart: () => string;
   };
@@ -151,6 +159,7 @@ export class SmtpProber {
   /** TLS sessions per MX address, so the next STARTTLS can resume instead of a full handshake. */
   private readonly tlsSessions = new Map<string, Buffer>();
   private readonly restrictTo: BlockList | null = null;
+  private readonly proxy: Socks5Proxy | undefined;
 
   constructor(options: SmtpProberOptions) {
     if (!options.helo || !HOSTNAME.test(options.helo)) {
@@ -176,6 +185,7 @@ export class SmtpProber {
       randomLocalPart: options.randomLocalPart ?? randomLocal,
     };
     this.limiter = new HostLimiter(this.o.perHostConcurrency);
+    this.proxy = options.proxy;
     if (options.restrictTo) {
       this.restrictTo = new BlockList();
       for (const cidr of options.restrictTo) {
@@ -333,6 +343,7 @@ export class SmtpProber {
           deadline,
           starttls: this.o.starttls,
           tlsSession: this.tlsSessions.get(target.address),
+          proxy: this.proxy,
         });
         if (session.tlsSessionData) this.rememberTls(target.address, session.tlsSessionData);
         run.target = target;

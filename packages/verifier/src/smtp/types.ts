@@ -54,7 +54,7 @@ export interface SmtpOutcome {
    * Machine detail for the cases the status alone does not explain: `private_address`,
    * `address_not_allowed`, `no_mail_host`, `mx_lookup_failed`, `no_mx_address`,
    * `connection_refused`, `connect_timeout`, `command_timeout`, `overall_timeout`,
-   * `connection_lost`, `tls_failed`, `protocol_error`, `sender_refused`,
+   * `connection_lost`, `tls_failed`, `proxy_failed`, `protocol_error`, `sender_refused`,
    * `accept_all_provider`, `invalid_address`.
    */
   detail: string | null;
