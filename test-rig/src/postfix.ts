@@ -22,7 +22,7 @@ export interface PostfixInstance {
 
 function mailboxes(): string {
   const lines: string[] = [];
-  for (const d of [D.valid, D.multiMx, D.aOnly]) {
+  for (const d of [D.valid, D.multiMx, D.aOnly, D.busyPrimary]) {
     for (const u of POSTFIX_USERS) lines.push(`${u}@${d} ok`);
     for (const s of POSTFIX_SPECIAL) lines.push(`${s.local}@${d} ok`);
   }
@@ -61,7 +61,7 @@ export function startPostfix(subnet: string, dir: string, certFile: string, keyF
   const postfixUid = Number(execFileSync('id', ['-u', 'postfix'], { encoding: 'utf8' }).trim());
   chownSync(data, postfixUid, userInfo().gid);
   const at = (octet: number) => `${subnet}.${octet}`;
-  const domains = [D.valid, D.multiMx, D.aOnly, D.catchAll, D.greylist, ...benchDomains()];
+  const domains = [D.valid, D.multiMx, D.aOnly, D.busyPrimary, D.catchAll, D.greylist, ...benchDomains()];
   const main = {
     compatibility_level: '3.6',
     queue_directory: queue,

@@ -116,6 +116,12 @@ describe('hostile and unusual peers', () => {
     assert.equal(o.reply?.code, 421);
   });
 
+  test('a 421 from the primary MX falls back to the next one', async () => {
+    const o = await probe(`alice@${D.busyPrimary}`);
+    assert.equal(o.status, 'accepted');
+    assert.equal(o.mxHost, `mx.${D.valid}`);
+  });
+
   test('a block-list refusal is blocked, not user_unknown', async () => {
     const o = await probe(`alice@${D.blocked}`);
     assert.equal(o.status, 'blocked');
