@@ -109,6 +109,14 @@ describe('mailbox answers from a real Postfix', () => {
   });
 });
 
+test('a tight error budget spreads recipients over more sessions and still answers each', async () => {
+  const p = prober({ maxErrorsPerSession: 1 });
+  const emails = ['nobody1', 'alice', 'nobody2', 'full'].map((u) => `${u}@${D.valid}`);
+  const outcomes = await p.probeMany(emails, await dns.lookupMail(D.valid));
+  assert.deepEqual(outcomes.map((o) => o.status), ['user_unknown', 'accepted', 'user_unknown', 'mailbox_full']);
+  assert.ok(p.stats.sessions >= 3, `sessions: ${p.stats.sessions}`);
+});
+
 describe('hostile and unusual peers', () => {
   test('421 at connect is blocked', async () => {
     const o = await probe(`alice@${D.busy}`);

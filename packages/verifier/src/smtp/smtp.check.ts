@@ -253,7 +253,8 @@ export class SmtpProber {
       randomReply ??= run.randomReply;
       const leftover = run.leftover.map((j) => chunk[j] ?? -1);
       pending = [...leftover, ...pending.slice(chunk.length)];
-      if (!run.failure) continue;
+      if (!run.failure && run.answered.size > 0) continue;
+      run.failure ??= { status: 'unknown', detail: 'no_progress', reply: null, kind: null };
       // A dropped connection is retried while sessions make progress, and once more after
       // one that made none (some servers hang up after the first rejection).
       if (run.failure.kind === 'connection_lost' && (run.answered.size > 0 || fruitlessLosses++ < 1)) continue;
@@ -400,8 +401,8 @@ export class SmtpProber {
     while (todo.length > 0) {
       // Worst case every recipient of the envelope is rejected: never go past the budget.
       const budget = this.o.maxErrorsPerSession - errors - (askRandom ? 1 : 0);
-      if (budget <= 0) break;
-      const batch = todo.splice(0, Math.min(size, budget));
+      if (budget <= 0 && errors > 0) break;
+      const batch = todo.splice(0, Math.max(1, Math.min(size, budget)));
       const commands = [mailFrom];
       batch.forEach((j, k) => {
         commands.push(`RCPT TO:<${emails[j]}>`);

@@ -55,7 +55,7 @@ export interface SmtpOutcome {
    * `address_not_allowed`, `no_mail_host`, `mx_lookup_failed`, `no_mx_address`,
    * `connection_refused`, `connect_timeout`, `command_timeout`, `overall_timeout`,
    * `connection_lost`, `tls_failed`, `proxy_failed`, `protocol_error`, `sender_refused`,
-   * `accept_all_provider`, `invalid_address`.
+   * `accept_all_provider`, `invalid_address`, `no_progress`.
    */
   detail: string | null;
 }
