@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBrokenResolver } from './dns-responders.js';
 import { startDnsmasq } from './dnsmasq.js';
+import { LATENCY_RELAY_OFFSET, startLatencyRelay } from './latency-relay.js';
 import { startPeer, type Peer, type PeerKind } from './peers.js';
 import { startPostfix, type PostfixInstance } from './postfix.js';
 import { SOCKS_PORT, startSocks5 } from './socks5-server.js';
@@ -104,7 +105,8 @@ async function main(): Promise<void> {
       const r = await startBrokenResolver(at(octet), mode);
       closers.push(() => r.close());
     }
-    const dnsmasq: ChildProcess = await startDnsmasq(subnet, dir);
+    const benchDelay = Number(/^--bench-delay=(\d+)$/.exec(process.argv[2] ?? '')?.[1] ?? 0);
+    const dnsmasq: ChildProcess = await startDnsmasq(subnet, dir, benchDelay > 0 ? LATENCY_RELAY_OFFSET : 0);
     closers.push(
       () =>
         new Promise<void>((resolve) => {
@@ -118,6 +120,12 @@ async function main(): Promise<void> {
     for (const { kind, role } of PEERS) {
       const peer: Peer = await startPeer(kind, at(HOST_OCTETS[role]));
       closers.push(() => peer.close());
+    }
+    if (benchDelay > 0) {
+      for (const role of ['bench0', 'bench1', 'bench2', 'bench3'] as const) {
+        const relay = await startLatencyRelay(at(HOST_OCTETS[role] + LATENCY_RELAY_OFFSET), at(HOST_OCTETS[role]), benchDelay);
+        closers.push(() => relay.close());
+      }
     }
     const socks = await startSocks5(at(SOCKS_OCTET), subnet);
     closers.push(() => socks.close());

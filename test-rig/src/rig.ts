@@ -36,8 +36,11 @@ const DAEMON = fileURLToPath(new URL('./daemon.js', import.meta.url));
  * of it answers. Needs root (ports 53 and 25, Postfix) and the Debian packages listed in
  * scripts/system-packages/test-rig.txt.
  */
-export function startRig(): Promise<RigHandle> {
-  const child = spawn(process.execPath, [DAEMON], { stdio: ['pipe', 'pipe', 'pipe'] });
+export function startRig(options: { benchDelayMs?: number } = {}): Promise<RigHandle> {
+  // benchDelayMs: put a relay that delays each direction by this much in front of the
+  // benchmark's MX hosts (a simulated network; the tests never use it).
+  const args = options.benchDelayMs ? [`--bench-delay=${Math.round(options.benchDelayMs)}`] : [];
+  const child = spawn(process.execPath, [DAEMON, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
