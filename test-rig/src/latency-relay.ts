@@ -9,7 +9,7 @@ export const LATENCY_RELAY_OFFSET = 40;
  * 2 × delay). Only the benchmark's optional `--rtt` run uses it; order is kept because
  * every chunk waits the same time.
  */
-export async function startLatencyRelay(listen: string, target: string, delayMs: number): Promise<{ close(): Promise<void> }> {
+export async function startLatencyRelay(listen: string, target: string, port: number, delayMs: number): Promise<{ close(): Promise<void> }> {
   const sockets = new Set<net.Socket>();
   const track = (s: net.Socket) => {
     sockets.add(s);
@@ -19,7 +19,7 @@ export async function startLatencyRelay(listen: string, target: string, delayMs:
   const later = (fn: () => void) => setTimeout(fn, delayMs);
   const server = net.createServer((client) => {
     track(client);
-    const upstream = net.connect({ host: target, port: 25 });
+    const upstream = net.connect({ host: target, port });
     track(upstream);
     client.on('data', (b) => later(() => upstream.writable && upstream.write(b)));
     upstream.on('data', (b) => later(() => client.writable && client.write(b)));
@@ -30,7 +30,7 @@ export async function startLatencyRelay(listen: string, target: string, delayMs:
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(25, listen, () => resolve());
+    server.listen(port, listen, () => resolve());
   });
   return {
     close: () =>

@@ -53,7 +53,7 @@ function recipientAccess(): string {
 }
 
 /** Writes the instance's main.cf/master.cf/maps and starts it; throws with the log tail on failure. */
-export function startPostfix(subnet: string, dir: string, certFile: string, keyFile: string): PostfixInstance {
+export function startPostfix(subnet: string, dir: string, port: number, certFile: string, keyFile: string): PostfixInstance {
   const etc = join(dir, 'postfix');
   const queue = join(dir, 'postfix-queue');
   const data = join(dir, 'postfix-data');
@@ -102,7 +102,7 @@ export function startPostfix(subnet: string, dir: string, certFile: string, keyF
     maillog_file_prefixes: dir,
   };
   writeFileSync(join(etc, 'main.cf'), Object.entries(main).map(([k, v]) => `${k} = ${v}`).join('\n') + '\n');
-  const listeners = (['postfix', 'bench0', 'bench1', 'bench2', 'bench3'] as const).map((r) => `${at(HOST_OCTETS[r])}:25 inet n - n - - smtpd`);
+  const listeners = (['postfix', 'bench0', 'bench1', 'bench2', 'bench3'] as const).map((r) => `${at(HOST_OCTETS[r])}:${port} inet n - n - - smtpd`);
   const services = [
     'pickup    unix  n - n 60 1 pickup',
     'cleanup   unix  n - n - 0 cleanup',

@@ -13,7 +13,7 @@ export interface RigInfo {
   dnsServer: string;
   /** A resolver that never answers, `host:port` (for time-out tests). */
   silentDnsServer: string;
-  /** Port every SMTP peer listens on (25, so nothing in the prober has to change). */
+  /** Port every SMTP peer listens on: 25, unless a system MTA holds port 25 on every address. */
   smtpPort: number;
   /** SOCKS5 proxy (login `rig` / `rig-secret`, see socks5-server.ts) that reaches only the rig. */
   socks: { host: string; port: number };
