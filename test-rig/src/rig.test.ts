@@ -76,7 +76,7 @@ test('the SOCKS5 proxy wants the login and reaches only the rig', async () => {
         } else if (step === 1) {
           if (b[1] !== 0x00) return resolve(-1);
           step = 2;
-          s.write(Buffer.from([0x05, 0x01, 0x00, 0x01, ...target.split('.').map(Number), 0, 25]));
+          s.write(Buffer.from([0x05, 0x01, 0x00, 0x01, ...target.split('.').map(Number), rig.smtpPort >> 8, rig.smtpPort & 0xff]));
         } else {
           s.destroy();
           resolve(b[1] ?? -2);
