@@ -10,10 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBrokenResolver } from './dns-responders.js';
 import { startDnsmasq } from './dnsmasq.js';
+import { LATENCY_RELAY_OFFSET, startLatencyRelay } from './latency-relay.js';
 import { startPeer, type Peer, type PeerKind } from './peers.js';
 import { startPostfix, type PostfixInstance } from './postfix.js';
+import { SOCKS_PORT, startSocks5 } from './socks5-server.js';
 import type { RigInfo } from './rig.js';
-import { DNS_OCTET, HOST_OCTETS, SERVFAIL_DNS_OCTET, SILENT_DNS_OCTET, type HostRole } from './zones.js';
+import { DNS_OCTET, HOST_OCTETS, SERVFAIL_DNS_OCTET, SILENT_DNS_OCTET, SOCKS_OCTET, type HostRole } from './zones.js';
 
 const PEERS: Array<{ kind: PeerKind; role: HostRole }> = [
   { kind: 'greet421', role: 'greet421' },
@@ -41,9 +43,26 @@ async function pickSubnet(): Promise<string> {
   throw new Error('no free 127.X.Y.0/24 found for the rig');
 }
 
-function banner(address: string): Promise<string> {
+/**
+ * Port 25 when it can be had on the rig's addresses; otherwise (a system MTA listening on
+ * every address's port 25 blocks it) a free port, which the rig reports as `smtpPort`.
+ */
+function pickSmtpPort(address: string): Promise<number> {
+  const tryListen = (port: number) =>
+    new Promise<number | null>((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(null));
+      server.listen(port, address, () => {
+        const bound = (server.address() as net.AddressInfo).port;
+        server.close(() => resolve(bound));
+      });
+    });
+  return tryListen(25).then((p) => p ?? tryListen(0).then((q) => q ?? Promise.reject(new Error(`no free TCP port on ${address}`))));
+}
+
+function banner(address: string, port: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const s = net.connect({ host: address, port: 25 });
+    const s = net.connect({ host: address, port });
     s.setTimeout(2000, () => s.destroy(new Error('timeout')));
     s.once('data', (b) => {
       s.end('QUIT\r\n');
@@ -53,16 +72,16 @@ function banner(address: string): Promise<string> {
   });
 }
 
-async function waitSmtp(address: string): Promise<void> {
+async function waitSmtp(address: string, port: number): Promise<void> {
   for (let i = 0; i < 100; i++) {
     try {
-      if ((await banner(address)).startsWith('220')) return;
+      if ((await banner(address, port)).startsWith('220')) return;
     } catch {
       /* not yet */
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`no SMTP banner on ${address}:25`);
+  throw new Error(`no SMTP banner on ${address}:${port}`);
 }
 
 async function main(): Promise<void> {
@@ -103,7 +122,8 @@ async function main(): Promise<void> {
       const r = await startBrokenResolver(at(octet), mode);
       closers.push(() => r.close());
     }
-    const dnsmasq: ChildProcess = await startDnsmasq(subnet, dir);
+    const benchDelay = Number(/^--bench-delay=(\d+)$/.exec(process.argv[2] ?? '')?.[1] ?? 0);
+    const dnsmasq: ChildProcess = await startDnsmasq(subnet, dir, benchDelay > 0 ? LATENCY_RELAY_OFFSET : 0);
     closers.push(
       () =>
         new Promise<void>((resolve) => {
@@ -112,13 +132,22 @@ async function main(): Promise<void> {
           dnsmasq.kill('SIGTERM');
         }),
     );
-    const postfix: PostfixInstance = startPostfix(subnet, dir, cert, key);
+    const smtpPort = await pickSmtpPort(at(HOST_OCTETS.postfix));
+    const postfix: PostfixInstance = startPostfix(subnet, dir, smtpPort, cert, key);
     closers.push(() => postfix.stop());
     for (const { kind, role } of PEERS) {
-      const peer: Peer = await startPeer(kind, at(HOST_OCTETS[role]));
+      const peer: Peer = await startPeer(kind, at(HOST_OCTETS[role]), smtpPort);
       closers.push(() => peer.close());
     }
-    for (const role of ['postfix', 'bench0', 'bench1', 'bench2', 'bench3'] as const) await waitSmtp(at(HOST_OCTETS[role]));
+    if (benchDelay > 0) {
+      for (const role of ['bench0', 'bench1', 'bench2', 'bench3'] as const) {
+        const relay = await startLatencyRelay(at(HOST_OCTETS[role] + LATENCY_RELAY_OFFSET), at(HOST_OCTETS[role]), smtpPort, benchDelay);
+        closers.push(() => relay.close());
+      }
+    }
+    const socks = await startSocks5(at(SOCKS_OCTET), subnet);
+    closers.push(() => socks.close());
+    for (const role of ['postfix', 'bench0', 'bench1', 'bench2', 'bench3'] as const) await waitSmtp(at(HOST_OCTETS[role]), smtpPort);
 
     const hosts = Object.fromEntries(Object.entries(HOST_OCTETS).map(([role, octet]) => [role, at(octet)])) as Record<HostRole, string>;
     const info: RigInfo = {
@@ -126,7 +155,8 @@ async function main(): Promise<void> {
       subnet,
       dnsServer: `${at(DNS_OCTET)}:53`,
       silentDnsServer: `${at(SILENT_DNS_OCTET)}:53`,
-      smtpPort: 25,
+      smtpPort,
+      socks: { host: at(SOCKS_OCTET), port: SOCKS_PORT },
       hosts,
       pid: process.pid,
     };

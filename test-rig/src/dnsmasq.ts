@@ -8,7 +8,7 @@ import { D, HOST_OCTETS, zoneHosts, zoneMx } from './zones.js';
  * and no upstream `server=` lines except the two rig resolvers on the same /24, so no
  * query ever leaves the loopback network; names outside the zone get REFUSED/NXDOMAIN.
  */
-export function dnsmasqConfig(subnet: string, dir: string): string {
+export function dnsmasqConfig(subnet: string, dir: string, benchOffset = 0): string {
   const at = (octet: number) => `${subnet}.${octet}`;
   const lines = [
     `listen-address=${at(2)}`,
@@ -30,7 +30,8 @@ export function dnsmasqConfig(subnet: string, dir: string): string {
     `server=/${D.servfail}/${at(4)}#53`,
     `server=/${D.silent}/${at(3)}#53`,
   ];
-  for (const { host, role } of zoneHosts()) lines.push(`host-record=${host},${at(HOST_OCTETS[role])}`);
+  // With a latency relay in front of the benchmark MX hosts, their names point at the relays.
+  for (const { host, role } of zoneHosts()) lines.push(`host-record=${host},${at(HOST_OCTETS[role] + (role.startsWith('bench') ? benchOffset : 0))}`);
   lines.push(`host-record=${D.aaaaOnly},::1`);
   // Google-hosted names resolve to the dead address: they exist for the provider/grade checks only.
   for (const h of ['aspmx.l.google.com', 'alt1.aspmx.l.google.com', 'alt2.aspmx.l.google.com']) lines.push(`host-record=${h},${at(HOST_OCTETS.dead)}`);
@@ -42,9 +43,9 @@ export function dnsmasqConfig(subnet: string, dir: string): string {
 }
 
 /** Starts dnsmasq in the foreground (so it dies with the rig) and waits until it answers. */
-export async function startDnsmasq(subnet: string, dir: string): Promise<ChildProcess> {
+export async function startDnsmasq(subnet: string, dir: string, benchOffset = 0): Promise<ChildProcess> {
   const conf = join(dir, 'dnsmasq.conf');
-  writeFileSync(conf, dnsmasqConfig(subnet, dir));
+  writeFileSync(conf, dnsmasqConfig(subnet, dir, benchOffset));
   const child = spawn('dnsmasq', ['--keep-in-foreground', `--conf-file=${conf}`], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (b: Buffer) => (stderr += b.toString()));

@@ -6,8 +6,8 @@ import { PEER_USERS } from './zones.js';
  * Scripted SMTP peers for the behaviours a stock Postfix cannot easily show: a 421 at
  * connect, a tarpit, a dropped connection, a "452 4.5.3" on a second recipient
  * (Microsoft 365 style), a block-list refusal and an accept-everything server (Yahoo
- * style). All but the disconnecting one are built on `smtp-server`; all listen on port 25
- * of their own rig address. None accepts DATA.
+ * style). All but the disconnecting one are built on `smtp-server`; all listen on the rig's SMTP
+ * port (25 unless taken) of their own rig address. None accepts DATA.
  */
 export type PeerKind = 'greet421' | 'tarpit' | 'disconnect' | 'secondRcpt452' | 'blocklist' | 'acceptAll';
 
@@ -101,15 +101,15 @@ function disconnectPeer(sockets: Set<net.Socket>): net.Server {
   });
 }
 
-/** Starts one peer on `address:25`. */
-export async function startPeer(kind: PeerKind, address: string): Promise<Peer> {
+/** Starts one peer on `address:port`. */
+export async function startPeer(kind: PeerKind, address: string, port: number): Promise<Peer> {
   const timers = new Set<NodeJS.Timeout>();
   if (kind === 'disconnect') {
     const sockets = new Set<net.Socket>();
     const server = disconnectPeer(sockets);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(25, address, () => resolve());
+      server.listen(port, address, () => resolve());
     });
     return {
       close: () =>
@@ -122,7 +122,7 @@ export async function startPeer(kind: PeerKind, address: string): Promise<Peer> 
   const server = new SMTPServer(optionsFor(kind, timers));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(25, address, () => resolve());
+    server.listen(port, address, () => resolve());
   });
   server.on('error', () => {
     /* a client that vanished mid-session is not the rig's problem */

@@ -22,7 +22,7 @@ export interface PostfixInstance {
 
 function mailboxes(): string {
   const lines: string[] = [];
-  for (const d of [D.valid, D.multiMx, D.aOnly]) {
+  for (const d of [D.valid, D.multiMx, D.aOnly, D.busyPrimary]) {
     for (const u of POSTFIX_USERS) lines.push(`${u}@${d} ok`);
     for (const s of POSTFIX_SPECIAL) lines.push(`${s.local}@${d} ok`);
   }
@@ -53,7 +53,7 @@ function recipientAccess(): string {
 }
 
 /** Writes the instance's main.cf/master.cf/maps and starts it; throws with the log tail on failure. */
-export function startPostfix(subnet: string, dir: string, certFile: string, keyFile: string): PostfixInstance {
+export function startPostfix(subnet: string, dir: string, port: number, certFile: string, keyFile: string): PostfixInstance {
   const etc = join(dir, 'postfix');
   const queue = join(dir, 'postfix-queue');
   const data = join(dir, 'postfix-data');
@@ -61,7 +61,7 @@ export function startPostfix(subnet: string, dir: string, certFile: string, keyF
   const postfixUid = Number(execFileSync('id', ['-u', 'postfix'], { encoding: 'utf8' }).trim());
   chownSync(data, postfixUid, userInfo().gid);
   const at = (octet: number) => `${subnet}.${octet}`;
-  const domains = [D.valid, D.multiMx, D.aOnly, D.catchAll, D.greylist, ...benchDomains()];
+  const domains = [D.valid, D.multiMx, D.aOnly, D.busyPrimary, D.catchAll, D.greylist, ...benchDomains()];
   const main = {
     compatibility_level: '3.6',
     queue_directory: queue,
@@ -89,6 +89,10 @@ export function startPostfix(subnet: string, dir: string, certFile: string, keyF
     smtpd_relay_restrictions: 'reject_unauth_destination',
     smtpd_recipient_restrictions: `check_recipient_access texthash:${join(etc, 'recipient_access')}`,
     smtpd_peername_lookup: 'no',
+    // Probes open a queue file at each accepted RCPT and drop it at RSET; nothing is ever
+    // delivered, so the inflow/outflow tokens of Postfix's flow control never come back
+    // and every envelope would pause for a second. A real MX delivers and does not stall.
+    in_flow_delay: '0s',
     smtpd_tls_security_level: 'may',
     smtpd_tls_cert_file: certFile,
     smtpd_tls_key_file: keyFile,
@@ -98,7 +102,7 @@ export function startPostfix(subnet: string, dir: string, certFile: string, keyF
     maillog_file_prefixes: dir,
   };
   writeFileSync(join(etc, 'main.cf'), Object.entries(main).map(([k, v]) => `${k} = ${v}`).join('\n') + '\n');
-  const listeners = (['postfix', 'bench0', 'bench1', 'bench2', 'bench3'] as const).map((r) => `${at(HOST_OCTETS[r])}:25 inet n - n - - smtpd`);
+  const listeners = (['postfix', 'bench0', 'bench1', 'bench2', 'bench3'] as const).map((r) => `${at(HOST_OCTETS[r])}:${port} inet n - n - - smtpd`);
   const services = [
     'pickup    unix  n - n 60 1 pickup',
     'cleanup   unix  n - n - 0 cleanup',

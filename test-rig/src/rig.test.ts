@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { promises as dns } from 'node:dns';
-import { D, useRig, type RigHandle } from './index.js';
+import { D, SOCKS_PASSWORD, SOCKS_USER, useRig, type RigHandle } from './index.js';
 
 // The rig's own guarantees: it answers from its zone only, and its Postfix never relays.
 let rig: RigHandle;
@@ -57,4 +57,34 @@ test('Postfix offers STARTTLS and refuses to relay to a domain outside the rig',
   assert.ok(lines.includes('250-STARTTLS'), lines.join('\n'));
   assert.ok(lines.some((l) => /^554 5\.7\.1 .*Relay access denied/.test(l)), lines.join('\n'));
   assert.ok(lines.includes('250 2.1.5 Ok'));
+});
+
+test('the SOCKS5 proxy wants the login and reaches only the rig', async () => {
+  // One SOCKS5 exchange; returns the CONNECT reply code (or the auth status when refused there).
+  const ask = (password: string, target: string) =>
+    new Promise<number>((resolve, reject) => {
+      const s = net.connect({ host: rig.socks.host, port: rig.socks.port });
+      let step = 0;
+      s.setTimeout(5000, () => s.destroy(new Error('proxy did not answer')));
+      s.on('error', reject);
+      s.on('data', (b) => {
+        if (step === 0) {
+          step = 1;
+          const u = Buffer.from(SOCKS_USER);
+          const p = Buffer.from(password);
+          s.write(Buffer.concat([Buffer.from([0x01, u.length]), u, Buffer.from([p.length]), p]));
+        } else if (step === 1) {
+          if (b[1] !== 0x00) return resolve(-1);
+          step = 2;
+          s.write(Buffer.from([0x05, 0x01, 0x00, 0x01, ...target.split('.').map(Number), rig.smtpPort >> 8, rig.smtpPort & 0xff]));
+        } else {
+          s.destroy();
+          resolve(b[1] ?? -2);
+        }
+      });
+      s.write(Buffer.from([0x05, 0x01, 0x02]));
+    });
+  assert.equal(await ask('wrong', rig.hosts.postfix), -1);
+  assert.equal(await ask(SOCKS_PASSWORD, rig.hosts.postfix), 0x00);
+  assert.equal(await ask(SOCKS_PASSWORD, '127.0.0.1'), 0x02, 'outside the rig: not allowed by ruleset');
 });

@@ -13,8 +13,10 @@ export interface RigInfo {
   dnsServer: string;
   /** A resolver that never answers, `host:port` (for time-out tests). */
   silentDnsServer: string;
-  /** Port every SMTP peer listens on (25, so nothing in the prober has to change). */
+  /** Port every SMTP peer listens on: 25, unless a system MTA holds port 25 on every address. */
   smtpPort: number;
+  /** SOCKS5 proxy (login `rig` / `rig-secret`, see socks5-server.ts) that reaches only the rig. */
+  socks: { host: string; port: number };
   /** Address of each SMTP peer role. */
   hosts: Record<HostRole, string>;
   /** PID of the rig process. */
@@ -34,8 +36,11 @@ const DAEMON = fileURLToPath(new URL('./daemon.js', import.meta.url));
  * of it answers. Needs root (ports 53 and 25, Postfix) and the Debian packages listed in
  * scripts/system-packages/test-rig.txt.
  */
-export function startRig(): Promise<RigHandle> {
-  const child = spawn(process.execPath, [DAEMON], { stdio: ['pipe', 'pipe', 'pipe'] });
+export function startRig(options: { benchDelayMs?: number } = {}): Promise<RigHandle> {
+  // benchDelayMs: put a relay that delays each direction by this much in front of the
+  // benchmark's MX hosts (a simulated network; the tests never use it).
+  const args = options.benchDelayMs ? [`--bench-delay=${Math.round(options.benchDelayMs)}`] : [];
+  const child = spawn(process.execPath, [DAEMON, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';

@@ -40,6 +40,8 @@ export const HOST_OCTETS: Record<HostRole, number> = {
 export const DNS_OCTET = 2;
 export const SILENT_DNS_OCTET = 3;
 export const SERVFAIL_DNS_OCTET = 4;
+/** SOCKS5 proxy (port 1080) that only connects inside the rig's /24. */
+export const SOCKS_OCTET = 40;
 
 /** Names of the test domains, for tests to refer to. */
 export const D = {
@@ -69,6 +71,8 @@ export const D = {
   deadMx: 'dead-mx.test',
   /** MX → a peer that answers 421 at connect. */
   busy: 'busy.test',
+  /** MX 10 → the 421 peer, MX 20 → Postfix: a busy primary falls back like a dead one. */
+  busyPrimary: 'busy-primary.test',
   /** MX → a peer that stalls before answering RCPT. */
   slow: 'slow.test',
   /** MX → a peer that drops the connection at RCPT. */
@@ -138,6 +142,8 @@ export function zoneMx(): ZoneMx[] {
     { domain: D.greylist, priority: 10, host: `mx.${D.valid}` },
     { domain: D.deadMx, priority: 10, host: `mx.${D.deadMx}` },
     { domain: D.busy, priority: 10, host: `mx.${D.busy}` },
+    { domain: D.busyPrimary, priority: 10, host: `mx.${D.busy}` },
+    { domain: D.busyPrimary, priority: 20, host: `mx.${D.valid}` },
     { domain: D.slow, priority: 10, host: `mx.${D.slow}` },
     { domain: D.drop, priority: 10, host: `mx.${D.drop}` },
     { domain: D.strict, priority: 10, host: `mx.${D.strict}` },

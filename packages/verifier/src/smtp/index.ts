@@ -4,4 +4,5 @@ export { classifyRcptReply, classifySessionReply, isRecipientLimit, parseReply }
 export { DEFAULT_RULE, PROVIDER_RULES, ruleFor, type ProviderRule } from './provider-rules.js';
 export { isPrivateAddress } from './address-guard.js';
 export { HostLimiter } from './host-limiter.js';
+export { Socks5Error, connectViaSocks5, type Socks5Proxy } from './socks5.js';
 export type { SmtpOutcome, SmtpReply, SmtpStatus } from './types.js';

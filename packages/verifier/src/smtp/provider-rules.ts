@@ -12,6 +12,8 @@ export interface ProviderRule {
   catchAllProbe: 'same_session' | 'own_session' | 'skip';
   /** RCPT is accepted for any address: an acceptance proves nothing and becomes `unknown`. */
   acceptMeansUnknown: boolean;
+  /** At most this many recipients per envelope (servers that refuse a second recipient). */
+  recipientsPerEnvelope?: number;
   /** Why, for the README and for whoever changes the row. */
   why: string;
 }
@@ -22,11 +24,13 @@ export const PROVIDER_RULES: Readonly<Record<string, ProviderRule>> = {
   microsoft365: {
     catchAllProbe: 'own_session',
     acceptMeansUnknown: false,
+    recipientsPerEnvelope: 1,
     why: 'answers a second recipient with 452 4.5.3 or 451 4.4.4 (Reacher #569, #1334; AfterShip #72)',
   },
   outlook: {
     catchAllProbe: 'skip',
     acceptMeansUnknown: false,
+    recipientsPerEnvelope: 1,
     why: 'consumer Outlook/Hotmail is not catch-all and rejects the second recipient; probing only adds noise',
   },
   yahoo: {

@@ -1,10 +1,19 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { parseReply } from './reply-classify.js';
+import { Socks5Error, connectViaSocks5, type Socks5Proxy } from './socks5.js';
 import type { SmtpReply } from './types.js';
 
 /** Why a session could not go on. `refused` carries the server's reply (greeting or EHLO). */
-export type SessionFailureKind = 'connect_refused' | 'connect_timeout' | 'command_timeout' | 'overall_timeout' | 'connection_lost' | 'tls_failed' | 'protocol';
+export type SessionFailureKind =
+  | 'connect_refused'
+  | 'connect_timeout'
+  | 'command_timeout'
+  | 'overall_timeout'
+  | 'connection_lost'
+  | 'tls_failed'
+  | 'proxy_failed'
+  | 'protocol';
 
 export class SessionFailure extends Error {
   constructor(
@@ -34,9 +43,22 @@ export interface SessionOptions {
   deadline: number;
   /** Upgrade with STARTTLS when the server offers it. */
   starttls: boolean;
+  /** A TLS session from an earlier connection to this host, to resume. */
+  tlsSession?: Buffer | undefined;
+  /** Reach the MX through this SOCKS5 proxy. */
+  proxy?: Socks5Proxy | undefined;
 }
 
 const MAX_LINE = 4096;
+
+// One TLS context for every session: building one per connection re-parses the CA store
+// each time, which costs more CPU than the handshake. Certificates are not verified (see
+// upgrade()), so no CA list is needed.
+let sharedContext: tls.SecureContext | null = null;
+function secureContext(): tls.SecureContext {
+  sharedContext ??= tls.createSecureContext({ minVersion: 'TLSv1.2' });
+  return sharedContext;
+}
 const MAX_LINES = 200;
 
 /**
@@ -49,6 +71,8 @@ export class SmtpSession {
   greeting: SmtpReply | null = null;
   extensions = new Set<string>();
   tls = false;
+  /** TLS session data to resume the next connection with, when the server handed one out. */
+  tlsSessionData: Buffer | null = null;
   private socket: net.Socket;
   private buffer = '';
   private lines: string[] = [];
@@ -147,7 +171,8 @@ export class SmtpSession {
     const servername = net.isIP(this.options.hostname) ? undefined : this.options.hostname;
     // Opportunistic TLS (RFC 7435): MX certificates are checked by nobody in SMTP-to-MX
     // delivery, and a verifier must see what a sending MTA sees.
-    const secure = tls.connect({ socket: plain, servername, rejectUnauthorized: false, minVersion: 'TLSv1.2' });
+    const secure = tls.connect({ socket: plain, servername, rejectUnauthorized: false, secureContext: secureContext(), session: this.options.tlsSession });
+    secure.on('session', (data: Buffer) => (this.tlsSessionData = data));
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new SessionFailure('tls_failed', 'TLS handshake timed out')), this.timeoutMs());
       secure.once('secureConnect', () => {
@@ -241,7 +266,18 @@ export class SmtpSession {
   }
 }
 
-function connect(options: SessionOptions): Promise<net.Socket> {
+async function connect(options: SessionOptions): Promise<net.Socket> {
+  if (options.proxy) {
+    const limit = Math.max(1, Math.min(options.connectTimeoutMs, options.deadline - Date.now()));
+    try {
+      return await connectViaSocks5(options.proxy, options.address, options.port, limit);
+    } catch (err) {
+      if (!(err instanceof Socks5Error)) throw err;
+      // A target the proxy could not reach is like a refused port; a broken proxy is not
+      // the MX's fault and is reported as such.
+      throw new SessionFailure(err.kind === 'target_refused' ? 'connect_refused' : err.kind === 'proxy_unreachable' && /within/.test(err.message) ? 'connect_timeout' : 'proxy_failed', err.message);
+    }
+  }
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: options.address, port: options.port });
     const limit = Math.max(1, Math.min(options.connectTimeoutMs, options.deadline - Date.now()));

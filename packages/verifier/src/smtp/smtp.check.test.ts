@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { D, M365_MX, useRig, type RigHandle } from '@mailconv/test-rig';
+import { D, M365_MX, SOCKS_PASSWORD, SOCKS_USER, useRig, type RigHandle } from '@mailconv/test-rig';
 import { DnsResolver } from '../dns/dns.check.js';
 import { SmtpConfigError, SmtpProber, type SmtpProberOptions } from './smtp.check.js';
 import type { SmtpOutcome } from './types.js';
@@ -11,7 +11,7 @@ let rig: RigHandle;
 let dns: DnsResolver;
 before(async () => {
   rig = await useRig();
-  dns = new DnsResolver({ servers: [rig.dnsServer], timeoutMs: 500, tries: 1 });
+  dns = new DnsResolver({ servers: [rig.dnsServer], timeoutMs: 1000, tries: 2 });
 });
 after(async () => {
   await rig.release();
@@ -24,9 +24,12 @@ function prober(extra: Partial<SmtpProberOptions> = {}): SmtpProber {
     resolveAddresses: (h) => dns.lookupAddresses(h),
     port: rig.smtpPort,
     allowPrivate: true,
-    connectTimeoutMs: 2000,
-    commandTimeoutMs: 1500,
-    overallTimeoutMs: 8000,
+    // The suite lets the prober reach loopback only, never the rest of the private ranges.
+    restrictTo: ['127.0.0.0/8'],
+    // Generous: the machine is shared; only the tarpit case sets a short command time-out.
+    connectTimeoutMs: 5000,
+    commandTimeoutMs: 5000,
+    overallTimeoutMs: 20_000,
     ...extra,
   });
 }
@@ -106,11 +109,25 @@ describe('mailbox answers from a real Postfix', () => {
   });
 });
 
+test('a tight error budget spreads recipients over more sessions and still answers each', async () => {
+  const p = prober({ maxErrorsPerSession: 1 });
+  const emails = ['nobody1', 'alice', 'nobody2', 'full'].map((u) => `${u}@${D.valid}`);
+  const outcomes = await p.probeMany(emails, await dns.lookupMail(D.valid));
+  assert.deepEqual(outcomes.map((o) => o.status), ['user_unknown', 'accepted', 'user_unknown', 'mailbox_full']);
+  assert.ok(p.stats.sessions >= 3, `sessions: ${p.stats.sessions}`);
+});
+
 describe('hostile and unusual peers', () => {
   test('421 at connect is blocked', async () => {
     const o = await probe(`alice@${D.busy}`);
     assert.equal(o.status, 'blocked');
     assert.equal(o.reply?.code, 421);
+  });
+
+  test('a 421 from the primary MX falls back to the next one', async () => {
+    const o = await probe(`alice@${D.busyPrimary}`);
+    assert.equal(o.status, 'accepted');
+    assert.equal(o.mxHost, `mx.${D.valid}`);
   });
 
   test('a block-list refusal is blocked, not user_unknown', async () => {
@@ -148,6 +165,15 @@ describe('hostile and unusual peers', () => {
     assert.equal(p.stats.sessions, 2);
   });
 
+  test('a server that takes one recipient per message still gets every address asked, one per envelope', async () => {
+    const p = prober();
+    const emails = ['alice', 'bob', 'nobody', 'carol'].map((u) => `${u}@${D.strict}`);
+    const outcomes = await p.probeMany(emails, await dns.lookupMail(D.strict));
+    assert.deepEqual(outcomes.map((o) => o.status), ['accepted', 'accepted', 'user_unknown', 'user_unknown']);
+    assert.ok(outcomes.every((o) => o.reply?.code !== 452));
+    assert.equal(p.stats.sessions, 1);
+  });
+
   test('Microsoft 365 MX: the catch-all probe goes straight to its own session', async () => {
     const p = prober();
     const route = await dns.lookupMail(D.m365);
@@ -169,6 +195,26 @@ describe('hostile and unusual peers', () => {
   });
 });
 
+describe('SOCKS5 proxy', () => {
+  test('probes go through the proxy: the right login works, a wrong one fails', async () => {
+    const proxy = { host: rig.socks.host, port: rig.socks.port, username: SOCKS_USER, password: SOCKS_PASSWORD };
+    const through = await probe(`alice@${D.valid}`, { proxy });
+    assert.equal(through.status, 'accepted');
+    assert.equal(through.tls, true);
+    const nobody = await probe(`nobody@${D.valid}`, { proxy });
+    assert.equal(nobody.status, 'user_unknown');
+    const wrong = await probe(`alice@${D.valid}`, { proxy: { ...proxy, password: 'wrong' } });
+    assert.equal(wrong.status, 'unreachable');
+    assert.equal(wrong.detail, 'proxy_failed');
+  });
+
+  test('a dead port behind the proxy is unreachable like a direct one', async () => {
+    const o = await probe(`alice@${D.deadMx}`, { proxy: { host: rig.socks.host, port: rig.socks.port, username: SOCKS_USER, password: SOCKS_PASSWORD } });
+    assert.equal(o.status, 'unreachable');
+    assert.equal(o.detail, 'connection_refused');
+  });
+});
+
 describe('safety', () => {
   test('loopback and private MX addresses are refused unless allowPrivate is set', async () => {
     const p = prober({ allowPrivate: false });
@@ -176,6 +222,15 @@ describe('safety', () => {
     assert.equal(o.status, 'unreachable');
     assert.equal(o.detail, 'private_address');
     assert.equal(p.stats.sessions, 0);
+  });
+
+  test('restrictTo keeps allowPrivate from reaching outside the listed networks', async () => {
+    const p = prober({ restrictTo: ['10.0.0.0/8', '::1/128'] });
+    const o = await p.probe(`alice@${D.valid}`, await dns.lookupMail(D.valid));
+    assert.equal(o.status, 'unreachable');
+    assert.equal(o.detail, 'address_not_allowed');
+    assert.equal(p.stats.sessions, 0);
+    assert.throws(() => prober({ restrictTo: ['mx.example.org/24'] }), SmtpConfigError);
   });
 
   test('probing without an EHLO name or a MAIL FROM is a configuration error', () => {

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { BlockList, isIP, isIPv6 } from 'node:net';
 import { isPrivateAddress } from './address-guard.js';
 import { HostLimiter } from './host-limiter.js';
 import { PROVIDER_RULES, ruleFor, type ProviderRule } from './provider-rules.js';
 import { classifyRcptReply, classifySessionReply, isRecipientLimit } from './reply-classify.js';
 import { SessionFailure, SessionRefused, SmtpSession, type SessionFailureKind } from './smtp-session.js';
+import type { Socks5Proxy } from './socks5.js';
 import type { SmtpOutcome, SmtpReply, SmtpStatus } from './types.js';
 
 /** The part of the DNS outcome the prober needs (`DnsOutcome` fits). */
@@ -26,6 +28,17 @@ export interface SmtpProberOptions {
   port?: number;
   /** Let probes reach loopback/private/reserved addresses (`EMAIL_SMTP_ALLOW_PRIVATE`). Default false. */
   allowPrivate?: boolean;
+  /**
+   * Connect only to addresses inside these networks (CIDR, e.g. `127.0.0.0/8`), on top of
+   * the private-address rule: how a test suite or lab keeps `allowPrivate` from reaching
+   * anything but its own rig. Unset: no such restriction.
+   */
+  restrictTo?: readonly string[];
+  /**
+   * Reach MX hosts through a SOCKS5 proxy (RFC 1928, optional RFC 1929 login), e.g. one
+   * whose egress address has the reverse DNS of `helo`. The proxy itself may be private.
+   */
+  proxy?: Socks5Proxy;
   /** Default 10 s. */
   connectTimeoutMs?: number;
   /** Wait for one reply. Default 30 s (security gateways are slow at RCPT). */
@@ -34,15 +47,20 @@ export interface SmtpProberOptions {
   overallTimeoutMs?: number;
   /** Concurrent sessions per MX address. Default 2. */
   perHostConcurrency?: number;
-  /** Recipients asked in one session before a new one is opened. Default 20. */
+  /** Recipients asked in one session before a new one is opened. Default 50. */
   maxRecipientsPerSession?: number;
   /**
    * Rejected recipients after which a session is closed: servers slow down or drop
-   * clients that collect errors (Postfix delays every reply after 10). Default 5.
+   * clients that collect errors (Postfix delays every reply once a client has 10). An envelope never
+   * holds more recipients than the errors still allowed. Default 9.
    */
   maxErrorsPerSession?: number;
-  /** Envelopes written at once when the server offers PIPELINING. Default 5. */
-  pipelineDepth?: number;
+  /**
+   * Recipients asked in one envelope (MAIL, RCPT…, RSET), pipelined when the server offers
+   * PIPELINING. Provider rules may lower it; a 452 4.5.3 lowers it to 1 for the session.
+   * Default 10.
+   */
+  recipientsPerEnvelope?: number;
   /** Use STARTTLS when offered. Default true. */
   starttls?: boolean;
   /** Run the catch-all probe. Default true. */
@@ -94,7 +112,6 @@ function safeChars(address: string): boolean {
 }
 
 const MAILBOX_ANSWERS: ReadonlySet<SmtpStatus> = new Set(['accepted', 'user_unknown', 'mailbox_full', 'disabled']);
-const REJECTIONS: ReadonlySet<SmtpStatus> = new Set(['user_unknown', 'mailbox_full', 'disabled']);
 
 function randomLocal(): string {
   const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -111,6 +128,8 @@ function failureStatus(kind: SessionFailureKind): { status: SmtpStatus; detail: 
       return { status: 'unreachable', detail: 'connection_refused' };
     case 'tls_failed':
       return { status: 'unreachable', detail: 'tls_failed' };
+    case 'proxy_failed':
+      return { status: 'unreachable', detail: 'proxy_failed' };
     case 'protocol':
       return { status: 'unknown', detail: 'protocol_error' };
     default:
@@ -130,13 +149,17 @@ function failureStatus(kind: SessionFailureKind): { status: SmtpStatus; detail: 
  * Refuses, by default, to connect to loopback/private/reserved addresses.
  */
 export class SmtpProber {
-  private readonly o: Required<Omit<SmtpProberOptions, 'rules' | 'randomLocalPart'>> & {
+  private readonly o: Required<Omit<SmtpProberOptions, 'rules' | 'randomLocalPart' | 'restrictTo' | 'proxy'>> & {
     rules: Readonly<Record<string, ProviderRule>>;
     randomLocalPart: () => string;
   };
   private readonly limiter: HostLimiter;
   /** Counters since construction: sessions opened (after a greeting) and RCPT commands sent. */
   readonly stats = { sessions: 0, recipients: 0 };
+  /** TLS sessions per MX address, so the next STARTTLS can resume instead of a full handshake. */
+  private readonly tlsSessions = new Map<string, Buffer>();
+  private readonly restrictTo: BlockList | null = null;
+  private readonly proxy: Socks5Proxy | undefined;
 
   constructor(options: SmtpProberOptions) {
     if (!options.helo || !HOSTNAME.test(options.helo)) {
@@ -152,9 +175,9 @@ export class SmtpProber {
       commandTimeoutMs: 30_000,
       overallTimeoutMs: 60_000,
       perHostConcurrency: 2,
-      maxRecipientsPerSession: 20,
-      maxErrorsPerSession: 5,
-      pipelineDepth: 5,
+      maxRecipientsPerSession: 50,
+      maxErrorsPerSession: 9,
+      recipientsPerEnvelope: 10,
       starttls: true,
       catchAll: true,
       ...options,
@@ -162,6 +185,16 @@ export class SmtpProber {
       randomLocalPart: options.randomLocalPart ?? randomLocal,
     };
     this.limiter = new HostLimiter(this.o.perHostConcurrency);
+    this.proxy = options.proxy;
+    if (options.restrictTo) {
+      this.restrictTo = new BlockList();
+      for (const cidr of options.restrictTo) {
+        const [net, bits] = cidr.split('/');
+        const family = isIPv6(net ?? '') ? 'ipv6' : 'ipv4';
+        if (!net || !isIP(net)) throw new SmtpConfigError(`restrictTo: "${cidr}" is not a network`);
+        this.restrictTo.addSubnet(net, Number(bits ?? (family === 'ipv6' ? 128 : 32)), family);
+      }
+    }
   }
 
   /** Probes one address. */
@@ -205,13 +238,14 @@ export class SmtpProber {
     const rule = ruleFor(route.providers, this.o.rules);
     const wantCatchAll = this.o.catchAll && rule.catchAllProbe !== 'skip';
     const randomAddress = `${this.o.randomLocalPart()}@${route.domain}`;
+    const perEnvelope = Math.max(1, Math.min(this.o.recipientsPerEnvelope, rule.recipientsPerEnvelope ?? Infinity));
     let randomReply: SmtpReply | null = null;
     let fruitlessLosses = 0;
 
     while (pending.length > 0) {
       const chunk = pending.slice(0, this.o.maxRecipientsPerSession);
       const probeRandom = wantCatchAll && rule.catchAllProbe === 'same_session' && randomReply === null ? randomAddress : null;
-      const run = await this.session(targets, chunk.map((i) => results[i]?.email ?? ''), probeRandom);
+      const run = await this.session(targets, chunk.map((i) => results[i]?.email ?? ''), probeRandom, perEnvelope);
       for (const [j, answer] of run.answered) {
         const r = results[chunk[j] ?? -1];
         if (r) Object.assign(r, answer, { mxHost: run.target?.host ?? null, mxAddress: run.target?.address ?? null, tls: run.tls });
@@ -219,7 +253,8 @@ export class SmtpProber {
       randomReply ??= run.randomReply;
       const leftover = run.leftover.map((j) => chunk[j] ?? -1);
       pending = [...leftover, ...pending.slice(chunk.length)];
-      if (!run.failure) continue;
+      if (!run.failure && run.answered.size > 0) continue;
+      run.failure ??= { status: 'unknown', detail: 'no_progress', reply: null, kind: null };
       // A dropped connection is retried while sessions make progress, and once more after
       // one that made none (some servers hang up after the first rejection).
       if (run.failure.kind === 'connection_lost' && (run.answered.size > 0 || fruitlessLosses++ < 1)) continue;
@@ -242,25 +277,30 @@ export class SmtpProber {
     return results;
   }
 
-  /** Catch-all verdict: a rejected real mailbox proves "no"; else the random address decides. */
+  /**
+   * Catch-all verdict: an unknown user among the real addresses proves "no" (a full or
+   * disabled mailbox does not: catch-all domains have those too); else the random
+   * address decides.
+   */
   private async catchAll(results: SmtpOutcome[], rule: ProviderRule, targets: Target[], randomAddress: string, sameSession: SmtpReply | null): Promise<boolean | null> {
-    if (results.some((r) => REJECTIONS.has(r.status))) return false;
+    if (results.some((r) => r.status === 'user_unknown')) return false;
     if (!results.some((r) => r.status === 'accepted')) return null;
     let reply = sameSession;
     if (!reply || isRecipientLimit(reply) || rule.catchAllProbe === 'own_session') {
-      const run = await this.session(targets, [randomAddress], null);
+      const run = await this.session(targets, [randomAddress], null, 1);
       reply = run.answered.get(0)?.reply ?? null;
     }
     if (!reply) return null;
     const status = classifyRcptReply(reply);
     if (status === 'accepted') return true;
-    return REJECTIONS.has(status) ? false : null;
+    return status === 'user_unknown' ? false : null;
   }
 
   /** MX addresses in preference order, without the ones the prober may not reach. */
   private async targets(route: MailRoute): Promise<{ targets: Target[]; blocked: string }> {
     const targets: Target[] = [];
     let sawPrivate = false;
+    let sawOutside = false;
     let lookupFailed = false;
     for (const h of route.hosts) {
       let addresses: string[];
@@ -272,17 +312,19 @@ export class SmtpProber {
       }
       for (const address of addresses) {
         if (!this.o.allowPrivate && isPrivateAddress(address)) sawPrivate = true;
+        else if (this.restrictTo && !this.restrictTo.check(address, isIPv6(address) ? 'ipv6' : 'ipv4')) sawOutside = true;
         else targets.push({ host: h.exchange, address });
       }
     }
-    return { targets, blocked: sawPrivate ? 'private_address' : lookupFailed ? 'mx_lookup_failed' : 'no_mx_address' };
+    const blocked = sawPrivate ? 'private_address' : sawOutside ? 'address_not_allowed' : lookupFailed ? 'mx_lookup_failed' : 'no_mx_address';
+    return { targets, blocked };
   }
 
   /**
    * One session for a chunk of recipients: the first MX address that answers with a
-   * greeting, then envelopes of (MAIL, RCPT, RSET), `pipelineDepth` at a time.
+   * greeting, then envelopes of (MAIL, RCPT…, RSET).
    */
-  private async session(targets: Target[], emails: readonly string[], randomAddress: string | null): Promise<SessionRun> {
+  private async session(targets: Target[], emails: readonly string[], randomAddress: string | null, perEnvelope: number): Promise<SessionRun> {
     const run: SessionRun = { answered: new Map(), leftover: emails.map((_, j) => j), failure: null, randomReply: null, target: null, tls: false };
     const deadline = Date.now() + this.o.overallTimeoutMs;
     let session: SmtpSession | null = null;
@@ -301,7 +343,10 @@ export class SmtpProber {
           commandTimeoutMs: this.o.commandTimeoutMs,
           deadline,
           starttls: this.o.starttls,
+          tlsSession: this.tlsSessions.get(target.address),
+          proxy: this.proxy,
         });
+        if (session.tlsSessionData) this.rememberTls(target.address, session.tlsSessionData);
         run.target = target;
         run.tls = session.tls;
         this.stats.sessions++;
@@ -332,7 +377,7 @@ export class SmtpProber {
       return run;
     }
     try {
-      await this.envelopes(session, emails, randomAddress, run);
+      await this.envelopes(session, emails, randomAddress, perEnvelope, run);
     } finally {
       session.quit();
       release();
@@ -340,7 +385,8 @@ export class SmtpProber {
     return run;
   }
 
-  private async envelopes(session: SmtpSession, emails: readonly string[], randomAddress: string | null, run: SessionRun): Promise<void> {
+  private async envelopes(session: SmtpSession, emails: readonly string[], randomAddress: string | null, perEnvelope: number, run: SessionRun): Promise<void> {
+    const unanswered = () => emails.map((_, i) => i).filter((i) => !run.answered.has(i));
     const utf8 = emails.some((e) => /[\u0080-\u{10ffff}]/u.test(e));
     if (utf8 && !session.extensions.has('SMTPUTF8')) {
       for (let j = 0; j < emails.length; j++) run.answered.set(j, { status: 'unknown', reply: { code: 0, enhanced: null, text: 'server does not offer SMTPUTF8' } });
@@ -348,45 +394,66 @@ export class SmtpProber {
       return;
     }
     const mailFrom = `MAIL FROM:<${this.o.from}>${utf8 ? ' SMTPUTF8' : ''}`;
-    const depth = session.pipelining ? this.o.pipelineDepth : 1;
+    const todo = emails.map((_, j) => j);
+    let size = perEnvelope;
     let errors = 0;
-    let next = 0;
-    while (next < emails.length && errors < this.o.maxErrorsPerSession) {
-      const group = emails.slice(next, next + depth).map((email, k) => ({ j: next + k, email }));
-      const commands: string[] = [];
-      for (const { email, j } of group) {
-        commands.push(mailFrom, `RCPT TO:<${email}>`);
-        if (j === 0 && randomAddress) commands.push(`RCPT TO:<${randomAddress}>`);
-        commands.push('RSET');
-      }
-      this.stats.recipients += group.length + (randomAddress && group[0]?.j === 0 ? 1 : 0);
+    let askRandom = randomAddress !== null;
+    while (todo.length > 0) {
+      // Worst case every recipient of the envelope is rejected: never go past the budget.
+      const budget = this.o.maxErrorsPerSession - errors - (askRandom ? 1 : 0);
+      if (budget <= 0 && errors > 0) break;
+      const batch = todo.splice(0, Math.max(1, Math.min(size, budget)));
+      const commands = [mailFrom];
+      batch.forEach((j, k) => {
+        commands.push(`RCPT TO:<${emails[j]}>`);
+        // The random address follows the first real one, so the real answer comes first.
+        if (k === 0 && askRandom) commands.push(`RCPT TO:<${randomAddress}>`);
+      });
+      commands.push('RSET');
+      const withRandom = askRandom;
+      askRandom = false;
+      this.stats.recipients += batch.length + (withRandom ? 1 : 0);
       const { replies, failure } = await session.exchange(commands);
-      let k = 0;
-      for (const { j } of group) {
-        const mail = replies[k++];
-        const rcpt = replies[k++];
-        const random = j === 0 && randomAddress ? replies[k++] : undefined;
-        k++; // RSET
-        if (!mail || !rcpt) break;
-        if (mail.code !== 250) {
-          // The server refuses our sender: every remaining recipient gets that answer.
-          run.failure = { status: classifySessionReply(mail), detail: 'sender_refused', reply: mail, kind: 'refused' };
-          run.leftover = emails.map((_, i) => i).filter((i) => !run.answered.has(i));
+      const mail = replies[0];
+      if (mail && mail.code !== 250) {
+        // The server refuses our sender: every remaining recipient gets that answer.
+        run.failure = { status: classifySessionReply(mail), detail: 'sender_refused', reply: mail, kind: 'refused' };
+        run.leftover = unanswered();
+        return;
+      }
+      let r = 1;
+      const retry: number[] = [];
+      batch.forEach((j, k) => {
+        const rcpt = replies[r++];
+        const random = k === 0 && withRandom ? replies[r++] : undefined;
+        if (random) {
+          run.randomReply = random;
+          if (random.code >= 400) errors++;
+        }
+        if (!rcpt) return;
+        if (k > 0 && isRecipientLimit(rcpt)) {
+          // This server takes fewer recipients per message: ask again, one per envelope.
+          retry.push(j);
+          size = 1;
           return;
         }
         const status = classifyRcptReply(rcpt);
         run.answered.set(j, { status, reply: rcpt });
-        if (status !== 'accepted') errors++;
-        if (random) run.randomReply = random;
-      }
-      next += group.length;
+        if (rcpt.code >= 400) errors++;
+      });
+      todo.unshift(...retry);
       if (failure) {
-        run.leftover = emails.map((_, i) => i).filter((i) => !run.answered.has(i));
         const { status, detail } = failureStatus(failure.kind);
         run.failure = { status, detail, reply: null, kind: failure.kind };
+        run.leftover = unanswered();
         return;
       }
     }
-    run.leftover = emails.map((_, i) => i).filter((i) => !run.answered.has(i));
+    run.leftover = unanswered();
+  }
+
+  private rememberTls(address: string, data: Buffer): void {
+    if (this.tlsSessions.size >= 1000) this.tlsSessions.clear();
+    this.tlsSessions.set(address, data);
   }
 }

@@ -52,8 +52,10 @@ export interface SmtpOutcome {
   provider: string | null;
   /**
    * Machine detail for the cases the status alone does not explain: `private_address`,
+   * `address_not_allowed`, `no_mail_host`, `mx_lookup_failed`, `no_mx_address`,
    * `connection_refused`, `connect_timeout`, `command_timeout`, `overall_timeout`,
-   * `connection_lost`, `no_mail_host`, `accept_all_provider`, `invalid_address`.
+   * `connection_lost`, `tls_failed`, `proxy_failed`, `protocol_error`, `sender_refused`,
+   * `accept_all_provider`, `invalid_address`, `no_progress`.
    */
   detail: string | null;
 }

@@ -1,0 +1,220 @@
+// Benchmark: SMTP probing of 5,000 addresses across 50 domains against the loopback rig
+// (test-rig/), our prober vs deep-email-validator (one connection per address), same
+// addresses, same rig, same run. Every verdict is checked against the rig's truth.
+//
+//   npm run build && npm run bench:verify-smtp        (root, needs the rig's Debian packages)
+//
+// Both sides get the same overall concurrency (`-- --concurrency=N`, default 16): ours as
+// 4 sessions per MX host × 4 MX hosts, the baseline as 16 addresses in flight.
+// Last line: RESULT key=value …
+import dns from 'node:dns';
+import net from 'node:net';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..');
+const { startRig, benchAddresses } = await import(join(ROOT, 'test-rig', 'dist', 'index.js'));
+const { DnsResolver } = await import(join(ROOT, 'packages', 'verifier', 'dist', 'dns', 'index.js'));
+const { SmtpProber } = await import(join(ROOT, 'packages', 'verifier', 'dist', 'smtp', 'index.js'));
+
+const args = Object.fromEntries(process.argv.slice(2).map((a) => /^--([\w-]+)=(\d+)$/.exec(a)?.slice(1) ?? [a, '']));
+const CONCURRENCY = Number(args.concurrency ?? 16);
+// --rtt=MS: a relay in the rig delays each direction by MS/2 between the clients and the
+// benchmark's MX hosts, standing in for a network. 0 (default) = plain loopback, the figure
+// the target is about.
+const RTT_MS = Number(args.rtt ?? 0);
+const MX_HOSTS = 4;
+
+const rig = await startRig({ benchDelayMs: RTT_MS / 2 });
+const addresses = benchAddresses();
+const domains = [...new Set(addresses.map((a) => a.email.split('@')[1]))];
+process.stderr.write(`rig ${rig.subnet}.0/24 up; ${addresses.length} addresses across ${domains.length} domains, concurrency ${CONCURRENCY}, simulated RTT ${RTT_MS} ms\n`);
+
+/** Keeps `limit` promises of `fn` running over `items`. */
+async function pool(items, limit, fn) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i], i);
+      }
+    }),
+  );
+}
+
+// ---- ours: sessions shared per domain, pipelined envelopes, DNS cache -------------------
+async function runOurs() {
+  const resolver = new DnsResolver({ servers: [rig.dnsServer], timeoutMs: 1000, tries: 2 });
+  const prober = new SmtpProber({
+    helo: 'probe.rig.test',
+    from: 'probe@rig.test',
+    resolveAddresses: (h) => resolver.lookupAddresses(h),
+    port: rig.smtpPort,
+    allowPrivate: true, // the rig lives on 127.X.Y.0/24 …
+    restrictTo: ['127.0.0.0/8'], // … and nothing outside loopback may be reached
+    perHostConcurrency: Math.max(1, Math.round(CONCURRENCY / MX_HOSTS)),
+    connectTimeoutMs: 5000,
+    commandTimeoutMs: 10_000,
+    overallTimeoutMs: 60_000,
+  });
+  const byDomain = new Map();
+  addresses.forEach((a, i) => {
+    const d = a.email.split('@')[1];
+    if (!byDomain.has(d)) byDomain.set(d, []);
+    byDomain.get(d).push(i);
+  });
+  const verdicts = new Array(addresses.length);
+  const t0 = process.hrtime.bigint();
+  await Promise.all(
+    [...byDomain].map(async ([domain, indices]) => {
+      const route = await resolver.lookupMail(domain);
+      const outcomes = await prober.probeMany(indices.map((i) => addresses[i].email), route);
+      outcomes.forEach((o, k) => (verdicts[indices[k]] = o));
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  let agree = 0;
+  addresses.forEach((a, i) => {
+    const o = verdicts[i];
+    if (o && o.status === a.truth && o.catchAll === a.catchAll) agree++;
+  });
+  return { seconds, agree, sessions: prober.stats.sessions };
+}
+
+// ---- baseline: deep-email-validator, one connection per address --------------------------
+// It asks the process-wide resolver for MX (pointed at the rig here) and connects to port 25
+// by host name through dns.lookup, which we answer from the rig too: without this the
+// system resolver would be asked about rig names. Names outside the rig are refused.
+async function runBaseline() {
+  const { validate } = await import('deep-email-validator');
+  const resolver = new DnsResolver({ servers: [rig.dnsServer], timeoutMs: 1000, tries: 2, positiveTtlMs: 0 });
+  dns.setServers([rig.dnsServer]);
+  let lookups = 0;
+  dns.lookup = (host, options, callback) => {
+    const cb = typeof options === 'function' ? options : callback;
+    const all = typeof options === 'object' && options?.all;
+    if (!String(host).endsWith('.test')) return process.nextTick(() => cb(Object.assign(new Error(`bench: refusing to resolve ${host}`), { code: 'ENOTFOUND' })));
+    lookups++;
+    resolver.lookupAddresses(host).then(
+      (list) => {
+        const v4 = list.filter((a) => !a.includes(':'));
+        if (v4.length === 0) return cb(Object.assign(new Error(`no address for ${host}`), { code: 'ENOTFOUND' }));
+        if (all) cb(null, v4.map((address) => ({ address, family: 4 })));
+        else cb(null, v4[0], 4);
+      },
+      (err) => cb(err),
+    );
+  };
+  const verdicts = new Array(addresses.length);
+  const t0 = process.hrtime.bigint();
+  await pool(addresses, CONCURRENCY, async (a, i) => {
+    verdicts[i] = await validate({ email: a.email, sender: 'probe@rig.test', validateRegex: true, validateMx: true, validateTypo: false, validateDisposable: false, validateSMTP: true });
+  });
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  let agree = 0;
+  addresses.forEach((a, i) => {
+    if (verdicts[i]?.valid === (a.truth === 'accepted')) agree++;
+  });
+  return { seconds, agree, lookups };
+}
+
+// ---- the server's own floor ------------------------------------------------------------------
+// What any client pays the rig's Postfix, measured with raw sockets (no TLS, no parsing):
+// one accepted RCPT inside a 10-recipient envelope vs one connection with one RCPT. Their
+// ratio bounds the speed-up any session-sharing client can show against this server.
+function rawSession(host, commands) {
+  return new Promise((resolve) => {
+    const s = net.connect(rig.smtpPort, host);
+    let buf = '';
+    let sent = false;
+    s.on('error', () => resolve());
+    s.on('data', (b) => {
+      buf += b;
+      const replies = (buf.match(/^\d{3} /gm) || []).length;
+      if (!sent && replies >= 1) {
+        sent = true;
+        s.write(commands.join('\r\n') + '\r\n');
+      }
+      if (replies >= commands.length + 1) {
+        s.destroy();
+        resolve();
+      }
+    });
+  });
+}
+async function serverFloor() {
+  const host = rig.hosts.bench0;
+  const user = (k) => `u${String(k % 60).padStart(3, '0')}@bench-00.test`;
+  const commands = ['EHLO probe.rig.test'];
+  for (let e = 0; e < 20; e++) {
+    commands.push('MAIL FROM:<probe@rig.test>');
+    for (let k = 0; k < 10; k++) commands.push(`RCPT TO:<${user(e * 10 + k)}>`);
+    commands.push('RSET');
+  }
+  let t = performance.now();
+  await rawSession(host, commands);
+  const perRcpt = (performance.now() - t) / 200;
+  t = performance.now();
+  for (let k = 0; k < 200; k++) await rawSession(host, ['HELO probe.rig.test', 'MAIL FROM:<probe@rig.test>', `RCPT TO:<${user(k)}>`]);
+  const perConnection = (performance.now() - t) / 200;
+  return { perRcpt, perConnection };
+}
+
+// ---- fallback baseline: our prober, one connection per address ----------------------------
+// deep-email-validator always dials port 25. When the rig had to take another port (a
+// system MTA holds port 25), or with --own-baseline=1, the baseline is our own prober
+// with one address per session, no catch-all probe and no DNS cache, and the RESULT line
+// says so.
+async function runOwnBaseline() {
+  const resolver = new DnsResolver({ servers: [rig.dnsServer], timeoutMs: 1000, tries: 2, positiveTtlMs: 0, negativeTtlMs: 0 });
+  const prober = new SmtpProber({
+    helo: 'probe.rig.test',
+    from: 'probe@rig.test',
+    resolveAddresses: (h) => resolver.lookupAddresses(h),
+    port: rig.smtpPort,
+    allowPrivate: true,
+    restrictTo: ['127.0.0.0/8'],
+    perHostConcurrency: CONCURRENCY,
+    maxRecipientsPerSession: 1,
+    catchAll: false,
+  });
+  const verdicts = new Array(addresses.length);
+  const t0 = process.hrtime.bigint();
+  await pool(addresses, CONCURRENCY, async (a, i) => {
+    const domain = a.email.split('@')[1];
+    verdicts[i] = await prober.probe(a.email, await resolver.lookupMail(domain));
+  });
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  let agree = 0;
+  addresses.forEach((a, i) => {
+    if (verdicts[i]?.status === a.truth) agree++;
+  });
+  return { seconds, agree };
+}
+
+try {
+  const floor = await serverFloor();
+  process.stderr.write(`rig Postfix, raw sockets: ${floor.perRcpt.toFixed(3)} ms per RCPT in a shared envelope, ${floor.perConnection.toFixed(3)} ms per one-RCPT connection\n`);
+  const ours = await runOurs();
+  process.stderr.write(`ours: ${ours.seconds.toFixed(2)} s, ${ours.sessions} sessions, ${ours.agree}/${addresses.length} verdicts match the rig\n`);
+  const own = rig.smtpPort !== 25 || args['own-baseline'] === '1';
+  const base = own ? await runOwnBaseline() : await runBaseline();
+  const baselineName = own ? 'own-prober-one-connection-per-address' : 'deep-email-validator';
+  process.stderr.write(`${baselineName}: ${base.seconds.toFixed(2)} s, ${base.agree}/${addresses.length} verdicts match the rig\n`);
+  const oursRate = addresses.length / ours.seconds;
+  const baseRate = addresses.length / base.seconds;
+  const speedup = oursRate / baseRate;
+  const agreeAll = ours.agree === addresses.length;
+  console.log(
+    `RESULT addresses=${addresses.length} domains=${domains.length} concurrency=${CONCURRENCY} rtt_ms=${RTT_MS} baseline=${baselineName} ours_per_s=${oursRate.toFixed(0)} ` +
+      `baseline_per_s=${baseRate.toFixed(0)} speedup=${speedup.toFixed(1)} ours_sessions=${ours.sessions} ` +
+      `ours_agree=${ours.agree}/${addresses.length} baseline_agree=${base.agree}/${addresses.length} ` +
+      `server_floor_ratio=${(floor.perConnection / floor.perRcpt).toFixed(1)} target_10x=${speedup >= 10 ? 'met' : 'missed'}`,
+  );
+  // Wrong verdicts fail the run; the speed target is reported, not enforced.
+  process.exitCode = agreeAll ? 0 : 1;
+} finally {
+  await rig.release();
+}
