@@ -7,7 +7,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', Buffer: 'readonly' } },
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', Buffer: 'readonly', fetch: 'readonly', performance: 'readonly', setImmediate: 'readonly' } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
@@ -16,7 +16,7 @@ export default tseslint.config(
   },
   {
     // The config loaders, scripts and test support are the only places allowed to read the environment.
-    files: ['**/src/config.ts', '**/src/config/**', 'scripts/**', '**/src/testing/**', '**/*.test.ts', '**/src/server.ts', '**/src/admin.ts'],
+    files: ['**/src/config.ts', '**/src/config/**', 'scripts/**', 'bench/**', '**/src/testing/**', '**/*.test.ts', '**/src/server.ts', '**/src/admin.ts'],
     rules: { 'no-restricted-properties': 'off' },
   },
 );

@@ -87,6 +87,8 @@ export const D = {
   yahoo: 'yahoo-like.test',
   /** MX at Google and two more hosts, for the provider/grade checks (not probed). */
   google: 'google-hosted.test',
+  /** `d0000.wild.test` … `d0999.wild.test`: MX → Postfix. A thousand domains for load tests. */
+  wildcard: 'wild.test',
 } as const;
 
 /** Local parts the scripted peers treat as existing mailboxes. */
@@ -154,7 +156,13 @@ export function zoneMx(): ZoneMx[] {
     { domain: D.google, priority: 5, host: 'alt1.aspmx.l.google.com' },
     { domain: D.google, priority: 10, host: 'alt2.aspmx.l.google.com' },
     ...benchDomains().map((d, i) => ({ domain: d, priority: 10, host: `mx${i % 4}.bench.test` })),
+    ...loadDomains().map((d) => ({ domain: d, priority: 10, host: `mx.${D.valid}` })),
   ];
+}
+
+/** The thousand domains under {@link D.wildcard}, for API load benchmarks. */
+export function loadDomains(): string[] {
+  return Array.from({ length: 1000 }, (_, i) => `d${String(i).padStart(4, '0')}.${D.wildcard}`);
 }
 
 // ---- Benchmark population ------------------------------------------------------------

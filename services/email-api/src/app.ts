@@ -31,7 +31,15 @@ export interface EmailAppOptions {
 export function engineFromConfig(config: EmailConfig): Engine {
   return createEngine({
     dns: { servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs },
-    smtp: config.smtp ? { helo: config.smtp.helo, from: config.smtp.from, port: config.smtp.port, allowPrivate: config.smtp.allowPrivate } : null,
+    smtp: config.smtp
+      ? {
+          helo: config.smtp.helo,
+          from: config.smtp.from,
+          port: config.smtp.port,
+          allowPrivate: config.smtp.allowPrivate,
+          ...(config.smtp.restrictTo ? { restrictTo: config.smtp.restrictTo } : {}),
+        }
+      : null,
   });
 }
 

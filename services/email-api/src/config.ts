@@ -30,6 +30,15 @@ const EmailSettings = z.object({
   EMAIL_SMTP_HELO: z.string().regex(/^(?=.{1,253}$)[a-z0-9-]{1,63}(\.[a-z0-9-]{1,63})+$/i, 'must be a fully qualified host name of your own').optional(),
   EMAIL_SMTP_FROM: z.string().regex(/^[^\s<>@]+@[^\s<>@]+\.[^\s<>@]+$/, 'must be an e-mail address on your own domain').optional(),
   EMAIL_SMTP_ALLOW_PRIVATE: setting.bool(false),
+  EMAIL_SMTP_RESTRICT_TO: z
+    .string()
+    .transform((v, ctx) => {
+      const list = v.split(',').map((x) => x.trim()).filter(Boolean);
+      if (list.every((x) => /^[0-9a-fA-F:.]+\/\d{1,3}$/.test(x))) return list;
+      ctx.addIssue({ code: 'custom', message: 'must be comma-separated CIDR networks, e.g. 127.0.0.0/8' });
+      return z.NEVER;
+    })
+    .optional(),
 }).superRefine((s, ctx) => {
   if (Boolean(s.EMAIL_SMTP_HELO) !== Boolean(s.EMAIL_SMTP_FROM)) {
     ctx.addIssue({ code: 'custom', path: [s.EMAIL_SMTP_HELO ? 'EMAIL_SMTP_FROM' : 'EMAIL_SMTP_HELO'], message: 'SMTP probing needs both EMAIL_SMTP_HELO and EMAIL_SMTP_FROM' });
@@ -49,7 +58,7 @@ export interface EmailConfig extends CommonServiceConfig {
   dnsServers: string[];
   dnsTimeoutMs: number;
   /** SMTP probing settings; null when EMAIL_SMTP_HELO/EMAIL_SMTP_FROM are not set (probing off). */
-  smtp: { helo: string; from: string; port: number; allowPrivate: boolean } | null;
+  smtp: { helo: string; from: string; port: number; allowPrivate: boolean; restrictTo: string[] | null } | null;
 }
 
 /** Reads the email service's settings from `env`; throws ConfigError listing every problem. */
@@ -64,7 +73,13 @@ export function loadEmailConfig(env: Readonly<Record<string, string | undefined>
     dnsServers: (parsed.EMAIL_DNS_SERVERS as string[] | undefined) ?? [],
     dnsTimeoutMs: parsed.EMAIL_DNS_TIMEOUT_MS as number,
     smtp: parsed.EMAIL_SMTP_HELO
-      ? { helo: parsed.EMAIL_SMTP_HELO as string, from: parsed.EMAIL_SMTP_FROM as string, port: parsed.EMAIL_SMTP_PORT as number, allowPrivate: parsed.EMAIL_SMTP_ALLOW_PRIVATE as boolean }
+      ? {
+          helo: parsed.EMAIL_SMTP_HELO as string,
+          from: parsed.EMAIL_SMTP_FROM as string,
+          port: parsed.EMAIL_SMTP_PORT as number,
+          allowPrivate: parsed.EMAIL_SMTP_ALLOW_PRIVATE as boolean,
+          restrictTo: (parsed.EMAIL_SMTP_RESTRICT_TO as string[] | undefined) ?? null,
+        }
       : null,
   };
 }

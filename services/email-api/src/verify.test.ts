@@ -31,6 +31,8 @@ for (const backend of testBackends()) {
         EMAIL_SMTP_HELO: 'probe.mailconv.test',
         EMAIL_SMTP_FROM: 'probe@mailconv.test',
         EMAIL_SMTP_ALLOW_PRIVATE: 'true',
+        // Probes may reach the rig's loopback peers and nothing else.
+        EMAIL_SMTP_RESTRICT_TO: '127.0.0.0/8',
         EMAIL_SMTP_PORT: String(rig.smtpPort),
         EMAIL_PUBLIC_SMTP_PER_DAY: '2',
         EMAIL_TRUST_PROXY: 'loopback',
