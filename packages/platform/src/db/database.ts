@@ -39,7 +39,22 @@ export function openDatabase<DB>(target: DatabaseTarget, options: OpenDatabaseOp
     raw.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
     raw.pragma('foreign_keys = ON');
     raw.pragma('synchronous = NORMAL');
-    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: raw }) });
+    // Kysely prepares every query anew; reusing prepared statements by SQL text saves that
+    // work on hot paths (a statement is used synchronously, so sharing one is safe).
+    const statements = new Map<string, BetterSqlite3.Statement>();
+    const database = {
+      prepare(source: string) {
+        let stmt = statements.get(source);
+        if (!stmt) {
+          if (statements.size >= 1000) statements.clear();
+          stmt = raw.prepare(source);
+          statements.set(source, stmt);
+        }
+        return stmt;
+      },
+      close: () => raw.close(),
+    };
+    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database }) });
     return {
       db,
       dialect: 'sqlite',

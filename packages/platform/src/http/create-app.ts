@@ -5,7 +5,7 @@ import addFormats from 'ajv-formats';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { DestinationStream } from 'pino';
+import { pino, type DestinationStream } from 'pino';
 import { AppError, type ErrorTable } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 import type { KeyLocation } from './auth.js';
@@ -67,7 +67,9 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
     logger: {
       level: options.logLevel,
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
-      ...(options.logStream ? { stream: options.logStream } : {}),
+      // Asynchronous writes to stdout: a log line per request must not cost a blocking
+      // syscall on the hot path. pino flushes what is pending when the process exits.
+      stream: options.logStream ?? pino.destination({ dest: 1, sync: false }),
     },
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit,

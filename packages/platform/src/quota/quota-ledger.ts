@@ -110,20 +110,25 @@ export class QuotaLedger {
     return row?.used ?? 0;
   }
 
+  /**
+   * One statement: insert the month's row with `units`, or add `units` to it only if the
+   * result stays within `limit`. No row back means the charge did not fit.
+   */
   private async apply(exec: Executor, accountId: string, units: number, limit: number, period: string): Promise<ChargeResult> {
-    await exec
-      .insertInto('quota_usage')
-      .values({ account_id: accountId, period, used: 0 })
-      .onConflict((oc) => oc.columns(['account_id', 'period']).doNothing())
-      .execute();
-    const row = await exec
-      .updateTable('quota_usage')
-      .set((eb) => ({ used: eb('used', '+', units) }))
-      .where('account_id', '=', accountId)
-      .where('period', '=', period)
-      .where((eb) => eb(eb('used', '+', units), '<=', limit))
-      .returning('used')
-      .executeTakeFirst();
+    const row =
+      units <= limit
+        ? await exec
+            .insertInto('quota_usage')
+            .values({ account_id: accountId, period, used: units })
+            .onConflict((oc) =>
+              oc
+                .columns(['account_id', 'period'])
+                .doUpdateSet((eb) => ({ used: eb('quota_usage.used', '+', units) }))
+                .where((eb) => eb(eb('quota_usage.used', '+', units), '<=', limit)),
+            )
+            .returning('used')
+            .executeTakeFirst()
+        : undefined;
     if (row) return { ok: true, period, limit, used: row.used, remaining: Math.max(0, limit - row.used) };
     const used = (await exec.selectFrom('quota_usage').select('used').where('account_id', '=', accountId).where('period', '=', period).executeTakeFirst())?.used ?? 0;
     return { ok: false, required: units, period, limit, used, remaining: Math.max(0, limit - used) };
