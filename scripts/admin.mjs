@@ -1,9 +1,7 @@
 // `npm run admin -- <email|convert> <command> [options]`: account and key administration of
 // one service, on that service's own database. Setup output goes to stderr so that
 // `--json` output on stdout can be parsed.
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
-import { ensureBuild, ensureNodeModules, ROOT } from './lib/ensure.mjs';
+import { runBuilt } from './lib/ensure.mjs';
 
 const SERVICES = { email: 'email-api', convert: 'convert-api' };
 const [service, ...rest] = process.argv.slice(2);
@@ -16,7 +14,4 @@ if (!service || !(service in SERVICES)) {
   );
   process.exit(2);
 }
-ensureNodeModules();
-ensureBuild();
-const res = spawnSync(process.execPath, [join(ROOT, 'services', SERVICES[service], 'dist', 'admin.js'), ...rest], { cwd: ROOT, stdio: 'inherit' });
-process.exit(res.status ?? 1);
+runBuilt(`services/${SERVICES[service]}/dist/admin.js`, rest);

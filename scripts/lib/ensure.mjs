@@ -103,3 +103,14 @@ export function commandExists(cmd) {
     return false;
   }
 }
+
+/**
+ * Runs a built entry point of the project after making sure it is installed and built
+ * (setup output on stderr, so the command's stdout stays its own), and exits with its code.
+ */
+export function runBuilt(relativePath, args, cwd = ROOT) {
+  ensureNodeModules();
+  ensureBuild();
+  const res = spawnSync(process.execPath, [join(ROOT, relativePath), ...args], { cwd, stdio: 'inherit' });
+  process.exit(res.status ?? 1);
+}
