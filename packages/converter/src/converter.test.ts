@@ -1,0 +1,181 @@
+// Engine suite: every conversion runs the real binaries on the committed fixtures, and
+// every output is checked by a tool the converter did not use to write it.
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import sharp from 'sharp';
+import { Converter, type ConvertResult } from './converter.js';
+import { detectFormat } from './formats/detect.js';
+import { ffprobe, fixture, identify, pdfPages, sha256sum, tool } from './testing/tools.js';
+
+let dir: string;
+let conv: Converter;
+let n = 0;
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'conv-engine-'));
+  conv = await Converter.create({ workDir: join(dir, 'work'), timeoutMs: 60_000, libreoffice: { instances: 1 } });
+});
+after(async () => {
+  await conv.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function run(file: string, target: string, options: Record<string, unknown> = {}, input = fixture(file)): Promise<ConvertResult> {
+  const detected = await detectFormat(input, file);
+  assert.ok(detected, `${file} not detected`);
+  return conv.convert({ inputPath: input, sourceFormat: detected.ext, targetFormat: target, options, outputPath: join(dir, 'out', `${n++}-${file}.${target}`) });
+}
+
+async function ok(file: string, target: string, options: Record<string, unknown> = {}) {
+  const r = await run(file, target, options);
+  if (!r.ok) assert.fail(`${file} → ${target}: ${JSON.stringify(r.error)}`);
+  // The checksum the converter computed while copying matches coreutils' reading of the file.
+  assert.equal(r.output.sha256, sha256sum(r.output.path));
+  assert.equal(r.output.format, target);
+  return r.output;
+}
+
+async function fails(file: string, target: string, options: Record<string, unknown> = {}, input?: string) {
+  const r = await run(file, target, options, input);
+  assert.equal(r.ok, false, `${file} → ${target} should fail`);
+  return r.ok ? assert.fail() : r.error;
+}
+
+describe('office documents through the warm LibreOffice pool', () => {
+  test('docx → pdf and docx → md', async () => {
+    const pdf = await ok('sample.docx', 'pdf');
+    assert.equal(pdfPages(pdf.path), 1);
+    assert.equal(pdf.pages, 1);
+    assert.match(tool('/usr/bin/pdftotext', [pdf.path, '-']), /Quarterly report/);
+    const md = await ok('sample.docx', 'md');
+    assert.match(await readFile(md.path, 'utf8'), /# Quarterly report/);
+  });
+
+  test('xlsx → pdf and xlsx → csv', async () => {
+    const pdf = await ok('sample.xlsx', 'pdf');
+    assert.equal(pdfPages(pdf.path), 1);
+    const csv = await ok('sample.xlsx', 'csv');
+    assert.match(await readFile(csv.path, 'utf8'), /^"name","qty","price"\n"widget",4,2\.5\n/);
+  });
+
+  test('pptx → pdf with page_range, and pptx → png (first slide)', async () => {
+    const all = await ok('sample.pptx', 'pdf');
+    const total = pdfPages(all.path);
+    assert.ok(total >= 2);
+    const tail = await ok('sample.pptx', 'pdf', { page_range: '2-' });
+    assert.equal(pdfPages(tail.path), total - 1);
+    const png = await ok('sample.pptx', 'png', { preset: 'thumbnail' });
+    const id = identify(png.path);
+    assert.equal(id.format, 'PNG');
+    assert.equal(Math.max(id.width, id.height), 256);
+    assert.deepEqual([png.width, png.height], [id.width, id.height]);
+  });
+
+  test('archive preset gives PDF/A', async () => {
+    const pdf = await ok('sample.docx', 'pdf', { preset: 'archive' });
+    const xmp = (await readFile(pdf.path)).toString('latin1');
+    assert.match(xmp, /pdfaid:part(>|=")2/);
+  });
+});
+
+describe('images', () => {
+  test('png → jpg, png → webp, png → pdf, png → bmp', async () => {
+    const jpg = await ok('sample.png', 'jpg');
+    assert.deepEqual(identify(jpg.path), { format: 'JPEG', width: 64, height: 48 });
+    const webp = await ok('sample.png', 'webp', { quality: 50 });
+    assert.equal((await readFile(webp.path)).subarray(8, 12).toString(), 'WEBP');
+    const pdf = await ok('sample.png', 'pdf');
+    assert.equal(pdfPages(pdf.path), 1);
+    const bmp = await ok('sample.png', 'bmp');
+    assert.equal(identify(bmp.path).format, 'BMP');
+    assert.equal(bmp.width, 64);
+  });
+
+  test('max_output_bytes trades JPEG quality for size, and fails when it cannot', async () => {
+    const noisy = join(dir, 'noise.png');
+    await sharp({ create: { width: 256, height: 256, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } }).png().toFile(noisy);
+    const full = await conv.convert({ inputPath: noisy, sourceFormat: 'png', targetFormat: 'jpg', outputPath: join(dir, 'out', 'noise-full.jpg') });
+    assert.ok(full.ok);
+    const cap = Math.floor(full.output.size_bytes * 0.6);
+    const capped = await conv.convert({ inputPath: noisy, sourceFormat: 'png', targetFormat: 'jpg', options: { max_output_bytes: cap }, outputPath: join(dir, 'out', 'noise-cap.jpg') });
+    assert.ok(capped.ok, JSON.stringify(capped));
+    assert.ok(capped.output.size_bytes <= cap);
+    assert.equal(identify(capped.output.path).format, 'JPEG');
+    const tiny = await conv.convert({ inputPath: noisy, sourceFormat: 'png', targetFormat: 'jpg', options: { max_output_bytes: 100 }, outputPath: join(dir, 'out', 'noise-tiny.jpg') });
+    assert.equal(tiny.ok ? '' : tiny.error.code, 'output_too_large');
+    // Markdown → HTML has no quality knob: it fails at once.
+    assert.equal((await fails('sample.md', 'html', { max_output_bytes: 10 })).code, 'output_too_large');
+  });
+
+  test('OCR: a scanned page becomes text and a searchable PDF', async () => {
+    const txt = await ok('scanned-page.png', 'txt');
+    const text = await readFile(txt.path, 'utf8');
+    assert.match(text, /Invoice number 4711/);
+    assert.match(text, /Total amount due/);
+    const pdf = await ok('scanned-page.png', 'pdf', { ocr_language: 'en+de' });
+    assert.equal(pdfPages(pdf.path), 1);
+    assert.match(tool('/usr/bin/pdftotext', [pdf.path, '-']), /Invoice/);
+  });
+});
+
+describe('audio and markup', () => {
+  test('wav → mp3 and wav → flac', async () => {
+    const mp3 = await ok('sample.wav', 'mp3', { quality: 30 });
+    const p = ffprobe(mp3.path);
+    assert.deepEqual(p.codecs, ['mp3']);
+    assert.ok(Math.abs(p.duration - 0.5) < 0.2);
+    assert.ok(mp3.duration_s !== undefined && Math.abs(mp3.duration_s - 0.5) < 0.2);
+    const flac = await ok('sample.wav', 'flac');
+    assert.deepEqual(ffprobe(flac.path).codecs, ['flac']);
+  });
+
+  test('md → html, md → docx (pandoc, then LibreOffice) and md → pdf', async () => {
+    const html = await ok('sample.md', 'html');
+    assert.match(await readFile(html.path, 'utf8'), /<h1[^>]*>Quarterly report<\/h1>/);
+    const docx = await ok('sample.md', 'docx');
+    assert.equal((await detectFormat(docx.path))?.ext, 'docx');
+    const pdf = await ok('sample.md', 'pdf');
+    assert.match(tool('/usr/bin/pdftotext', [pdf.path, '-']), /Quarterly report/);
+  });
+});
+
+describe('errors come back as data', () => {
+  test('unsupported pairs, unknown targets and bad options', async () => {
+    assert.equal((await fails('sample.wav', 'pdf')).code, 'unsupported_conversion');
+    const unknown = await fails('sample.wav', 'xyz');
+    assert.deepEqual([unknown.code, unknown.field], ['invalid_request', 'target_format']);
+    const q = await fails('sample.png', 'jpg', { quality: 500 });
+    assert.deepEqual([q.code, q.field], ['invalid_request', 'quality']);
+    const pr = await fails('sample.docx', 'pdf', { page_range: '5' });
+    assert.deepEqual([pr.code, pr.field], ['invalid_request', 'page_range']);
+    const pw = await fails('sample.wav', 'mp3', { page_range: '1' });
+    assert.deepEqual([pw.code, pw.field], ['invalid_request', 'page_range']);
+    const ocr = await fails('sample.docx', 'pdf', { ocr_language: 'eng' });
+    assert.deepEqual([ocr.code, ocr.field], ['invalid_request', 'ocr_language']);
+  });
+
+  test('a pixel bomb and malformed files fail with conversion_failed', async () => {
+    // A PNG header claiming 50000 × 50000 pixels with no real data behind it.
+    const png = await readFile(fixture('sample.png'));
+    const bomb = Buffer.from(png);
+    bomb.writeUInt32BE(50_000, 16);
+    bomb.writeUInt32BE(50_000, 20);
+    const bombPath = join(dir, 'bomb.png');
+    await writeFile(bombPath, bomb);
+    const b = await fails('bomb.png', 'jpg', {}, bombPath);
+    assert.equal(b.code, 'conversion_failed');
+    const pdfPath = join(dir, 'broken.pdf');
+    await writeFile(pdfPath, '%PDF-1.7\nthis is not a pdf at all\n');
+    assert.equal((await fails('broken.pdf', 'png', {}, pdfPath)).code, 'conversion_failed');
+    const docx = await readFile(fixture('sample.docx'));
+    const broken = join(dir, 'broken.docx');
+    await writeFile(broken, docx.subarray(0, 3000));
+    const r = await conv.convert({ inputPath: broken, sourceFormat: 'docx', targetFormat: 'pdf', outputPath: join(dir, 'out', 'broken.pdf') });
+    assert.equal(r.ok ? '' : r.error.code, 'conversion_failed');
+    // The pool still works afterwards.
+    await ok('sample.docx', 'odt');
+  });
+});
