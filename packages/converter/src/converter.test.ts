@@ -132,6 +132,22 @@ describe('audio and markup', () => {
     assert.deepEqual(ffprobe(flac.path).codecs, ['flac']);
   });
 
+  test('video: mp4 → webm and mp4 → mp3 (soundtrack), with size and duration', async () => {
+    const mp4 = join(dir, 'clip.mp4');
+    tool('/usr/bin/ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=duration=1:size=96x64:rate=10', '-f', 'lavfi', '-i', 'sine=duration=1:sample_rate=8000',
+      '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', mp4]);
+    const webm = await conv.convert({ inputPath: mp4, sourceFormat: 'mp4', targetFormat: 'webm', options: { preset: 'web' }, outputPath: join(dir, 'out', 'clip.webm') });
+    assert.ok(webm.ok, JSON.stringify(webm));
+    const p = ffprobe(webm.output.path);
+    assert.match(p.format, /webm/);
+    assert.deepEqual(p.codecs.sort(), ['opus', 'vp9']);
+    assert.deepEqual([webm.output.width, webm.output.height], [96, 64]);
+    assert.ok(webm.output.duration_s !== undefined && Math.abs(webm.output.duration_s - 1) < 0.3);
+    const mp3 = await conv.convert({ inputPath: mp4, sourceFormat: 'mp4', targetFormat: 'mp3', outputPath: join(dir, 'out', 'clip.mp3') });
+    assert.ok(mp3.ok, JSON.stringify(mp3));
+    assert.deepEqual(ffprobe(mp3.output.path).codecs, ['mp3']);
+  });
+
   test('md → html, md → docx (pandoc, then LibreOffice) and md → pdf', async () => {
     const html = await ok('sample.md', 'html');
     assert.match(await readFile(html.path, 'utf8'), /<h1[^>]*>Quarterly report<\/h1>/);
@@ -142,7 +158,50 @@ describe('audio and markup', () => {
   });
 });
 
+describe('PDF operations', () => {
+  test('pdf → pdf page selection (qpdf), pdf → txt of the selected pages, compression (Ghostscript)', async () => {
+    const slides = await ok('sample.pptx', 'pdf');
+    const pages = pdfPages(slides.path);
+    const picked = await conv.convert({ inputPath: slides.path, sourceFormat: 'pdf', targetFormat: 'pdf', options: { page_range: `${pages},1` }, outputPath: join(dir, 'out', 'picked.pdf') });
+    assert.ok(picked.ok, JSON.stringify(picked));
+    assert.equal(pdfPages(picked.output.path), 2);
+    assert.ok(picked.engines.includes('qpdf'));
+    const txt = await conv.convert({ inputPath: slides.path, sourceFormat: 'pdf', targetFormat: 'txt', options: { page_range: '1' }, outputPath: join(dir, 'out', 'first.txt') });
+    assert.ok(txt.ok, JSON.stringify(txt));
+    const text = await readFile(txt.output.path, 'utf8');
+    assert.match(text, /Slides/);
+    assert.doesNotMatch(text, /More text/);
+    // A PDF holding a big noisy image shrinks when asked for quality 20.
+    const noisy = join(dir, 'noisy-page.png');
+    await sharp({ create: { width: 1000, height: 1000, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 50 } } }).png().toFile(noisy);
+    const heavy = await conv.convert({ inputPath: noisy, sourceFormat: 'png', targetFormat: 'pdf', outputPath: join(dir, 'out', 'heavy.pdf') });
+    assert.ok(heavy.ok, JSON.stringify(heavy));
+    const light = await conv.convert({ inputPath: heavy.output.path, sourceFormat: 'pdf', targetFormat: 'pdf', options: { quality: 20 }, outputPath: join(dir, 'out', 'light.pdf') });
+    assert.ok(light.ok, JSON.stringify(light));
+    assert.ok(light.engines.includes('ghostscript'));
+    assert.ok(light.output.size_bytes < heavy.output.size_bytes / 4, `${light.output.size_bytes} vs ${heavy.output.size_bytes}`);
+    assert.equal(pdfPages(light.output.path), 1);
+  });
+});
+
 describe('errors come back as data', () => {
+  test('every engine is probed and available here, with its version', () => {
+    for (const p of conv.probes()) {
+      assert.equal(p.available, true, `${p.engine}: ${p.warning}`);
+      assert.ok(p.version, `${p.engine} has no version`);
+    }
+    assert.equal(conv.probes().length, 10);
+  });
+
+  test('cancelling a running office conversion fails it and leaves the pool usable', async () => {
+    const ac = new AbortController();
+    const running = conv.convert({ inputPath: fixture('sample.pptx'), sourceFormat: 'pptx', targetFormat: 'pdf', outputPath: join(dir, 'out', 'cancelled.pdf'), signal: ac.signal });
+    setTimeout(() => ac.abort(), 20);
+    const r = await running;
+    assert.equal(r.ok ? '' : r.error.code, 'conversion_failed');
+    await ok('sample.docx', 'pdf');
+  });
+
   test('unsupported pairs, unknown targets and bad options', async () => {
     assert.equal((await fails('sample.wav', 'pdf')).code, 'unsupported_conversion');
     const unknown = await fails('sample.wav', 'xyz');
