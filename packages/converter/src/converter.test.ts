@@ -16,7 +16,7 @@ let n = 0;
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'conv-engine-'));
-  conv = await Converter.create({ workDir: join(dir, 'work'), timeoutMs: 60_000, libreoffice: { instances: 1 } });
+  conv = await Converter.create({ workDir: join(dir, 'work'), timeoutMs: 60_000, maxInputPixels: 4_000_000, libreoffice: { instances: 1 } });
 });
 after(async () => {
   await conv.close();
@@ -226,6 +226,13 @@ describe('errors come back as data', () => {
     await writeFile(bombPath, bomb);
     const b = await fails('bomb.png', 'jpg', {}, bombPath);
     assert.equal(b.code, 'conversion_failed');
+    // A 200 × 200 inch page: rendered at a resolution that fits the pixel budget instead.
+    const hugePage = join(dir, 'huge-page.pdf');
+    tool('/usr/bin/gs', ['-q', '-dSAFER', '-sDEVICE=pdfwrite', '-dDEVICEWIDTHPOINTS=14400', '-dDEVICEHEIGHTPOINTS=14400', '-dFIXEDMEDIA', '-o', hugePage, '-c', 'showpage']);
+    const huge = await conv.convert({ inputPath: hugePage, sourceFormat: 'pdf', targetFormat: 'png', outputPath: join(dir, 'out', 'huge.png') });
+    assert.ok(huge.ok, JSON.stringify(huge));
+    const hugeId = identify(huge.output.path);
+    assert.ok(hugeId.width > 1000 && hugeId.width * hugeId.height <= 4_000_000, `${hugeId.width}x${hugeId.height}`);
     const pdfPath = join(dir, 'broken.pdf');
     await writeFile(pdfPath, '%PDF-1.7\nthis is not a pdf at all\n');
     assert.equal((await fails('broken.pdf', 'png', {}, pdfPath)).code, 'conversion_failed');

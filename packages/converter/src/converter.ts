@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rm, stat, symlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import sharp from 'sharp';
@@ -188,7 +188,7 @@ export class Converter {
       };
       // Engines see the input under its detected extension (LibreOffice and friends look at it).
       const input = join(dir, `source.${source.ext}`);
-      await symlink(req.inputPath, input);
+      await symlink(resolve(req.inputPath), input);
       const { file, engines } = await this.runWithSizeLadder(input, source, target, options, routes, job);
       const output = await this.finish(file, target, req.outputPath, job);
       return { ok: true, output, engines, options };

@@ -41,6 +41,6 @@ export class GhostscriptEngine implements Engine {
       `-dColorImageResolution=${dpi}`, `-dGrayImageResolution=${dpi}`, `-dMonoImageResolution=${Math.max(dpi, 150)}`,
       '-dColorImageDownsampleThreshold=1.0', '-dGrayImageDownsampleThreshold=1.0',
       `-sOutputFile=${step.output}`, '--', step.input,
-    ]);
+    ], { maxMemoryBytes: 2 * 1024 ** 3 });
   }
 }

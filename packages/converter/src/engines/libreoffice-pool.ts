@@ -5,7 +5,8 @@
  * long-lived Python UNO client (`python/uno-bridge.py`) that loads and stores documents on
  * it. Node owns both processes:
  *
- * - one conversion per instance at a time; a FIFO queue, bounded (`service_unavailable` past it);
+ * - one conversion per instance at a time; a FIFO queue, bounded in length and in waiting
+ *   time (`service_unavailable` past either);
  * - a hard time-out per conversion: the instance's process groups are killed, the job
  *   fails, the instance is restarted (the file is marked failed, not the worker);
  * - a crash (soffice exits) fails the job's attempt, which is retried once on a fresh
@@ -55,6 +56,8 @@ export interface LibreOfficePoolOptions {
   readonly maxQueue?: number;
   /** Start-up deadline of one instance; default 60 s. */
   readonly startTimeoutMs?: number;
+  /** Longest wait in the queue before `service_unavailable`; default 120 s. */
+  readonly maxQueueWaitMs?: number;
 }
 
 /** Counters for metrics and tests. */
@@ -305,6 +308,7 @@ export class LibreOfficePool {
       maxRssBytes: 700 * 1024 * 1024,
       maxQueue: 16,
       startTimeoutMs: 60_000,
+      maxQueueWaitMs: 120_000,
       ...options,
     };
   }
@@ -337,7 +341,28 @@ export class LibreOfficePool {
       return Promise.reject(new ConversionError('service_unavailable', 'Too many office documents are waiting; try again shortly.'));
     }
     const done = new Promise<void>((resolve, reject) => {
-      this.queue.push({ job, timeoutMs, signal, retried: false, resolve, reject });
+      const w: Waiting = {
+        job, timeoutMs, signal, retried: false,
+        resolve: () => {
+          clearTimeout(wait);
+          resolve();
+        },
+        reject: (e) => {
+          clearTimeout(wait);
+          reject(e);
+        },
+      };
+      // Waiting in the queue is bounded too: past maxQueueWaitMs, or on a cancel, the job leaves it.
+      const leave = (e: ConversionError): void => {
+        const at = this.queue.indexOf(w);
+        if (at < 0) return;
+        this.queue.splice(at, 1);
+        this.stats.queued = this.queue.length;
+        w.reject(e);
+      };
+      const wait = setTimeout(() => leave(new ConversionError('service_unavailable', 'Office conversions are backed up; try again shortly.')), this.opts.maxQueueWaitMs);
+      signal?.addEventListener('abort', () => leave(failed('The conversion was cancelled.', 'aborted while queued')), { once: true });
+      this.queue.push(w);
       this.stats.queued = this.queue.length;
     });
     if (this.started) this.pump();

@@ -26,6 +26,6 @@ export class TesseractEngine implements Engine {
     const base = step.output.replace(/\.(txt|pdf)$/, '');
     if (base === step.output) throw failed(`tesseract cannot write ${step.to}.`);
     const langs = (step.options.ocrLanguages ?? ['eng']).join('+');
-    await runStep(step, TESSERACT, [step.input, base, '-l', langs, '--psm', '3', step.to], { env: { OMP_THREAD_LIMIT: '1' } });
+    await runStep(step, TESSERACT, [step.input, base, '-l', langs, '--psm', '3', step.to], { env: { OMP_THREAD_LIMIT: '1' }, maxMemoryBytes: 2 * 1024 ** 3 });
   }
 }
