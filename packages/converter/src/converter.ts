@@ -280,7 +280,8 @@ export class Converter {
       if (!engine) throw failed(`The ${s.engine} engine is not available.`);
       const out = join(job.dir, `${tag}-step${i}.${s.to}`);
       await engine.convert({ input: current, from: s.from, to: s.to, output: out, options, quality, qualityRequested, job });
-      await assertNonEmpty(out, s.engine);
+      // Text may legitimately be empty (OCR of a photo, a PDF of scans); nothing else may.
+      await assertOutput(out, s.engine, s.to !== 'txt');
       engines.push(s.engine);
       current = out;
       if (s.to === 'pdf') current = await selectPages(current);
@@ -366,9 +367,10 @@ export class Converter {
   }
 }
 
-async function assertNonEmpty(path: string, engine: string): Promise<void> {
+async function assertOutput(path: string, engine: string, nonEmpty: boolean): Promise<void> {
   try {
-    if ((await stat(path)).size > 0) return;
+    const { size } = await stat(path);
+    if (size > 0 || !nonEmpty) return;
   } catch {
     // missing
   }

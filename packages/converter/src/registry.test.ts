@@ -23,9 +23,11 @@ test('direct pairs come in fallback order; chains are used only without a direct
   assert.deepEqual(reg.routes('docx', 'png')[0]?.steps.map((s) => s.engine), ['libreoffice', 'poppler']);
   // docx → html: LibreOffice first, pandoc as its fallback.
   assert.deepEqual(reg.routes('docx', 'html').map((r) => r.steps[0]?.engine), ['libreoffice', 'pandoc']);
-  // image → pdf: plain embedding by default, OCR first when a language is asked for.
-  assert.deepEqual(reg.routes('png', 'pdf').map((r) => r.steps[0]?.engine), ['img2pdf', 'tesseract']);
+  // image → pdf: plain embedding unless OCR is asked for, then OCR first (through PNG if need be).
+  assert.deepEqual(reg.routes('png', 'pdf').map((r) => r.steps[0]?.engine), ['img2pdf']);
   assert.deepEqual(reg.routes('png', 'pdf', { ocr: true }).map((r) => r.steps[0]?.engine), ['tesseract', 'img2pdf']);
+  assert.deepEqual(reg.routes('bmp', 'pdf').map((r) => r.steps.map((s) => s.engine)), [['imagemagick', 'img2pdf']]);
+  assert.deepEqual(reg.routes('bmp', 'pdf', { ocr: true }).map((r) => r.steps.map((s) => s.engine)), [['imagemagick', 'tesseract'], ['imagemagick', 'img2pdf']]);
   assert.deepEqual(reg.routes('wav', 'pdf'), []);
   assert.deepEqual(reg.routes('mp3', 'mp4'), []);
 });

@@ -55,7 +55,7 @@ const CHAINS: readonly { from: readonly string[]; via: string; to: readonly stri
   { from: ['docx', 'doc', 'odt', 'rtf', 'xlsx', 'xls', 'ods', 'pptx', 'ppt', 'odp'], via: 'pdf', to: ['png', 'jpg'] },
   // Images img2pdf cannot read become PNG first.
   { from: ['webp', 'avif', 'bmp', 'ico', 'ppm', 'psd'], via: 'png', to: ['pdf'] },
-  { from: ['avif', 'ico', 'psd'], via: 'png', to: ['txt'] },
+  { from: ['avif', 'ico', 'psd', 'bmp'], via: 'png', to: ['txt'] },
 ];
 
 /** Routing data over a set of available engines. */
@@ -83,12 +83,17 @@ export class Registry {
    * searchable PDF) and is required for nothing else.
    */
   routes(from: string, to: string, opts: { ocr?: boolean } = {}): Route[] {
-    let names = this.direct(from, to);
-    const fi = formatInfo(from);
-    if (fi?.family === 'image' && to === 'pdf') {
-      names = opts.ocr ? [...names.filter((n) => n === 'tesseract'), ...names.filter((n) => n !== 'tesseract')] : names;
-    }
-    if (names.length) return names.map((engine) => ({ steps: [{ engine, from, to }] }));
+    const ocrPair = formatInfo(from)?.family === 'image' && to === 'pdf';
+    const usesOcr = (r: Route): boolean => r.steps.some((s) => s.engine === 'tesseract');
+    let direct: Route[] = this.direct(from, to).map((engine) => ({ steps: [{ engine, from, to }] }));
+    // Image → PDF runs OCR only when asked to (ocr_language): it is slow and changes the output.
+    if (ocrPair && !opts.ocr) direct = direct.filter((r) => !usesOcr(r));
+    const chained = direct.length && !(ocrPair && opts.ocr && !direct.some(usesOcr)) ? [] : this.chains(from, to, opts);
+    const all = [...direct, ...chained];
+    return ocrPair && opts.ocr ? [...all.filter(usesOcr), ...all.filter((r) => !usesOcr(r))] : all;
+  }
+
+  private chains(from: string, to: string, opts: { ocr?: boolean }): Route[] {
     const out: Route[] = [];
     for (const c of CHAINS) {
       if (!c.from.includes(from) || !c.to.includes(to)) continue;

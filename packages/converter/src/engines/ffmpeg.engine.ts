@@ -51,7 +51,8 @@ export class FfmpegEngine implements Engine {
       case 'wav': args.push('-vn', '-c:a', 'pcm_s16le'); break;
       case 'flac': args.push('-vn', '-c:a', 'flac'); break;
       case 'mp3': args.push('-vn', '-c:a', 'libmp3lame', '-b:a', kbps); break;
-      case 'ogg': args.push('-vn', '-c:a', 'libvorbis', '-b:a', kbps); break;
+      // Vorbis refuses many bitrate/sample-rate combinations; its VBR quality scale (0–10) always works.
+      case 'ogg': args.push('-vn', '-c:a', 'libvorbis', '-q:a', String(Math.round(q / 10))); break;
       case 'opus': args.push('-vn', '-c:a', 'libopus', '-b:a', `${Math.min(audioBitrate(q), 256)}k`); break;
       case 'm4a': args.push('-vn', '-c:a', 'aac', '-b:a', kbps); break;
       default: {

@@ -11,7 +11,8 @@ const TESSERACT = '/usr/bin/tesseract';
 /** The tesseract engine. */
 export class TesseractEngine implements Engine {
   readonly name = 'tesseract';
-  readonly reads = ['png', 'jpg', 'tiff', 'gif', 'bmp', 'ppm', 'webp'] as const;
+  // Not BMP: leptonica rejects the BMP variants ImageMagick writes (they go through PNG).
+  readonly reads = ['png', 'jpg', 'tiff', 'gif', 'ppm', 'webp'] as const;
   readonly writes = ['txt', 'pdf'] as const;
 
   tradesQualityForSize(): boolean {
