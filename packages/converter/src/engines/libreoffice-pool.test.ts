@@ -68,3 +68,16 @@ test('instances are recycled after N conversions; a full queue is refused', asyn
   assert.ok(done.length >= 1, 'nothing completed');
   assert.equal(refused.length + done.length, 3);
 });
+
+test('a job that makes soffice pass the memory ceiling is killed, and the pool recovers', async () => {
+  // A ceiling below an idle soffice's footprint: the first sample already trips it.
+  const tight = new LibreOfficePool({ workDir: join(dir, 'lo-tight'), instances: 1, killRssBytes: 10 * 1024 * 1024 });
+  try {
+    await tight.start();
+    const [pid] = tight.pids();
+    await assert.rejects(tight.convert(job(), 30_000), (e: unknown) => e instanceof ConversionError && e.code === 'conversion_failed' && /memory/.test(e.message));
+    assert.ok(pid && processGone(pid));
+  } finally {
+    await tight.close();
+  }
+});

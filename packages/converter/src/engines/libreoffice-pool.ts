@@ -12,7 +12,9 @@
  * - a crash (soffice exits) fails the job's attempt, which is retried once on a fresh
  *   instance, and the instance restarts;
  * - recycling after `maxConversionsPerInstance` conversions or when soffice's RSS passes
- *   `maxRssBytes`, done right after a job so it adds no latency to the next one.
+ *   `maxRssBytes`, done right after a job so it adds no latency to the next one;
+ * - a memory ceiling during a job (`killRssBytes`, sampled every 250 ms): a document that
+ *   makes soffice balloon (a zip bomb, a runaway spreadsheet) is killed like a hang.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises';
@@ -50,8 +52,10 @@ export interface LibreOfficePoolOptions {
   readonly instances?: number;
   /** Default 50. */
   readonly maxConversionsPerInstance?: number;
-  /** Default 700 MiB. */
+  /** Recycle threshold after a job; default 700 MiB. */
   readonly maxRssBytes?: number;
+  /** Kill threshold during a job; default 2 GiB. */
+  readonly killRssBytes?: number;
   /** Jobs waiting beyond the busy instances; default 16. */
   readonly maxQueue?: number;
   /** Start-up deadline of one instance; default 60 s. */
@@ -214,9 +218,10 @@ class Instance {
   convert(job: LibreOfficeJob, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const id = randomBytes(8).toString('hex');
     return new Promise<void>((resolve, reject) => {
-      const timer: { t?: NodeJS.Timeout } = {};
+      const timer: { t?: NodeJS.Timeout; rss?: NodeJS.Timeout } = {};
       const done = (): void => {
         clearTimeout(timer.t);
+        clearInterval(timer.rss);
         signal?.removeEventListener('abort', onAbort);
       };
       const kill = (e: ConversionError): void => {
@@ -248,6 +253,15 @@ class Instance {
       );
       if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });
+      const checkMemory = (): void => {
+        void this.rssBytes().then((rss) => {
+          if (rss > this.opts.killRssBytes) {
+            kill(new ConversionError('conversion_failed', 'The document needed too much memory to convert.', { detail: `soffice RSS ${rss} bytes` }));
+          }
+        });
+      };
+      checkMemory();
+      timer.rss = setInterval(checkMemory, 250);
       this.bridge?.child.stdin?.write(`${JSON.stringify({ id, ...job })}\n`);
     });
   }
@@ -267,6 +281,8 @@ class Instance {
   async stop(): Promise<void> {
     this.stopping = true;
     this.ready = false;
+    this.pending?.reject(failed('The LibreOffice pool is stopped.', 'instance stopped during a job'));
+    this.pending = undefined;
     const procs = [this.bridge, this.soffice].filter((p): p is SandboxedProcess => p !== undefined);
     this.bridge?.child.stdin?.end();
     for (const p of procs) p.kill();
@@ -297,6 +313,10 @@ export class LibreOfficePool {
   private readonly queue: Waiting[] = [];
   private starting: Promise<void> | undefined;
   private started = false;
+  /** Restarts under way; close() waits for them so none spawns after it. */
+  private readonly restarts = new Set<Promise<void>>();
+  /** Recycles under way (inside run()), for the same reason. */
+  private readonly running = new Set<Promise<void>>();
   private closed = false;
   /** Counters since start. */
   readonly stats: PoolStats = { conversions: 0, failures: 0, timeouts: 0, crashes: 0, restarts: 0, recycles: 0, queued: 0 };
@@ -306,6 +326,7 @@ export class LibreOfficePool {
       instances: Math.max(1, Math.floor(availableParallelism() / 2)),
       maxConversionsPerInstance: 50,
       maxRssBytes: 700 * 1024 * 1024,
+      killRssBytes: 2 * 1024 ** 3,
       maxQueue: 16,
       startTimeoutMs: 60_000,
       maxQueueWaitMs: 120_000,
@@ -387,7 +408,9 @@ export class LibreOfficePool {
         w.reject(failed('The conversion was cancelled.', 'aborted while queued'));
         continue;
       }
-      void this.run(inst, w);
+      const p = this.run(inst, w);
+      this.running.add(p);
+      void p.finally(() => this.running.delete(p));
     }
   }
 
@@ -436,8 +459,14 @@ export class LibreOfficePool {
    * Restarts a dead instance (crash, hang, failed recycle) unless one restart is already
    * under way; exit events and job endings can both ask for it.
    */
-  private async restart(inst: Instance): Promise<void> {
-    if (inst.busy || this.closed) return;
+  private restart(inst: Instance): Promise<void> {
+    if (inst.busy || this.closed) return Promise.resolve();
+    const p = this.doRestart(inst);
+    this.restarts.add(p);
+    return p.finally(() => this.restarts.delete(p));
+  }
+
+  private async doRestart(inst: Instance): Promise<void> {
     inst.busy = true;
     this.stats.restarts += 1;
     try {
@@ -473,6 +502,13 @@ export class LibreOfficePool {
     this.closed = true;
     this.failQueued();
     await this.starting?.catch(() => undefined);
+    // Stop every instance (a running job fails), let jobs and restarts settle (they check
+    // `closed` before starting anything new), then stop again: a restart that was already
+    // half-way through start() when we closed has spawned processes by now.
+    await Promise.all(this.instances.map((i) => i.stop()));
+    while (this.running.size || this.restarts.size) {
+      await Promise.allSettled([...this.running, ...this.restarts]);
+    }
     await Promise.all(this.instances.map((i) => i.stop()));
   }
 }
