@@ -8,7 +8,9 @@ import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { runSandboxed } from '../exec/exec.js';
 import { tool } from '../testing/tools.js';
+import { ConversionError } from '../errors.js';
 import { packageFile, type JobContext } from './engine.js';
+import { FfmpegEngine } from './ffmpeg.engine.js';
 import { LibreOfficePool } from './libreoffice-pool.js';
 import { PandocEngine } from './pandoc.engine.js';
 
@@ -112,4 +114,16 @@ test('a probe of a missing binary disables the engine with a warning', async () 
   assert.equal(p.available, false);
   assert.deepEqual(p.missing, ['/usr/bin/definitely-not-here']);
   assert.match(p.warning ?? '', /disabled/);
+});
+
+test('ffmpeg: a playlist posing as a video neither fetches its URLs nor reads local files', async () => {
+  hits.length = 0;
+  const input = join(dir, 'playlist.mp4');
+  await writeFile(input, `#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\nhttp://127.0.0.1:${port}/seg.ts\n#EXTINF:1,\nfile:///etc/passwd\n#EXT-X-ENDLIST\n`);
+  const output = join(dir, 'playlist.mp3');
+  await assert.rejects(
+    new FfmpegEngine().convert({ input, output, from: 'mp4', to: 'mp3', options: {}, quality: 60, qualityRequested: false, job: job() }),
+    (e: unknown) => e instanceof ConversionError && e.code === 'conversion_failed',
+  );
+  assert.deepEqual(hits, []);
 });
