@@ -119,6 +119,26 @@ describe('images', () => {
     assert.equal(pdfPages(pdf.path), 1);
     assert.match(tool('/usr/bin/pdftotext', [pdf.path, '-']), /Invoice/);
   });
+
+  test('OCR: a scanned two-page PDF without text becomes searchable, and text', async () => {
+    const scan = join(dir, 'scan.pdf');
+    tool('/usr/bin/img2pdf', ['--output', scan, fixture('scanned-page.png'), fixture('scanned-page.png')]);
+    assert.equal(tool('/usr/bin/pdftotext', [scan, '-']).trim(), '');
+    const searchable = await conv.convert({ inputPath: scan, sourceFormat: 'pdf', targetFormat: 'pdf', options: { ocr_language: 'eng' }, outputPath: join(dir, 'out', 'searchable.pdf') });
+    assert.ok(searchable.ok, JSON.stringify(searchable));
+    assert.deepEqual(searchable.engines, ['tesseract']);
+    assert.equal(pdfPages(searchable.output.path), 2);
+    // The text layer is placed word by word: compare with whitespace folded.
+    const text = tool('/usr/bin/pdftotext', [searchable.output.path, '-']).replace(/\s+/g, ' ');
+    assert.equal(text.match(/Invoice number 4711/g)?.length, 2);
+    const second = await conv.convert({ inputPath: scan, sourceFormat: 'pdf', targetFormat: 'txt', options: { ocr_language: 'eng', page_range: '2' }, outputPath: join(dir, 'out', 'second.txt') });
+    assert.ok(second.ok, JSON.stringify(second));
+    assert.equal((await readFile(second.output.path, 'utf8')).replace(/\s+/g, ' ').match(/Total amount due/g)?.length, 1);
+    // Without ocr_language a PDF is not OCRed: its (empty) text layer is extracted.
+    const plain = await conv.convert({ inputPath: scan, sourceFormat: 'pdf', targetFormat: 'txt', outputPath: join(dir, 'out', 'plain.txt') });
+    assert.ok(plain.ok);
+    assert.equal((await readFile(plain.output.path, 'utf8')).trim(), '');
+  });
 });
 
 describe('audio and markup', () => {

@@ -6,13 +6,14 @@ import { Img2PdfEngine } from './engines/img2pdf.engine.js';
 import { LibreOfficeEngine } from './engines/libreoffice.engine.js';
 import { PandocEngine } from './engines/pandoc.engine.js';
 import { PopplerEngine } from './engines/poppler.engine.js';
+import { QpdfEngine } from './engines/qpdf.engine.js';
 import { SharpEngine } from './engines/sharp.engine.js';
 import { TesseractEngine } from './engines/tesseract.engine.js';
 import { Registry } from './registry.js';
 
 const all = () => [
   new LibreOfficeEngine({ workDir: '/nonexistent' }), new PandocEngine(), new SharpEngine(), new ImageMagickEngine(),
-  new Img2PdfEngine(), new TesseractEngine(), new FfmpegEngine(), new PopplerEngine(),
+  new Img2PdfEngine(), new TesseractEngine(), new FfmpegEngine(), new PopplerEngine(), new QpdfEngine(),
 ];
 
 test('direct pairs come in fallback order; chains are used only without a direct route', () => {
@@ -28,6 +29,9 @@ test('direct pairs come in fallback order; chains are used only without a direct
   assert.deepEqual(reg.routes('png', 'pdf', { ocr: true }).map((r) => r.steps[0]?.engine), ['tesseract', 'img2pdf']);
   assert.deepEqual(reg.routes('bmp', 'pdf').map((r) => r.steps.map((s) => s.engine)), [['imagemagick', 'img2pdf']]);
   assert.deepEqual(reg.routes('bmp', 'pdf', { ocr: true }).map((r) => r.steps.map((s) => s.engine)), [['imagemagick', 'tesseract'], ['imagemagick', 'img2pdf']]);
+  // Scanned PDFs: OCR only when asked for.
+  assert.deepEqual(reg.routes('pdf', 'txt').map((r) => r.steps[0]?.engine), ['poppler']);
+  assert.deepEqual(reg.routes('pdf', 'txt', { ocr: true }).map((r) => r.steps[0]?.engine), ['tesseract', 'poppler']);
   assert.deepEqual(reg.routes('wav', 'pdf'), []);
   assert.deepEqual(reg.routes('mp3', 'mp4'), []);
 });

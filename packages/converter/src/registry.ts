@@ -79,14 +79,16 @@ export class Registry {
   }
 
   /**
-   * Routes for a pair, best first. `ocr` puts tesseract ahead for image → PDF (a
+   * Routes for a pair, best first. `ocr` puts tesseract ahead for image → PDF and for
+   * PDF → PDF/text (a
    * searchable PDF) and is required for nothing else.
    */
   routes(from: string, to: string, opts: { ocr?: boolean } = {}): Route[] {
-    const ocrPair = formatInfo(from)?.family === 'image' && to === 'pdf';
+    // Pairs another engine does too, where OCR runs only when asked for (ocr_language).
+    const ocrPair = (formatInfo(from)?.family === 'image' && to === 'pdf') || (from === 'pdf' && (to === 'pdf' || to === 'txt'));
     const usesOcr = (r: Route): boolean => r.steps.some((s) => s.engine === 'tesseract');
     let direct: Route[] = this.direct(from, to).map((engine) => ({ steps: [{ engine, from, to }] }));
-    // Image → PDF runs OCR only when asked to (ocr_language): it is slow and changes the output.
+    // OCR is slow and changes the output: only when asked to.
     if (ocrPair && !opts.ocr) direct = direct.filter((r) => !usesOcr(r));
     const chained = direct.length && !(ocrPair && opts.ocr && !direct.some(usesOcr)) ? [] : this.chains(from, to, opts);
     const all = [...direct, ...chained];
