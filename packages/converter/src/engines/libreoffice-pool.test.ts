@@ -81,3 +81,16 @@ test('a job that makes soffice pass the memory ceiling is killed, and the pool r
     await tight.close();
   }
 });
+
+test('a job waiting in the queue longer than maxQueueWaitMs is refused', async () => {
+  const impatient = new LibreOfficePool({ workDir: join(dir, 'lo-impatient'), instances: 1, maxQueueWaitMs: 1 });
+  try {
+    await impatient.start();
+    // The first job takes the only instance at once; the second waits and gives up.
+    const [first, second] = await Promise.allSettled([impatient.convert(job(), 30_000), impatient.convert(job(), 30_000)]);
+    assert.equal(first?.status, 'fulfilled');
+    assert.ok(second?.status === 'rejected' && second.reason instanceof ConversionError && second.reason.code === 'service_unavailable');
+  } finally {
+    await impatient.close();
+  }
+});

@@ -342,13 +342,20 @@ export class LibreOfficePool {
   /** Starts every instance (idempotent); `convert` calls it lazily. */
   start(): Promise<void> {
     this.starting ??= (async () => {
-      for (let i = 0; i < this.opts.instances; i++) {
-        const inst = new Instance(i, this.opts, (x) => this.handleCrash(x));
-        this.instances.push(inst);
-        // One at a time: two cold starts at once double the start-up of each on 2 cores.
-        await inst.start();
+      try {
+        for (let i = 0; i < this.opts.instances; i++) {
+          const inst = new Instance(i, this.opts, (x) => this.handleCrash(x));
+          this.instances.push(inst);
+          // One at a time: two cold starts at once double the start-up of each on 2 cores.
+          await inst.start();
+        }
+        this.started = true;
+      } catch (e) {
+        // A failed start must not poison the pool: stop what did start, let the next job retry.
+        await Promise.all(this.instances.splice(0).map((i) => i.stop()));
+        this.starting = undefined;
+        throw e;
       }
-      this.started = true;
     })();
     return this.starting;
   }
