@@ -1,8 +1,8 @@
 /**
  * libvips through sharp, in process, for the common raster formats. sharp's npm package
  * ships a prebuilt libvips (LGPL-3.0, dynamically linked) from the npm registry; it runs in
- * the service's own process, so it is bounded by `limitInputPixels` and a time-out instead
- * of the exec sandbox.
+ * the service's own process, so it is bounded by `limitInputPixels` and sharp's own time-out
+ * instead of the exec sandbox (and cannot be cancelled once started).
  */
 import sharp from 'sharp';
 import { failed } from '../errors.js';
@@ -54,18 +54,12 @@ export class SharpEngine implements Engine {
       default:
         throw failed(`sharp cannot write ${step.to}.`);
     }
-    let timer: NodeJS.Timeout | undefined;
+    if (step.job.signal?.aborted) throw failed('The conversion was cancelled.', 'aborted');
     try {
-      await Promise.race([
-        img.toFile(step.output),
-        new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error('timed out')), step.job.timeoutMs);
-        }),
-      ]);
+      // sharp's own time-out stops libvips (a Promise.race would leave it running).
+      await img.timeout({ seconds: Math.max(1, Math.ceil(step.job.timeoutMs / 1000)) }).toFile(step.output);
     } catch (e) {
       throw failed(`The ${step.from} image could not be converted to ${step.to}.`, `sharp: ${(e as Error).message}`);
-    } finally {
-      clearTimeout(timer);
     }
   }
 }
