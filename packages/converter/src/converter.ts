@@ -1,0 +1,383 @@
+/**
+ * The entry point: `Converter.create(config)` probes the engines and builds the registry;
+ * `convert(request)` turns one input file into one output file and answers with the output
+ * metadata and SHA-256, or with a {@link ConversionFailure} (errors are data here).
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, rm, stat, symlink } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import sharp from 'sharp';
+import { ConversionError, failed, invalid, type ConversionFailure } from './errors.js';
+import { runSandboxed, sandboxCapabilities, type SandboxCapabilities } from './exec/exec.js';
+import type { Engine, EngineProbe, JobContext } from './engines/engine.js';
+import { packageFile } from './engines/engine.js';
+import { FfmpegEngine } from './engines/ffmpeg.engine.js';
+import { GhostscriptEngine } from './engines/ghostscript.engine.js';
+import { ImageMagickEngine } from './engines/imagemagick.engine.js';
+import { Img2PdfEngine } from './engines/img2pdf.engine.js';
+import { LibreOfficeEngine } from './engines/libreoffice.engine.js';
+import type { LibreOfficePoolOptions } from './engines/libreoffice-pool.js';
+import { PandocEngine } from './engines/pandoc.engine.js';
+import { PopplerEngine } from './engines/poppler.engine.js';
+import { QpdfEngine } from './engines/qpdf.engine.js';
+import { SharpEngine } from './engines/sharp.engine.js';
+import { TesseractEngine } from './engines/tesseract.engine.js';
+import { formatInfo, type FormatInfo } from './formats/catalogue.js';
+import { parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
+import { Registry, type Route } from './registry.js';
+
+/** Converter settings (the service maps its `CONVERT_*` settings onto these). */
+export interface ConverterConfig {
+  /** Scratch folder: one sub-folder per job, LibreOffice profiles. */
+  readonly workDir: string;
+  /** Per engine step; default 120 s. */
+  readonly timeoutMs?: number;
+  /** Largest file an engine may write; default 4 GiB. */
+  readonly maxFileBytes?: number;
+  /** Largest decoded image, in pixels; default 100 million. */
+  readonly maxInputPixels?: number;
+  readonly libreoffice?: Omit<LibreOfficePoolOptions, 'workDir'>;
+  /** Start the LibreOffice pool now instead of on the first office job. */
+  readonly prestart?: boolean;
+}
+
+/** One conversion. */
+export interface ConvertRequest {
+  readonly inputPath: string;
+  /** The detected source format (an extension from the catalogue). */
+  readonly sourceFormat: string;
+  readonly targetFormat: string;
+  /** Raw options with the API's names (`preset`, `quality`, `page_range`, `ocr_language`, `max_output_bytes`). */
+  readonly options?: Readonly<Record<string, unknown>>;
+  /** Where the output goes (its folder is created). */
+  readonly outputPath: string;
+  /** Cancels the conversion (shred of a running job). */
+  readonly signal?: AbortSignal;
+}
+
+/** The output's metadata, as the conversion record's `output` (less the filename). */
+export interface OutputMetadata {
+  readonly path: string;
+  readonly format: string;
+  readonly mime_type: string;
+  readonly size_bytes: number;
+  readonly sha256: string;
+  readonly pages?: number;
+  readonly width?: number;
+  readonly height?: number;
+  readonly duration_s?: number;
+}
+
+/** A conversion's answer. */
+export type ConvertResult =
+  | { readonly ok: true; readonly output: OutputMetadata; readonly engines: readonly string[]; readonly options: ConversionOptions }
+  | { readonly ok: false; readonly error: ConversionFailure };
+
+const DEFAULT_QUALITY: Readonly<Record<string, number>> = { pdf: 90, jpg: 85, webp: 80, avif: 60, png: 100 };
+
+/** The conversion engine. */
+export class Converter {
+  private constructor(
+    private readonly config: Required<Omit<ConverterConfig, 'libreoffice' | 'prestart'>>,
+    private readonly engines: ReadonlyMap<string, Engine>,
+    private readonly probeResults: readonly EngineProbe[],
+    /** The routing data (formats and targets listings). */
+    readonly registry: Registry,
+  ) {}
+
+  /** Probes every engine (missing ones are disabled with a warning) and builds the registry. */
+  static async create(config: ConverterConfig): Promise<Converter> {
+    await mkdir(config.workDir, { recursive: true });
+    const all: Engine[] = [
+      new LibreOfficeEngine({ ...config.libreoffice, workDir: join(config.workDir, 'libreoffice') }),
+      new PandocEngine(),
+      new SharpEngine(),
+      new ImageMagickEngine(),
+      new Img2PdfEngine(),
+      new TesseractEngine(),
+      new FfmpegEngine(),
+      new PopplerEngine(),
+      new QpdfEngine(),
+      new GhostscriptEngine(),
+    ];
+    const probes = await Promise.all(all.map((e) => e.probe()));
+    const available = all.filter((_, i) => probes[i]?.available);
+    const converter = new Converter(
+      {
+        workDir: config.workDir,
+        timeoutMs: config.timeoutMs ?? 120_000,
+        maxFileBytes: config.maxFileBytes ?? 4 * 1024 ** 3,
+        maxInputPixels: config.maxInputPixels ?? 100_000_000,
+      },
+      new Map(available.map((e) => [e.name, e])),
+      probes,
+      new Registry(available),
+    );
+    if (config.prestart) await converter.libreoffice?.start();
+    return converter;
+  }
+
+  /** Probe results of every engine, for `/readyz`. */
+  probes(): readonly EngineProbe[] {
+    return this.probeResults;
+  }
+
+  /** What the exec sandbox enforces on this machine. */
+  sandbox(): SandboxCapabilities {
+    return sandboxCapabilities();
+  }
+
+  /** The LibreOffice engine (its pool), when available. */
+  get libreoffice(): LibreOfficeEngine | undefined {
+    const e = this.engines.get('libreoffice');
+    return e instanceof LibreOfficeEngine ? e : undefined;
+  }
+
+  /**
+   * Validates a request without running it (the API answers 400/422 before queueing):
+   * returns the parsed options and the route, or the failure.
+   */
+  plan(sourceFormat: string, targetFormat: string, rawOptions: Readonly<Record<string, unknown>> = {}):
+    | { ok: true; source: FormatInfo; target: FormatInfo; options: ConversionOptions; routes: Route[] }
+    | { ok: false; error: ConversionFailure } {
+    try {
+      return { ok: true, ...this.planOrThrow(sourceFormat, targetFormat, rawOptions) };
+    } catch (e) {
+      return { ok: false, error: toFailure(e) };
+    }
+  }
+
+  private planOrThrow(sourceFormat: string, targetFormat: string, rawOptions: Readonly<Record<string, unknown>>) {
+    const source = formatInfo(sourceFormat);
+    if (!source) throw new ConversionError('unsupported_format', `The source format "${sourceFormat}" is not supported.`);
+    const target = formatInfo(targetFormat);
+    if (!target) throw invalid('target_format', `target_format "${targetFormat}" is not a known format; see GET /api/v1/formats.`);
+    const options = parseOptions(rawOptions, target.family);
+    const routes = this.registry.routes(source.ext, target.ext, { ocr: options.ocrLanguages !== undefined });
+    if (!routes.length) {
+      throw new ConversionError('unsupported_conversion', `Converting ${source.ext} to ${target.ext} is not supported; see GET /api/v1/formats/${source.ext}/targets.`);
+    }
+    const first = routes[0] as Route;
+    if (options.pageRange && !(source.paged && (source.ext === 'pdf' || first.steps.some((s) => s.to === 'pdf')))) {
+      throw invalid('page_range', `page_range applies to paged sources converted through PDF; ${source.ext} to ${target.ext} is not.`);
+    }
+    if (options.ocrLanguages && !first.steps.some((s) => s.engine === 'tesseract')) {
+      throw invalid('ocr_language', `ocr_language applies to OCR conversions (images to txt or pdf); ${source.ext} to ${target.ext} is not one.`);
+    }
+    if (options.preset?.pdfa && target.ext === 'pdf' && !first.steps.some((s) => s.engine === 'libreoffice')) {
+      throw invalid('preset', 'preset "archive" for PDF (PDF/A-2b) applies to office documents only.');
+    }
+    return { source, target, options, routes };
+  }
+
+  /** Converts one file. Never throws for a conversion problem: failures come back as data. */
+  async convert(req: ConvertRequest): Promise<ConvertResult> {
+    let dir: string | undefined;
+    try {
+      const { source, target, options, routes } = this.planOrThrow(req.sourceFormat, req.targetFormat, req.options ?? {});
+      dir = await mkdtemp(join(this.config.workDir, 'job-'));
+      const job: JobContext = {
+        dir,
+        timeoutMs: this.config.timeoutMs,
+        maxFileBytes: this.config.maxFileBytes,
+        maxInputPixels: this.config.maxInputPixels,
+        ...(req.signal ? { signal: req.signal } : {}),
+      };
+      // Engines see the input under its detected extension (LibreOffice and friends look at it).
+      const input = join(dir, `source.${source.ext}`);
+      await symlink(resolve(req.inputPath), input);
+      const { file, engines } = await this.runWithSizeLadder(input, source, target, options, routes, job);
+      const output = await this.finish(file, target, req.outputPath, job);
+      return { ok: true, output, engines, options };
+    } catch (e) {
+      return { ok: false, error: toFailure(e) };
+    } finally {
+      if (dir) await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  private async runWithSizeLadder(
+    input: string,
+    source: FormatInfo,
+    target: FormatInfo,
+    options: ConversionOptions,
+    routes: Route[],
+    job: JobContext,
+  ): Promise<{ file: string; engines: string[] }> {
+    const ladder = qualityLadder(options, DEFAULT_QUALITY[target.ext] ?? 75);
+    let last: { file: string; engines: string[]; size: number } | undefined;
+    for (let i = 0; i < ladder.length; i++) {
+      const quality = ladder[i] as number;
+      const attempt = await this.runRoutes(input, source, target, options, routes, job, quality, i);
+      const size = (await stat(attempt.file)).size;
+      last = { ...attempt, size };
+      if (!options.maxOutputBytes || size <= options.maxOutputBytes) return attempt;
+      const lastEngine = this.engines.get(attempt.engines[attempt.engines.length - 1] ?? '');
+      const canTrade = lastEngine?.tradesQualityForSize(target.ext) || (target.ext === 'pdf' && this.engines.has('ghostscript'));
+      if (!canTrade) break;
+    }
+    throw new ConversionError(
+      'output_too_large',
+      `The ${target.ext} output is ${last?.size ?? '?'} bytes, over max_output_bytes (${options.maxOutputBytes}), even at the lowest quality tried.`,
+    );
+  }
+
+  /** Tries each route in order; a `conversion_failed` moves on to the next (fallback). */
+  private async runRoutes(
+    input: string,
+    source: FormatInfo,
+    target: FormatInfo,
+    options: ConversionOptions,
+    routes: Route[],
+    job: JobContext,
+    quality: number,
+    attempt: number,
+  ): Promise<{ file: string; engines: string[] }> {
+    let lastError: unknown;
+    for (const [r, route] of routes.entries()) {
+      try {
+        return await this.runRoute(input, source, target, options, route, job, quality, `a${attempt}r${r}`);
+      } catch (e) {
+        lastError = e;
+        if (!(e instanceof ConversionError) || e.code !== 'conversion_failed' || job.signal?.aborted) throw e;
+      }
+    }
+    throw lastError;
+  }
+
+  private async runRoute(
+    input: string,
+    source: FormatInfo,
+    target: FormatInfo,
+    options: ConversionOptions,
+    route: Route,
+    job: JobContext,
+    quality: number,
+    tag: string,
+  ): Promise<{ file: string; engines: string[] }> {
+    const engines: string[] = [];
+    const qualityRequested = options.quality !== undefined || options.preset !== undefined || options.maxOutputBytes !== undefined;
+    let current = input;
+    let pagesApplied = false;
+    const qpdf = this.engines.get('qpdf') as QpdfEngine | undefined;
+    const selectPages = async (pdf: string): Promise<string> => {
+      if (!options.pageRange || pagesApplied) return pdf;
+      if (!qpdf) throw failed('Page selection is not available (qpdf is missing).');
+      const count = await qpdf.pageCount(pdf, job);
+      const pages = resolvePageRange(options.pageRange, count);
+      const out = join(job.dir, `${tag}-pages.pdf`);
+      await qpdf.selectPages(pdf, pages, out, job);
+      pagesApplied = true;
+      engines.push('qpdf');
+      return out;
+    };
+    if (source.ext === 'pdf') current = await selectPages(current);
+    for (const [i, s] of route.steps.entries()) {
+      const engine = this.engines.get(s.engine);
+      if (!engine) throw failed(`The ${s.engine} engine is not available.`);
+      const out = join(job.dir, `${tag}-step${i}.${s.to}`);
+      await engine.convert({ input: current, from: s.from, to: s.to, output: out, options, quality, qualityRequested, job });
+      // Text may legitimately be empty (OCR of a photo, a PDF of scans); nothing else may.
+      await assertOutput(out, s.engine, s.to !== 'txt');
+      engines.push(s.engine);
+      current = out;
+      if (s.to === 'pdf') current = await selectPages(current);
+    }
+    // PDF compression: asked for by quality/preset, or needed to meet max_output_bytes.
+    const gs = this.engines.get('ghostscript');
+    const wantsCompression = options.quality !== undefined || (options.preset !== undefined && !options.preset.pdfa) || quality < (DEFAULT_QUALITY.pdf as number);
+    if (target.ext === 'pdf' && gs && wantsCompression && !options.preset?.pdfa) {
+      const out = join(job.dir, `${tag}-compressed.pdf`);
+      await gs.convert({ input: current, from: 'pdf', to: 'pdf', output: out, options, quality, qualityRequested, job });
+      // Re-distilling an already lean PDF can make it bigger: keep the smaller one.
+      if ((await stat(out)).size < (await stat(current)).size) {
+        current = out;
+        engines.push('ghostscript');
+      }
+    }
+    return { file: current, engines };
+  }
+
+  /** Copies the result to its destination, hashing the bytes as they stream (one pass). */
+  private async finish(file: string, target: FormatInfo, outputPath: string, job: JobContext): Promise<OutputMetadata> {
+    await mkdir(dirname(outputPath), { recursive: true });
+    const hash = createHash('sha256');
+    let size = 0;
+    const tap = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        hash.update(chunk);
+        size += chunk.length;
+        cb(null, chunk);
+      },
+    });
+    await pipeline(createReadStream(file), tap, createWriteStream(outputPath, { mode: 0o600 }));
+    const meta: { -readonly [K in keyof OutputMetadata]: OutputMetadata[K] } = {
+      path: outputPath,
+      format: target.ext,
+      mime_type: target.mime_type,
+      size_bytes: size,
+      sha256: hash.digest('hex'),
+    };
+    Object.assign(meta, await this.describe(outputPath, target, job));
+    return meta;
+  }
+
+  /** Pages, dimensions, duration: whichever apply. */
+  private async describe(path: string, target: FormatInfo, job: JobContext): Promise<Partial<OutputMetadata>> {
+    try {
+      if (target.ext === 'pdf') {
+        const qpdf = this.engines.get('qpdf') as QpdfEngine | undefined;
+        return qpdf ? { pages: await qpdf.pageCount(path, job) } : {};
+      }
+      if (target.family === 'image') {
+        try {
+          const m = await sharp(path, { limitInputPixels: this.config.maxInputPixels }).metadata();
+          if (m.width && m.height) return { width: m.width, height: m.height };
+        } catch {
+          // not a libvips format (ico, bmp, ppm): ask ImageMagick
+        }
+        const r = await runSandboxed('/usr/bin/identify', ['-format', '%w %h\n', `${path}[0]`], {
+          cwd: job.dir, timeoutMs: 15_000, env: { MAGICK_CONFIGURE_PATH: dirname(packageFile('imagemagick/policy.xml')) },
+        });
+        const [w, h] = r.stdout.toString('utf8').trim().split(/\s+/).map(Number);
+        return w && h ? { width: w, height: h } : {};
+      }
+      if (target.family === 'audio' || target.family === 'video') {
+        const r = await runSandboxed('/usr/bin/ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path], { cwd: job.dir, timeoutMs: 15_000 });
+        const info = JSON.parse(r.stdout.toString('utf8') || '{}') as { format?: { duration?: string }; streams?: { codec_type?: string; width?: number; height?: number }[] };
+        const out: { duration_s?: number; width?: number; height?: number } = {};
+        const d = Number(info.format?.duration);
+        if (Number.isFinite(d)) out.duration_s = Math.round(d * 1000) / 1000;
+        const v = info.streams?.find((s) => s.codec_type === 'video');
+        if (target.family === 'video' && v?.width && v.height) Object.assign(out, { width: v.width, height: v.height });
+        return out;
+      }
+    } catch {
+      // metadata is best effort; the file itself is good
+    }
+    return {};
+  }
+
+  /** Stops the LibreOffice pool and any other long-lived process. */
+  async close(): Promise<void> {
+    await Promise.all([...this.engines.values()].map((e) => e.close?.()));
+  }
+}
+
+async function assertOutput(path: string, engine: string, nonEmpty: boolean): Promise<void> {
+  try {
+    const { size } = await stat(path);
+    if (size > 0 || !nonEmpty) return;
+  } catch {
+    // missing
+  }
+  throw failed('The conversion produced no output.', `${engine} wrote no output`);
+}
+
+function toFailure(e: unknown): ConversionFailure {
+  if (e instanceof ConversionError) return e.toFailure();
+  return { code: 'conversion_failed', message: 'The conversion failed.', detail: e instanceof Error ? e.message : String(e) };
+}

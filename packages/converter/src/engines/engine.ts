@@ -1,0 +1,118 @@
+/**
+ * What every engine is: a name, what it reads and writes, a probe of its binaries, and a
+ * `convert` for one step (one input file to one output file in the job's folder).
+ */
+import { fileURLToPath } from 'node:url';
+import { failed } from '../errors.js';
+import { lastLine, runSandboxed, type ExecResult } from '../exec/exec.js';
+import type { ConversionOptions } from '../options.js';
+
+/** An engine's start-up probe, as `/readyz` reports it. */
+export interface EngineProbe {
+  readonly engine: string;
+  readonly available: boolean;
+  readonly version: string | null;
+  /** Binaries (or modules) that are missing; the engine is disabled when any is. */
+  readonly missing: readonly string[];
+  readonly warning?: string;
+}
+
+/** Per-job settings every step shares. */
+export interface JobContext {
+  /** The job's own folder (working directory and HOME of every process). */
+  readonly dir: string;
+  readonly timeoutMs: number;
+  /** RLIMIT_FSIZE for engine processes. */
+  readonly maxFileBytes: number;
+  /** Images: largest decoded pixel count (pixel-bomb guard). */
+  readonly maxInputPixels: number;
+  readonly signal?: AbortSignal;
+}
+
+/** One step of a conversion. */
+export interface Step {
+  readonly input: string;
+  readonly from: string;
+  readonly to: string;
+  readonly output: string;
+  readonly options: ConversionOptions;
+  /** The quality to use for this attempt (1–100), from the options or the size ladder. */
+  readonly quality: number;
+  /** True when the caller set a quality, a preset or a size cap: lossless formats may then be quantised. */
+  readonly qualityRequested: boolean;
+  readonly job: JobContext;
+}
+
+/** A conversion engine. */
+export interface Engine {
+  readonly name: string;
+  /** Extensions it reads. */
+  readonly reads: readonly string[];
+  /** Extensions it writes. */
+  readonly writes: readonly string[];
+  /** Whether it does this pair (default: every non-identity pair of reads × writes). */
+  supports?(from: string, to: string): boolean;
+  /** Whether a lower `quality` makes a smaller output of this target (for `max_output_bytes`). */
+  tradesQualityForSize(to: string): boolean;
+  probe(): Promise<EngineProbe>;
+  convert(step: Step): Promise<void>;
+  /** Stops long-lived processes. */
+  close?(): Promise<void>;
+}
+
+/** Files shipped with the package (policy.xml, the UNO bridge, pandoc's reference.odt). */
+export function packageFile(rel: string): string {
+  // dist/engines/engine.js → package root
+  return fileURLToPath(new URL(`../../${rel}`, import.meta.url));
+}
+
+/** Runs an engine binary for a step; throws `conversion_failed` on a non-zero exit, time-out or abort. */
+export async function runStep(
+  step: Step,
+  command: string,
+  args: readonly string[],
+  extra: { env?: Record<string, string>; maxStdoutBytes?: number; maxMemoryBytes?: number } = {},
+): Promise<ExecResult> {
+  const r = await runSandboxed(command, args, {
+    cwd: step.job.dir,
+    timeoutMs: step.job.timeoutMs,
+    maxFileBytes: step.job.maxFileBytes,
+    ...(step.job.signal ? { signal: step.job.signal } : {}),
+    ...(extra.env ? { env: extra.env } : {}),
+    ...(extra.maxStdoutBytes ? { maxStdoutBytes: extra.maxStdoutBytes } : {}),
+    ...(extra.maxMemoryBytes ? { maxMemoryBytes: extra.maxMemoryBytes } : {}),
+  });
+  const name = command.split('/').pop();
+  if (r.aborted) throw failed('The conversion was cancelled.', `${name} aborted`);
+  if (r.timedOut) throw failed(`The conversion took too long (${name}) and was stopped.`, `${name} timed out after ${step.job.timeoutMs} ms`);
+  if (r.exitCode !== 0) {
+    throw failed(`The ${step.from} file could not be converted to ${step.to}.`, `${name} exit ${r.exitCode ?? r.signal}: ${lastLine(r.stderr)}`);
+  }
+  return r;
+}
+
+/** Probes binaries: all must exist; the version comes from the first one's output. */
+export async function probeBinaries(
+  engine: string,
+  binaries: readonly string[],
+  versionArgs: readonly string[],
+  versionPattern: RegExp,
+): Promise<EngineProbe> {
+  const { access, constants } = await import('node:fs/promises');
+  const missing: string[] = [];
+  for (const b of binaries) {
+    try {
+      await access(b, constants.X_OK);
+    } catch {
+      missing.push(b);
+    }
+  }
+  if (missing.length) {
+    return { engine, available: false, version: null, missing, warning: `${engine} disabled: missing ${missing.join(', ')}` };
+  }
+  const { tmpdir } = await import('node:os');
+  const r = await runSandboxed(binaries[0] as string, versionArgs, { cwd: tmpdir(), timeoutMs: 15_000 });
+  const text = `${r.stdout.toString('utf8')}\n${r.stderr}`;
+  const m = versionPattern.exec(text);
+  return { engine, available: true, version: m?.[1] ?? null, missing: [] };
+}

@@ -1,0 +1,40 @@
+/**
+ * pandoc for markup, always with `--sandbox` (readers and writers can touch only the files
+ * on the command line: no `\input`, no includes, no remote images). Debian's pandoc does not
+ * embed its data files, and the sandbox cannot read them, so ODT output uses the
+ * reference.odt shipped with this package (named on the command line, hence readable);
+ * DOCX output is not possible in the sandbox and goes markup → ODT → LibreOffice instead.
+ */
+import { packageFile, probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
+
+const PANDOC = '/usr/bin/pandoc';
+const READER: Readonly<Record<string, string>> = {
+  md: 'markdown', html: 'html', rst: 'rst', org: 'org', tex: 'latex', docx: 'docx', odt: 'odt', epub: 'epub',
+};
+const WRITER: Readonly<Record<string, string>> = {
+  md: 'markdown', html: 'html5', rst: 'rst', org: 'org', tex: 'latex', txt: 'plain', odt: 'odt',
+};
+
+/** The pandoc engine. */
+export class PandocEngine implements Engine {
+  readonly name = 'pandoc';
+  readonly reads = Object.keys(READER);
+  readonly writes = Object.keys(WRITER);
+
+  tradesQualityForSize(): boolean {
+    return false;
+  }
+
+  probe(): Promise<EngineProbe> {
+    return probeBinaries(this.name, [PANDOC], ['--version'], /pandoc (\S+)/);
+  }
+
+  async convert(step: Step): Promise<void> {
+    const args = ['--sandbox', '-f', READER[step.from] ?? step.from, '-t', WRITER[step.to] ?? step.to, '-o', step.output];
+    // Standalone output carries a title and encoding header; fragments are not useful files.
+    if (['html', 'tex', 'odt'].includes(step.to)) args.push('--standalone', '--metadata', 'pagetitle=Document');
+    if (step.to === 'odt') args.push(`--reference-doc=${packageFile('pandoc/reference.odt')}`);
+    args.push('--', step.input);
+    await runStep(step, PANDOC, args);
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * qpdf for PDF structure work: page counts, page selection (`page_range`) and a clean
+ * rewrite for PDF → PDF. It never rasterises, so it is fast and lossless.
+ */
+import { failed } from '../errors.js';
+import { runSandboxed } from '../exec/exec.js';
+import { probeBinaries, type Engine, type EngineProbe, type JobContext, type Step } from './engine.js';
+
+const QPDF = '/usr/bin/qpdf';
+
+/** The qpdf engine. */
+export class QpdfEngine implements Engine {
+  readonly name = 'qpdf';
+  readonly reads = ['pdf'] as const;
+  readonly writes = ['pdf'] as const;
+
+  supports(from: string, to: string): boolean {
+    return from === 'pdf' && to === 'pdf';
+  }
+
+  tradesQualityForSize(): boolean {
+    return false;
+  }
+
+  probe(): Promise<EngineProbe> {
+    return probeBinaries(this.name, [QPDF], ['--version'], /qpdf version (\S+)/);
+  }
+
+  async convert(step: Step): Promise<void> {
+    // Exit code 3 is "succeeded with warnings" (a repaired file): the output is good.
+    await this.run(step.job, ['--object-streams=generate', '--', step.input, step.output]);
+  }
+
+  /** Number of pages of a PDF. */
+  async pageCount(path: string, job: JobContext): Promise<number> {
+    const r = await runSandboxed(QPDF, ['--show-npages', '--', path], { cwd: job.dir, timeoutMs: job.timeoutMs });
+    const n = Number(r.stdout.toString('utf8').trim());
+    if ((r.exitCode !== 0 && r.exitCode !== 3) || !Number.isInteger(n) || n < 1) {
+      throw failed('The PDF could not be read.', `qpdf --show-npages exit ${r.exitCode}: ${r.stderr.slice(-300)}`);
+    }
+    return n;
+  }
+
+  /** Writes the given 1-based pages of `input` to `output`, in order. */
+  async selectPages(input: string, pages: readonly number[], output: string, job: JobContext): Promise<void> {
+    await this.run(job, ['--empty', '--pages', input, compactRanges(pages), '--', output]);
+  }
+
+  private async run(job: JobContext, args: string[]): Promise<void> {
+    const r = await runSandboxed(QPDF, args, { cwd: job.dir, timeoutMs: job.timeoutMs, maxFileBytes: job.maxFileBytes, ...(job.signal ? { signal: job.signal } : {}) });
+    if (r.timedOut || (r.exitCode !== 0 && r.exitCode !== 3)) {
+      throw failed('The PDF could not be processed.', `qpdf exit ${r.exitCode}${r.timedOut ? ' (timed out)' : ''}: ${r.stderr.slice(-300)}`);
+    }
+  }
+}
+
+/** `[1,2,3,5]` → `"1-3,5"` (qpdf's page-range syntax). */
+export function compactRanges(pages: readonly number[]): string {
+  const parts: string[] = [];
+  let i = 0;
+  while (i < pages.length) {
+    const start = pages[i] as number;
+    let end = start;
+    while (i + 1 < pages.length && pages[i + 1] === end + 1) end = pages[++i] as number;
+    parts.push(start === end ? String(start) : `${start}-${end}`);
+    i++;
+  }
+  return parts.join(',');
+}

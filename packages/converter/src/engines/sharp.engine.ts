@@ -1,0 +1,65 @@
+/**
+ * libvips through sharp, in process, for the common raster formats. sharp's npm package
+ * ships a prebuilt libvips (LGPL-3.0, dynamically linked) from the npm registry; it runs in
+ * the service's own process, so it is bounded by `limitInputPixels` and sharp's own time-out
+ * instead of the exec sandbox (and cannot be cancelled once started).
+ */
+import sharp from 'sharp';
+import { failed } from '../errors.js';
+import type { Engine, EngineProbe, Step } from './engine.js';
+
+const IO = ['png', 'jpg', 'webp', 'gif', 'tiff', 'avif'] as const;
+// One libvips worker thread per image: the machine is shared and small.
+sharp.concurrency(1);
+sharp.cache(false);
+
+/** The sharp (libvips) engine. */
+export class SharpEngine implements Engine {
+  readonly name = 'sharp';
+  readonly reads = IO;
+  readonly writes = IO;
+
+  tradesQualityForSize(to: string): boolean {
+    return to !== 'tiff' && to !== 'gif';
+  }
+
+  async probe(): Promise<EngineProbe> {
+    return { engine: this.name, available: true, version: `sharp ${sharp.versions.sharp ?? '?'}, libvips ${sharp.versions.vips}`, missing: [] };
+  }
+
+  async convert(step: Step): Promise<void> {
+    const maxDim = step.options.preset?.maxDimension;
+    let img = sharp(step.input, { limitInputPixels: step.job.maxInputPixels, failOn: 'error' }).rotate();
+    if (maxDim) img = img.resize({ width: maxDim, height: maxDim, fit: 'inside', withoutEnlargement: true });
+    const q = step.quality;
+    switch (step.to) {
+      case 'png':
+        img = step.qualityRequested && q < 100 ? img.png({ palette: true, quality: q, compressionLevel: 9 }) : img.png({ compressionLevel: 9 });
+        break;
+      case 'jpg':
+        img = img.flatten({ background: '#ffffff' }).jpeg({ quality: q, mozjpeg: true });
+        break;
+      case 'webp':
+        img = img.webp(q >= 100 ? { lossless: true } : { quality: q });
+        break;
+      case 'avif':
+        img = img.avif(q >= 100 ? { lossless: true } : { quality: q, effort: 2 });
+        break;
+      case 'gif':
+        img = img.gif();
+        break;
+      case 'tiff':
+        img = img.tiff({ compression: 'lzw' });
+        break;
+      default:
+        throw failed(`sharp cannot write ${step.to}.`);
+    }
+    if (step.job.signal?.aborted) throw failed('The conversion was cancelled.', 'aborted');
+    try {
+      // sharp's own time-out stops libvips (a Promise.race would leave it running).
+      await img.timeout({ seconds: Math.max(1, Math.ceil(step.job.timeoutMs / 1000)) }).toFile(step.output);
+    } catch (e) {
+      throw failed(`The ${step.from} image could not be converted to ${step.to}.`, `sharp: ${(e as Error).message}`);
+    }
+  }
+}

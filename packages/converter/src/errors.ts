@@ -1,0 +1,55 @@
+/**
+ * Failures as data. The codes are the conversion API's (convert-decisions.md item 16);
+ * the HTTP layer alone maps them to statuses. `message` is safe to send; `detail` (engine
+ * output, paths) is for logs only.
+ */
+export type ConversionErrorCode =
+  | 'invalid_request'
+  | 'unsupported_format'
+  | 'unsupported_conversion'
+  | 'conversion_failed'
+  | 'output_too_large'
+  /** The LibreOffice queue is full: retry later (maps to 503 `service_unavailable`). */
+  | 'service_unavailable';
+
+/** An error as a value, the shape {@link convert} answers with. */
+export interface ConversionFailure {
+  readonly code: ConversionErrorCode;
+  readonly message: string;
+  /** For `invalid_request`: the offending request field (`quality`, `page_range`, …). */
+  readonly field?: string;
+  /** Engine detail for logs; never sent to clients. */
+  readonly detail?: string;
+}
+
+/** Thrown inside the package and turned into a {@link ConversionFailure} at its edge. */
+export class ConversionError extends Error {
+  constructor(
+    readonly code: ConversionErrorCode,
+    message: string,
+    readonly extra: { field?: string; detail?: string } = {},
+  ) {
+    super(message);
+    this.name = 'ConversionError';
+  }
+
+  /** The error as data. */
+  toFailure(): ConversionFailure {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.extra.field ? { field: this.extra.field } : {}),
+      ...(this.extra.detail ? { detail: this.extra.detail } : {}),
+    };
+  }
+}
+
+/** Shorthand for a 400 that names its field. */
+export function invalid(field: string, message: string): ConversionError {
+  return new ConversionError('invalid_request', message, { field });
+}
+
+/** Shorthand for an engine failure. */
+export function failed(message: string, detail?: string): ConversionError {
+  return new ConversionError('conversion_failed', message, detail ? { detail } : {});
+}

@@ -1,0 +1,169 @@
+/**
+ * Conversion options (convert-decisions.md items 12 and 13): validated here into a typed
+ * {@link ConversionOptions}; each engine applies the parts that concern it. Unknown names
+ * and out-of-range values fail with `invalid_request` naming the field.
+ */
+import { invalid } from './errors.js';
+import type { FormatFamily } from './formats/catalogue.js';
+
+/** The 12 OCR languages, as tesseract codes, with their ISO 639-1 aliases. */
+export const OCR_LANGUAGES: Readonly<Record<string, string>> = {
+  eng: 'en',
+  deu: 'de',
+  fra: 'fr',
+  spa: 'es',
+  ita: 'it',
+  por: 'pt',
+  nld: 'nl',
+  rus: 'ru',
+  chi_sim: 'zh',
+  jpn: 'ja',
+  ara: 'ar',
+  hin: 'hi',
+};
+const OCR_ALIAS = new Map(Object.entries(OCR_LANGUAGES).map(([code, alias]) => [alias, code]));
+
+/** A named bundle of options per target family, listed by the formats answer. */
+export interface Preset {
+  readonly name: string;
+  readonly description: string;
+  /** Target families the preset applies to. */
+  readonly families: readonly FormatFamily[];
+  readonly quality?: number;
+  /** Images: fit inside this many pixels (longest side). Video: maximum height. */
+  readonly maxDimension?: number;
+  /** PDF: PDF/A-2b (LibreOffice sources) rather than plain PDF. */
+  readonly pdfa?: boolean;
+}
+
+/** The presets, in listing order. */
+export const PRESETS: readonly Preset[] = [
+  { name: 'web', description: 'Smaller files for the web: quality 75, images at most 2048 px, video at most 720p.', families: ['image', 'pdf', 'audio', 'video'], quality: 75, maxDimension: 2048 },
+  { name: 'print', description: 'High quality for printing: quality 95, no downscaling.', families: ['image', 'pdf'], quality: 95 },
+  { name: 'thumbnail', description: 'A small preview image: at most 256 px, quality 70.', families: ['image'], quality: 70, maxDimension: 256 },
+  { name: 'ebook', description: 'PDF tuned for screen reading: quality 60, images downsampled.', families: ['pdf'], quality: 60 },
+  { name: 'archive', description: 'Long-term keeping: lossless images and audio, PDF/A-2b for office documents.', families: ['image', 'pdf', 'audio'], quality: 100, pdfa: true },
+];
+
+/** One piece of a page range; `to` null means "to the last page". */
+export interface PageSpan {
+  readonly from: number;
+  readonly to: number | null;
+}
+
+/** Validated options. */
+export interface ConversionOptions {
+  readonly preset?: Preset;
+  /** 1–100; the preset's when not given. */
+  readonly quality?: number;
+  readonly pageRange?: readonly PageSpan[];
+  /** The original text of `page_range`, for echoing back. */
+  readonly pageRangeText?: string;
+  /** Tesseract codes, in the order given. */
+  readonly ocrLanguages?: readonly string[];
+  readonly maxOutputBytes?: number;
+}
+
+const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes']);
+
+/** Parses `"1-3,5,8-"` (1-based). Throws `invalid_request` for `page_range`. */
+export function parsePageRange(text: string): PageSpan[] {
+  const spans: PageSpan[] = [];
+  const parts = text.replace(/\s+/g, '').split(',');
+  if (text.trim() === '' || parts.length > 100) throw invalid('page_range', 'page_range must look like "1-3,5,8-" (1-based pages).');
+  for (const part of parts) {
+    const m = /^(\d{1,6})(?:(-)(\d{1,6})?)?$/.exec(part);
+    if (!m) throw invalid('page_range', `page_range: "${part}" is not a page or a range like 2-5 or 8-.`);
+    const from = Number(m[1]);
+    const to = m[2] ? (m[3] ? Number(m[3]) : null) : from;
+    if (from < 1 || (to !== null && to < from)) throw invalid('page_range', `page_range: "${part}" is empty or starts before page 1.`);
+    spans.push({ from, to });
+  }
+  return spans;
+}
+
+/**
+ * Turns spans into a page list for a document of `pageCount` pages. An explicit page past
+ * the end is an error (the client asked for something that does not exist); open ends stop
+ * at the last page.
+ */
+export function resolvePageRange(spans: readonly PageSpan[], pageCount: number): number[] {
+  const pages: number[] = [];
+  for (const s of spans) {
+    const last = s.to ?? pageCount;
+    if (s.from > pageCount || last > pageCount) {
+      throw invalid('page_range', `page_range asks for page ${Math.max(s.from, last)} but the document has ${pageCount} page(s).`);
+    }
+    for (let p = s.from; p <= last; p++) pages.push(p);
+  }
+  return pages;
+}
+
+function integer(field: string, v: unknown, min: number, max: number): number {
+  const n = typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
+    throw invalid(field, `${field} must be an integer from ${min} to ${max}.`);
+  }
+  return n;
+}
+
+/** Parses `eng+deu` or `en+de`; throws `invalid_request` for `ocr_language`. */
+export function parseOcrLanguages(v: unknown): string[] {
+  if (typeof v !== 'string' || v.trim() === '') throw invalid('ocr_language', 'ocr_language must be language codes joined with "+", e.g. "eng+deu".');
+  const out: string[] = [];
+  for (const raw of v.split('+')) {
+    const code = raw.trim().toLowerCase();
+    const resolved = code in OCR_LANGUAGES ? code : OCR_ALIAS.get(code);
+    if (!resolved) {
+      throw invalid('ocr_language', `ocr_language: "${raw}" is not one of ${Object.keys(OCR_LANGUAGES).join(', ')} (or their two-letter codes).`);
+    }
+    if (!out.includes(resolved)) out.push(resolved);
+  }
+  return out;
+}
+
+/**
+ * Validates raw request options (the API's snake_case names; strings from multipart
+ * forms are accepted for numbers). `targetFamily` decides which presets are allowed.
+ * `undefined` and `null` values count as absent.
+ */
+export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamily: FormatFamily): ConversionOptions {
+  for (const key of Object.keys(raw)) {
+    if (!KNOWN.has(key)) throw invalid(key, `Unknown option "${key}"; options are ${[...KNOWN].join(', ')}.`);
+  }
+  const present = (k: string): boolean => raw[k] !== undefined && raw[k] !== null && raw[k] !== '';
+  const opts: { -readonly [K in keyof ConversionOptions]: ConversionOptions[K] } = {};
+  if (present('preset')) {
+    const name = raw.preset;
+    const preset = PRESETS.find((p) => p.name === name);
+    if (!preset) throw invalid('preset', `preset must be one of ${PRESETS.map((p) => p.name).join(', ')}.`);
+    if (!preset.families.includes(targetFamily)) {
+      throw invalid('preset', `preset "${preset.name}" does not apply to ${targetFamily} targets (it applies to ${preset.families.join(', ')}).`);
+    }
+    opts.preset = preset;
+  }
+  if (present('quality')) opts.quality = integer('quality', raw.quality, 1, 100);
+  if (present('page_range')) {
+    if (typeof raw.page_range !== 'string') throw invalid('page_range', 'page_range must be a string like "1-3,5,8-".');
+    opts.pageRange = parsePageRange(raw.page_range);
+    opts.pageRangeText = raw.page_range.replace(/\s+/g, '');
+  }
+  if (present('ocr_language')) opts.ocrLanguages = parseOcrLanguages(raw.ocr_language);
+  if (present('max_output_bytes')) opts.maxOutputBytes = integer('max_output_bytes', raw.max_output_bytes, 1, Number.MAX_SAFE_INTEGER);
+  return opts;
+}
+
+/** The quality to use: explicit, else the preset's, else the engine's default. */
+export function effectiveQuality(opts: ConversionOptions, fallback: number): number {
+  return opts.quality ?? opts.preset?.quality ?? fallback;
+}
+
+/**
+ * Qualities to try, best first, when `max_output_bytes` asks for a smaller file:
+ * the effective quality, then a descending ladder below it.
+ */
+export function qualityLadder(opts: ConversionOptions, fallback: number): number[] {
+  const start = effectiveQuality(opts, fallback);
+  if (!opts.maxOutputBytes) return [start];
+  return [start, ...[75, 55, 40, 25, 10].filter((q) => q < start)];
+}

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { FfmpegEngine } from './engines/ffmpeg.engine.js';
+import { ImageMagickEngine } from './engines/imagemagick.engine.js';
+import { Img2PdfEngine } from './engines/img2pdf.engine.js';
+import { LibreOfficeEngine } from './engines/libreoffice.engine.js';
+import { PandocEngine } from './engines/pandoc.engine.js';
+import { PopplerEngine } from './engines/poppler.engine.js';
+import { QpdfEngine } from './engines/qpdf.engine.js';
+import { SharpEngine } from './engines/sharp.engine.js';
+import { TesseractEngine } from './engines/tesseract.engine.js';
+import { Registry } from './registry.js';
+
+const all = () => [
+  new LibreOfficeEngine({ workDir: '/nonexistent' }), new PandocEngine(), new SharpEngine(), new ImageMagickEngine(),
+  new Img2PdfEngine(), new TesseractEngine(), new FfmpegEngine(), new PopplerEngine(), new QpdfEngine(),
+];
+
+test('direct pairs come in fallback order; chains are used only without a direct route', () => {
+  const reg = new Registry(all());
+  assert.deepEqual(reg.routes('png', 'jpg').map((r) => r.steps.map((s) => s.engine)), [['sharp']]);
+  assert.deepEqual(reg.routes('bmp', 'png').map((r) => r.steps.map((s) => s.engine)), [['imagemagick']]);
+  assert.deepEqual(reg.routes('md', 'docx')[0]?.steps.map((s) => `${s.engine}:${s.from}>${s.to}`), ['pandoc:md>odt', 'libreoffice:odt>docx']);
+  assert.deepEqual(reg.routes('docx', 'png')[0]?.steps.map((s) => s.engine), ['libreoffice', 'poppler']);
+  // docx → html: LibreOffice first, pandoc as its fallback.
+  assert.deepEqual(reg.routes('docx', 'html').map((r) => r.steps[0]?.engine), ['libreoffice', 'pandoc']);
+  // image → pdf: plain embedding unless OCR is asked for, then OCR first (through PNG if need be).
+  assert.deepEqual(reg.routes('png', 'pdf').map((r) => r.steps[0]?.engine), ['img2pdf']);
+  assert.deepEqual(reg.routes('png', 'pdf', { ocr: true }).map((r) => r.steps[0]?.engine), ['tesseract', 'img2pdf']);
+  assert.deepEqual(reg.routes('bmp', 'pdf').map((r) => r.steps.map((s) => s.engine)), [['imagemagick', 'img2pdf']]);
+  assert.deepEqual(reg.routes('bmp', 'pdf', { ocr: true }).map((r) => r.steps.map((s) => s.engine)), [['imagemagick', 'tesseract'], ['imagemagick', 'img2pdf']]);
+  // Scanned PDFs: OCR only when asked for.
+  assert.deepEqual(reg.routes('pdf', 'txt').map((r) => r.steps[0]?.engine), ['poppler']);
+  assert.deepEqual(reg.routes('pdf', 'txt', { ocr: true }).map((r) => r.steps[0]?.engine), ['tesseract', 'poppler']);
+  assert.deepEqual(reg.routes('wav', 'pdf'), []);
+  assert.deepEqual(reg.routes('mp3', 'mp4'), []);
+});
+
+test('targets and formats listings come from the same routes', () => {
+  const reg = new Registry(all());
+  const docx = reg.targets('docx').map((t) => t.format);
+  for (const t of ['pdf', 'odt', 'md', 'html', 'txt', 'png']) assert.ok(docx.includes(t), t);
+  assert.ok(!docx.includes('docx'));
+  const png = reg.targets('png');
+  assert.ok(png.find((t) => t.format === 'txt')?.engines.includes('tesseract'));
+  assert.deepEqual(png.find((t) => t.format === 'jpg')?.presets, ['web', 'print', 'thumbnail', 'archive']);
+  for (const { from, to } of reg.pairs()) assert.ok(reg.routes(from, to).length > 0, `${from}→${to}`);
+  const formats = reg.formats();
+  assert.ok(formats.find((f) => f.ext === 'psd')?.readable);
+  assert.equal(formats.find((f) => f.ext === 'psd')?.writable, false);
+  assert.ok(reg.pairs().length > 150);
+});
+
+test('a missing engine drops its pairs (disabled, not broken)', () => {
+  const reg = new Registry(all().filter((e) => e.name !== 'libreoffice'));
+  assert.deepEqual(reg.routes('docx', 'pdf'), []);
+  assert.ok(reg.routes('docx', 'md').length > 0);
+});

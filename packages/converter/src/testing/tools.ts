@@ -1,0 +1,59 @@
+/**
+ * Test helpers: independent tools (pdfinfo, ffprobe, identify, sha256sum) that check what
+ * the engines wrote, and the fixtures folder. Used by tests only.
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** `packages/converter/test/fixtures/<name>` (tests run from dist/). */
+export function fixture(name: string): string {
+  return fileURLToPath(new URL(`../../test/fixtures/${name}`, import.meta.url));
+}
+
+/** Runs a tool and returns stdout; throws on a non-zero exit. */
+export function tool(cmd: string, args: string[]): string {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 60_000 });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** Page count according to poppler's pdfinfo. */
+export function pdfPages(path: string): number {
+  const m = /^Pages:\s+(\d+)/m.exec(tool('/usr/bin/pdfinfo', [path]));
+  return Number(m?.[1]);
+}
+
+/** `identify`'s format and size (ImageMagick, system policy). */
+export function identify(path: string): { format: string; width: number; height: number } {
+  const [format, w, h] = tool('/usr/bin/identify', ['-format', '%m %w %h\n', `${path}[0]`]).trim().split(/\s+/);
+  return { format: format ?? '', width: Number(w), height: Number(h) };
+}
+
+/** ffprobe's view of a media file. */
+export function ffprobe(path: string): { format: string; codecs: string[]; duration: number } {
+  const info = JSON.parse(tool('/usr/bin/ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path])) as {
+    format: { format_name: string; duration: string };
+    streams: { codec_name: string }[];
+  };
+  return { format: info.format.format_name, codecs: info.streams.map((s) => s.codec_name), duration: Number(info.format.duration) };
+}
+
+/** coreutils' SHA-256 of a file. */
+export function sha256sum(path: string): string {
+  return tool('/usr/bin/sha256sum', [path]).split(/\s+/)[0] ?? '';
+}
+
+/** True when no process with this pid is alive (zombies count as gone). */
+export function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    const stat = tool('/bin/cat', [`/proc/${pid}/stat`]);
+    return / Z /.test(stat);
+  } catch {
+    return true;
+  }
+}
