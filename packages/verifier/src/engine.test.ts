@@ -1,0 +1,65 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { D, useRig, type RigHandle } from '@mailconv/test-rig';
+import { createEngine, type Engine } from './engine.js';
+import { REASONS, type Reason } from './types.js';
+
+/**
+ * Every reason code of the closed list, produced end to end by the real engine (DNS check,
+ * SMTP prober, pipeline, verdict) against the loopback rig.
+ */
+describe('engine against the rig: every reason code', () => {
+  let rig: RigHandle;
+  let engine: Engine;
+  before(async () => {
+    rig = await useRig();
+    engine = createEngine({
+      dns: { servers: [rig.dnsServer], timeoutMs: 1500, tries: 1 },
+      smtp: {
+        helo: 'probe.mailconv.test',
+        from: 'probe@mailconv.test',
+        port: rig.smtpPort,
+        allowPrivate: true,
+        restrictTo: ['127.0.0.0/8'],
+        connectTimeoutMs: 3000,
+        commandTimeoutMs: 1500,
+        overallTimeoutMs: 10_000,
+      },
+    });
+  });
+  after(async () => rig.release());
+
+  const CASES: Array<{ email: string; smtp: boolean; status: string; reason: Reason | null }> = [
+    { email: `alice@${D.valid}`, smtp: true, status: 'valid', reason: null },
+    { email: `a..b@${D.valid}`, smtp: true, status: 'invalid', reason: 'invalid_syntax' },
+    { email: `x@${D.nxdomain}`, smtp: true, status: 'invalid', reason: 'domain_not_found' },
+    { email: `x@${D.nullMx}`, smtp: true, status: 'invalid', reason: 'domain_no_mx' },
+    { email: `nobody@${D.valid}`, smtp: true, status: 'invalid', reason: 'user_unknown' },
+    { email: `disabled@${D.valid}`, smtp: true, status: 'invalid', reason: 'mailbox_disabled' },
+    // A disposable domain the rig's resolver refuses to answer for: still risky/disposable.
+    { email: 'x@mailinator.com', smtp: false, status: 'risky', reason: 'disposable' },
+    { email: `full@${D.valid}`, smtp: true, status: 'risky', reason: 'mailbox_full' },
+    { email: `anyone@${D.catchAll}`, smtp: true, status: 'risky', reason: 'catch_all' },
+    { email: `info@${D.aOnly}`, smtp: false, status: 'risky', reason: 'role_based' },
+    { email: `alice@${D.greylist}`, smtp: true, status: 'unknown', reason: 'greylisted' },
+    { email: `alice@${D.blocked}`, smtp: true, status: 'unknown', reason: 'smtp_blocked' },
+    { email: `alice@${D.slow}`, smtp: true, status: 'unknown', reason: 'smtp_timeout' },
+    { email: `alice@${D.deadMx}`, smtp: true, status: 'unknown', reason: 'smtp_unreachable' },
+    { email: `alice@${D.servfail}`, smtp: true, status: 'unknown', reason: 'dns_error' },
+    { email: `alice@${D.yahoo}`, smtp: true, status: 'unknown', reason: 'unverifiable' },
+  ];
+
+  test('the cases cover the whole closed list', () => {
+    assert.deepEqual(new Set(CASES.map((c) => c.reason).filter(Boolean)), new Set(REASONS));
+  });
+
+  for (const c of CASES) {
+    test(`${c.email}${c.smtp ? ' (SMTP)' : ''} → ${c.status}/${c.reason ?? 'null'}`, async () => {
+      const r = await engine.verifier.verify(c.email, { smtp: c.smtp, catchAll: c.smtp });
+      assert.equal(r.status, c.status);
+      assert.equal(r.reason, c.reason);
+      assert.equal(r.is_valid, c.status === 'valid');
+      assert.equal(r.email, c.email);
+    });
+  }
+});
