@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { CoreTables } from '../db/core-schema.js';
 import type { Database } from '../db/database.js';
 import { isUniqueViolation } from '../db/errors.js';
+import { reusableQuery } from '../db/reusable-query.js';
 import { newId } from '../ids.js';
 import { generateApiKey, hashApiKey, looksLikeApiKey, previewApiKey } from './api-keys.js';
 
@@ -33,6 +34,17 @@ export type RevokeResult = 'revoked' | 'not_found' | 'last_key';
 
 /** Accounts and their API keys. Keys are returned in full only by the call that creates them. */
 export class AccountsRepository {
+  private readonly principalQuery = reusableQuery(
+    ({ hash }: { hash: string }) =>
+      this.database.db
+        .selectFrom('api_keys')
+        .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+        .select(['api_keys.id as keyId', 'accounts.id as accountId', 'accounts.email as email', 'accounts.plan as plan'])
+        .where('api_keys.key_hash', '=', hash)
+        .where('api_keys.revoked_at', 'is', null),
+    { hash: '\u0000hash' },
+  );
+
   constructor(
     private readonly database: Database<CoreTables>,
     /** Key prefix of the service, e.g. `ev_live_`. */
@@ -99,14 +111,8 @@ export class AccountsRepository {
   /** The caller behind `apiKey`, or `null` for an unknown, malformed or revoked key. */
   async findPrincipal(apiKey: string): Promise<Principal | null> {
     if (!looksLikeApiKey(apiKey, this.keyPrefix)) return null;
-    const row = await this.database.db
-      .selectFrom('api_keys')
-      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-      .select(['api_keys.id as keyId', 'accounts.id as accountId', 'accounts.email as email', 'accounts.plan as plan'])
-      .where('api_keys.key_hash', '=', hashApiKey(apiKey))
-      .where('api_keys.revoked_at', 'is', null)
-      .executeTakeFirst();
-    return row ?? null;
+    const { rows } = await this.database.db.executeQuery(this.principalQuery({ hash: hashApiKey(apiKey) }));
+    return rows[0] ?? null;
   }
 
   async getAccount(id: string): Promise<AccountRecord | undefined> {

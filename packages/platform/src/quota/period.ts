@@ -1,16 +1,27 @@
-/** A quota month: calendar month in UTC. */
+/** A quota month: calendar month in UTC. Shared between callers: never modify one. */
 export interface QuotaPeriod {
   /** `YYYY-MM`, the key of the month in the ledger. */
-  key: string;
+  readonly key: string;
   /** First instant of the month, ISO 8601. */
-  start: string;
+  readonly start: string;
   /** First instant of the next month, ISO 8601 (exclusive end). */
-  end: string;
+  readonly end: string;
   /** First day of the next month, `YYYY-MM-DD`: when the quota resets. */
-  resetDate: string;
+  readonly resetDate: string;
 }
 
+let last: { from: number; to: number; period: QuotaPeriod } | undefined;
+
+/** The quota month containing `now` (memoised: it is asked several times per request). */
 export function quotaPeriod(now: Date): QuotaPeriod {
+  const ms = now.getTime();
+  if (last && ms >= last.from && ms < last.to) return last.period;
+  const period = computePeriod(now);
+  last = { from: Date.parse(period.start), to: Date.parse(period.end), period };
+  return period;
+}
+
+function computePeriod(now: Date): QuotaPeriod {
   const y = now.getUTCFullYear();
   const m = now.getUTCMonth();
   const start = new Date(Date.UTC(y, m, 1));

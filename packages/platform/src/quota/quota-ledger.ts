@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
+import { reusableQuery } from '../db/reusable-query.js';
 import type { Database } from '../db/database.js';
 import type { CoreTables } from '../db/core-schema.js';
 import { newId } from '../ids.js';
@@ -25,8 +26,33 @@ type Executor = Kysely<CoreTables>;
  * lock, PostgreSQL re-checks the condition on the locked row. No read-then-write races,
  * so no account goes over its limit and no unit is lost.
  */
+interface ChargeValues {
+  accountId: string;
+  period: string;
+  units: number;
+  limit: number;
+}
+
 export class QuotaLedger {
-  constructor(private readonly database: Database<CoreTables>) {}
+  /** The charge statement, built once per executor kind (the same SQL serves a transaction). */
+  private readonly chargeQuery: (v: ChargeValues) => CompiledQuery<{ used: number }>;
+
+  constructor(private readonly database: Database<CoreTables>) {
+    this.chargeQuery = reusableQuery(
+      (v: ChargeValues) =>
+        database.db
+          .insertInto('quota_usage')
+          .values({ account_id: v.accountId, period: v.period, used: v.units })
+          .onConflict((oc) =>
+            oc
+              .columns(['account_id', 'period'])
+              .doUpdateSet((eb) => ({ used: eb('quota_usage.used', '+', v.units) }))
+              .where((eb) => eb(eb('quota_usage.used', '+', v.units), '<=', v.limit)),
+          )
+          .returning('used'),
+      { accountId: '\u0000account', period: '\u0000period', units: -987_654_321, limit: -123_456_789 },
+    );
+  }
 
   /** Charges `units` to the month of `now` if they fit under `limit`. */
   async charge(accountId: string, units: number, limit: number, now = new Date(), exec?: Executor): Promise<ChargeResult> {
@@ -115,20 +141,7 @@ export class QuotaLedger {
    * result stays within `limit`. No row back means the charge did not fit.
    */
   private async apply(exec: Executor, accountId: string, units: number, limit: number, period: string): Promise<ChargeResult> {
-    const row =
-      units <= limit
-        ? await exec
-            .insertInto('quota_usage')
-            .values({ account_id: accountId, period, used: units })
-            .onConflict((oc) =>
-              oc
-                .columns(['account_id', 'period'])
-                .doUpdateSet((eb) => ({ used: eb('quota_usage.used', '+', units) }))
-                .where((eb) => eb(eb('quota_usage.used', '+', units), '<=', limit)),
-            )
-            .returning('used')
-            .executeTakeFirst()
-        : undefined;
+    const row = units <= limit ? (await exec.executeQuery(this.chargeQuery({ accountId, period, units, limit }))).rows[0] : undefined;
     if (row) return { ok: true, period, limit, used: row.used, remaining: Math.max(0, limit - row.used) };
     const used = (await exec.selectFrom('quota_usage').select('used').where('account_id', '=', accountId).where('period', '=', period).executeTakeFirst())?.used ?? 0;
     return { ok: false, required: units, period, limit, used, remaining: Math.max(0, limit - used) };
