@@ -1,0 +1,1 @@
+export { SIGNATURE_HEADER, signWebhook, verifyWebhookSignature } from './webhooks.js';
