@@ -49,6 +49,13 @@ describe('engine against the rig: every reason code', () => {
     { email: `alice@${D.yahoo}`, smtp: true, status: 'unknown', reason: 'unverifiable' },
   ];
 
+  test('a cached domain is answered without a DNS round trip, with the same verdict', async () => {
+    const first = await engine.verifier.verify(`bob@${D.aOnly}`);
+    assert.ok(engine.resolver.peekMail(D.aOnly), 'the answer is cached');
+    const again = await engine.verifier.verify(`carol@${D.aOnly}`);
+    assert.deepEqual({ ...again, email: '', normalized: '' }, { ...first, email: '', normalized: '' });
+  });
+
   test('the cases cover the whole closed list', () => {
     assert.deepEqual(new Set(CASES.map((c) => c.reason).filter(Boolean)), new Set(REASONS));
   });

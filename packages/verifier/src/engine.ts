@@ -103,7 +103,20 @@ export interface Engine {
  */
 export function createEngine(options: EngineOptions = {}): Engine {
   const resolver = new DnsResolver(options.dns ?? {});
-  const dns: MailDomainResolver = { resolveMail: async (domain) => toDnsOutcome(await resolver.lookupMail(domain)) };
+  // Cached answers are mapped once and returned synchronously, so the pipeline's
+  // promise-free path applies to every address of an already-seen domain.
+  const mapped = new WeakMap<ResolverOutcome, DnsOutcome>();
+  const map = (o: ResolverOutcome): DnsOutcome => {
+    let m = mapped.get(o);
+    if (!m) mapped.set(o, (m = toDnsOutcome(o)));
+    return m;
+  };
+  const dns: MailDomainResolver = {
+    resolveMail: (domain) => {
+      const cached = resolver.peekMail(domain);
+      return cached ? map(cached) : resolver.lookupMail(domain).then(map);
+    },
+  };
   if (!options.smtp) return { verifier: createVerifier({ dns }), resolver, prober: null };
   const base = { ...options.smtp, resolveAddresses: (host: string) => resolver.lookupAddresses(host) };
   const withCatchAll = new SmtpProber({ ...base, catchAll: true });

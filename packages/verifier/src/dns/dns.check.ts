@@ -131,6 +131,14 @@ export class DnsResolver {
   }
 
   /**
+   * The cached mail routing of `domain`, synchronously, or `undefined` when it is not cached
+   * (or expired): lets callers skip a promise on the common, cached path.
+   */
+  peekMail(domain: string): DnsOutcome | undefined {
+    return this.mailCache.peek(`mail:${normalizeHost(domain)}`);
+  }
+
+  /**
    * IPv4 then IPv6 addresses of a host (an MX exchange). Empty when the host has none;
    * throws on DNS errors so the SMTP prober can tell "no address" from "could not ask".
    */

@@ -31,3 +31,15 @@ test('a TTL of 0 and a failure keep nothing; the cache stays within its size', a
   await cache.get('d', async () => 'd', () => 10);
   assert.equal(cache.size, 2);
 });
+
+test('peek returns a fresh stored value without computing, and nothing once it expired', async () => {
+  let now = 0;
+  const cache = new TtlCache<string>(10, () => now);
+  assert.equal(cache.peek('k'), undefined);
+  const pending = cache.get('k', async () => 'v', () => 50);
+  assert.equal(cache.peek('k'), undefined, 'an in-flight value is not peekable');
+  await pending;
+  assert.equal(cache.peek('k'), 'v');
+  now = 50;
+  assert.equal(cache.peek('k'), undefined);
+});

@@ -54,6 +54,12 @@ export class TtlCache<V> {
   }
 
   /** Number of stored (possibly expired) values. */
+  /** The cached value of `key` if present and fresh, without starting a lookup. */
+  peek(key: string): V | undefined {
+    const hit = this.entries.get(key);
+    return hit && hit.expiresAt > this.clock() ? hit.value : undefined;
+  }
+
   get size(): number {
     return this.entries.size;
   }
