@@ -45,9 +45,23 @@ for (const [net, prefix] of [
 
 /** True for loopback, private and otherwise reserved addresses (IPv4-mapped IPv6 included). */
 export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped?.[1]) return RESERVED.check(mapped[1], 'ipv4');
   if (isIPv4(address)) return RESERVED.check(address, 'ipv4');
-  if (isIPv6(address)) return RESERVED.check(address, 'ipv6');
-  return true;
+  if (!isIPv6(address)) return true;
+  const v4 = mappedIPv4(address);
+  return v4 === null ? RESERVED.check(address, 'ipv6') : RESERVED.check(v4, 'ipv4');
+}
+
+/**
+ * The IPv4 address inside an IPv4-mapped IPv6 address in any spelling (`::ffff:10.0.0.1`,
+ * `::ffff:a00:1`, `0:0:0:0:0:ffff:a00:1`), or null. (A `::ffff:0:0/96` rule in a BlockList
+ * cannot be used: BlockList matches plain IPv4 addresses against it too.)
+ */
+function mappedIPv4(address: string): string | null {
+  // The URL parser writes IPv6 in its canonical compressed form, mapped part in hex.
+  const canonical = new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  const m = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
+  if (!m) return null;
+  const hi = parseInt(m[1]!, 16);
+  const lo = parseInt(m[2]!, 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }
