@@ -1,0 +1,55 @@
+import { promises as dns } from 'node:dns';
+import { isIP } from 'node:net';
+import { isPrivateAddress } from '@mailconv/verifier';
+
+/** An address the delivery must connect to: the one that was checked (no second lookup). */
+export interface PinnedTarget {
+  address: string;
+  family: 4 | 6;
+}
+
+export type TargetCheck =
+  | { ok: true; url: URL; target: PinnedTarget }
+  | { ok: false; problem: 'invalid_url' | 'not_https' | 'credentials' | 'unresolvable' | 'private_address'; message: string };
+
+export type Lookup = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
+
+const systemLookup: Lookup = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
+
+/**
+ * Decides whether a webhook URL may be called, and where to (decision 23): public HTTPS
+ * only; the host is resolved and every address must be public (not loopback, private,
+ * link-local, CGNAT, multicast, reserved, IPv4-mapped private, metadata); the first
+ * address is returned so the delivery connects to exactly what was checked, which a
+ * rebinding DNS cannot change between check and connect. `allowInsecure`
+ * (`EMAIL_WEBHOOKS_ALLOW_INSECURE`) permits `http://` and private targets for development.
+ */
+export async function checkWebhookTarget(raw: string, options: { allowInsecure: boolean; lookup?: Lookup }): Promise<TargetCheck> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { ok: false, problem: 'invalid_url', message: 'The webhook URL is not a valid absolute URL.' };
+  }
+  if (url.protocol !== 'https:' && !(options.allowInsecure && url.protocol === 'http:')) {
+    return { ok: false, problem: 'not_https', message: 'Webhook URLs must use https://.' };
+  }
+  if (url.username || url.password) return { ok: false, problem: 'credentials', message: 'Webhook URLs must not carry credentials; authenticate deliveries by their signature.' };
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  let addresses: Array<{ address: string; family: number }>;
+  if (isIP(host)) addresses = [{ address: host, family: isIP(host) }];
+  else {
+    try {
+      addresses = await (options.lookup ?? systemLookup)(host);
+    } catch {
+      addresses = [];
+    }
+  }
+  if (addresses.length === 0) return { ok: false, problem: 'unresolvable', message: `The webhook host ${host} does not resolve.` };
+  if (!options.allowInsecure) {
+    const blocked = addresses.find((a) => isPrivateAddress(a.address));
+    if (blocked) return { ok: false, problem: 'private_address', message: `The webhook host ${host} resolves to a non-public address (${blocked.address}); only public endpoints are called.` };
+  }
+  const first = addresses[0]!;
+  return { ok: true, url, target: { address: first.address, family: first.family === 6 ? 6 : 4 } };
+}
