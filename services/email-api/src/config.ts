@@ -12,6 +12,11 @@ const EmailSettings = z.object({
   ...commonSettings('EMAIL', DEFAULTS),
   EMAIL_BATCH_BODY_LIMIT_BYTES: setting.positiveInt(6 * 1_048_576),
   EMAIL_BATCH_CONCURRENCY: setting.positiveInt(64),
+  EMAIL_JOBS_BODY_LIMIT_BYTES: setting.positiveInt(64 * 1_048_576),
+  EMAIL_JOBS_CHUNK_SIZE: setting.positiveInt(1000),
+  EMAIL_JOBS_WORKERS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(2),
+  EMAIL_JOBS_LEASE_MS: setting.positiveInt(60_000),
+  EMAIL_JOBS_POLL_MS: setting.positiveInt(1000),
   EMAIL_PUBLIC_RPM: setting.positiveInt(20),
   EMAIL_PUBLIC_SMTP_PER_DAY: setting.positiveInt(50),
   EMAIL_DNS_SERVERS: z
@@ -50,6 +55,8 @@ export interface EmailConfig extends CommonServiceConfig {
   batchBodyLimitBytes: number;
   /** Addresses of one batch verified at the same time. */
   batchConcurrency: number;
+  /** Bulk jobs: body limit of `POST /api/v1/jobs`, addresses per stored chunk, chunks verified at once by this process (0: none), lease and poll intervals. */
+  jobs: { bodyLimitBytes: number; chunkSize: number; workers: number; leaseMs: number; pollMs: number };
   /** `POST /api/validate-email`: requests per minute per client IP. */
   publicRpm: number;
   /** `POST /api/validate-email`: SMTP probes per day per client IP. */
@@ -68,6 +75,13 @@ export function loadEmailConfig(env: Readonly<Record<string, string | undefined>
     ...commonConfig('EMAIL', parsed, DEFAULTS, root),
     batchBodyLimitBytes: parsed.EMAIL_BATCH_BODY_LIMIT_BYTES as number,
     batchConcurrency: parsed.EMAIL_BATCH_CONCURRENCY as number,
+    jobs: {
+      bodyLimitBytes: parsed.EMAIL_JOBS_BODY_LIMIT_BYTES as number,
+      chunkSize: parsed.EMAIL_JOBS_CHUNK_SIZE as number,
+      workers: parsed.EMAIL_JOBS_WORKERS as number,
+      leaseMs: parsed.EMAIL_JOBS_LEASE_MS as number,
+      pollMs: parsed.EMAIL_JOBS_POLL_MS as number,
+    },
     publicRpm: parsed.EMAIL_PUBLIC_RPM as number,
     publicSmtpPerDay: parsed.EMAIL_PUBLIC_SMTP_PER_DAY as number,
     dnsServers: (parsed.EMAIL_DNS_SERVERS as string[] | undefined) ?? [],

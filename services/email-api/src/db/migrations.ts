@@ -1,4 +1,4 @@
-import type { Kysely, Migration } from 'kysely';
+import { sql, type Kysely, type Migration } from 'kysely';
 
 /** The email service's own migrations (the platform adds the core ones). Names are timestamps. */
 export const EMAIL_MIGRATIONS: Record<string, Migration> = {
@@ -30,6 +30,51 @@ export const EMAIL_MIGRATIONS: Record<string, Migration> = {
     async down(db: Kysely<unknown>) {
       await db.schema.dropTable('events').ifExists().execute();
       await db.schema.dropTable('idempotency_keys').ifExists().execute();
+    },
+  },
+  '2026_11_21_1600_jobs': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('jobs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('total', 'integer', (c) => c.notNull())
+        .addColumn('processed', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('valid_count', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('invalid_count', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('risky_count', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('unknown_count', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('use_smtp', 'integer', (c) => c.notNull())
+        .addColumn('catch_all', 'integer', (c) => c.notNull())
+        .addColumn('chunk_size', 'integer', (c) => c.notNull())
+        .addColumn('chunk_count', 'integer', (c) => c.notNull())
+        .addColumn('reservation_id', 'text', (c) => c.notNull())
+        .addColumn('error', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('started_at', 'text')
+        .addColumn('completed_at', 'text')
+        .addCheckConstraint('jobs_processed_bounds', sql`processed >= 0 AND processed <= total`)
+        .execute();
+      await db.schema.createIndex('jobs_account_idx').on('jobs').columns(['account_id', 'created_at']).execute();
+      await db.schema.createIndex('jobs_status_idx').on('jobs').columns(['status', 'created_at']).execute();
+      await db.schema
+        .createTable('job_chunks')
+        .addColumn('job_id', 'text', (c) => c.notNull().references('jobs.id').onDelete('cascade'))
+        .addColumn('idx', 'integer', (c) => c.notNull())
+        .addColumn('size', 'integer', (c) => c.notNull())
+        .addColumn('emails', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('lease_token', 'text')
+        .addColumn('lease_until', 'text')
+        .addColumn('results', 'text')
+        .addPrimaryKeyConstraint('job_chunks_pk', ['job_id', 'idx'])
+        .execute();
+      await db.schema.createIndex('job_chunks_state_idx').on('job_chunks').columns(['state', 'job_id', 'idx']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('job_chunks').ifExists().execute();
+      await db.schema.dropTable('jobs').ifExists().execute();
     },
   },
 };

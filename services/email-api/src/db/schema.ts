@@ -27,8 +27,60 @@ export interface EventsTable {
   created_at: string;
 }
 
+/** The five job states of the contract. */
+export type JobState = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
+
+/** A bulk verification job (`POST /api/v1/jobs`); its addresses live in `job_chunks`. */
+export interface JobsTable {
+  id: string;
+  account_id: string;
+  status: JobState;
+  /** Addresses billed (after dedupe). */
+  total: number;
+  /** Addresses whose results are stored; only ever advanced together with a chunk's results. */
+  processed: number;
+  valid_count: number;
+  invalid_count: number;
+  risky_count: number;
+  unknown_count: number;
+  /** 0/1: portable booleans. */
+  use_smtp: number;
+  catch_all: number;
+  /** Addresses per chunk when the job was stored (a later setting change does not move rows). */
+  chunk_size: number;
+  chunk_count: number;
+  /** The quota reservation paying for the job; refunds go through it. */
+  reservation_id: string;
+  /** Short reason of a `failed` job. */
+  error: string | null;
+  created_at: string;
+  started_at: string | null;
+  /** When the job reached a final state (completed, failed or cancelled). */
+  completed_at: string | null;
+}
+
+/** Where a chunk is: waiting, held by a worker until `lease_until`, or finished. */
+export type ChunkState = 'pending' | 'leased' | 'done';
+
+/** A slice of a job's addresses, the unit workers claim, verify and store at once. */
+export interface JobChunksTable {
+  job_id: string;
+  idx: number;
+  size: number;
+  /** JSON array of the chunk's addresses, in input order. */
+  emails: string;
+  state: ChunkState;
+  /** Identifies the claim: only the holder of the current lease may store results. */
+  lease_token: string | null;
+  lease_until: string | null;
+  /** JSON array of `[email, status, reason, score, suggestion]`, in input order, once done. */
+  results: string | null;
+}
+
 /** Tables of the email service's own database. */
 export interface EmailTables extends CoreTables {
   idempotency_keys: IdempotencyKeysTable;
   events: EventsTable;
+  jobs: JobsTable;
+  job_chunks: JobChunksTable;
 }

@@ -1,3 +1,4 @@
+import type { Kysely } from 'kysely';
 import { newId, type Database } from '@mailconv/platform';
 import type { EmailTables } from '../db/schema.js';
 
@@ -5,10 +6,13 @@ import type { EmailTables } from '../db/schema.js';
 export class EventsRepository {
   constructor(private readonly database: Database<EmailTables>) {}
 
-  /** Records `payload` (serialised once, so every delivery sends the same bytes). */
-  async record(accountId: string, type: string, payload: Record<string, unknown>, now: Date): Promise<string> {
+  /**
+   * Records `payload` (serialised once, so every delivery sends the same bytes). Pass the
+   * transaction of the state change that causes the event, so both commit or neither does.
+   */
+  async record(accountId: string, type: string, payload: Record<string, unknown>, now: Date, exec?: Kysely<EmailTables>): Promise<string> {
     const id = newId('evt', now.getTime());
-    await this.database.db.insertInto('events').values({ id, account_id: accountId, type, payload: JSON.stringify(payload), created_at: now.toISOString() }).execute();
+    await (exec ?? this.database.db).insertInto('events').values({ id, account_id: accountId, type, payload: JSON.stringify(payload), created_at: now.toISOString() }).execute();
     return id;
   }
 

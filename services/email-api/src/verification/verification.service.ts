@@ -112,18 +112,31 @@ export class VerificationService {
    * that can be reused), results in input order.
    */
   private async verifyAll(emails: readonly string[], options: { smtp: boolean; catchAll: boolean }): Promise<VerificationResult[]> {
+    return (await this.verifyMany(emails, options, () => false))!;
+  }
+
+  /**
+   * {@link verifyAll} that can be stopped part-way: once `stop()` is true no further
+   * address is started, and the answer is null (bulk jobs, cancelled within a chunk).
+   */
+  async verifyMany(emails: readonly string[], options: { smtp: boolean; catchAll: boolean }, stop: () => boolean): Promise<VerificationResult[] | null> {
     const keys = emails.map(groupKey);
     const order = emails.map((_, i) => i).sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b));
     const results = new Array<VerificationResult>(emails.length);
     let next = 0;
+    let stopped = false;
     const worker = async () => {
       while (next < order.length) {
+        if (stop()) {
+          stopped = true;
+          return;
+        }
         const i = order[next++]!;
         results[i] = await this.deps.verifier.verify(emails[i]!, options);
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.deps.batchConcurrency, order.length) }, worker));
-    return results;
+    return stopped || stop() ? null : results;
   }
 }
 

@@ -1,0 +1,151 @@
+// `npm run bench:jobs`: one bulk job of 1,000,000 addresses over the rig's 1,000 load-test
+// domains (DNS answered by the loopback rig, no SMTP), on a fresh SQLite database, with
+// the service's in-process workers: submit → completed, peak RSS of the service process,
+// then the CSV download of every row. In the same run, the engine alone verifies the same
+// list in this process (same resolver, 64 at a time) as the baseline.
+// Last line: `RESULT count=… submit_s=… job_s=… csv_s=… peak_rss_mb=… pipeline_s=… ratio=…`.
+// Options: `--count N` (default 1,000,000), `--workers N` (EMAIL_JOBS_WORKERS, default 2),
+// `--postgres URL` (an empty PostgreSQL database instead of SQLite), `--processes N`
+// (service processes sharing the database, default 1), `--no-baseline`.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const COUNT = Number(arg('count', 1_000_000));
+const WORKERS = Number(arg('workers', 2));
+const PROCESSES = Number(arg('processes', 1));
+const POSTGRES = arg('postgres', null);
+const BASELINE = !process.argv.includes('--no-baseline');
+
+const build = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-b'], { stdio: 'inherit', cwd: ROOT });
+if (build.status !== 0) process.exit(build.status ?? 1);
+
+const { startRig, loadDomains } = await import(join(ROOT, 'test-rig', 'dist', 'index.js'));
+const SERVER = join(ROOT, 'services', 'email-api', 'dist', 'server.js');
+const ADMIN = join(ROOT, 'services', 'email-api', 'dist', 'admin.js');
+
+const freePort = () =>
+  new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+const rssKb = (pid, field) => {
+  try {
+    const m = readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`${field}:\\s+(\\d+)`));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+};
+
+const rig = await startRig();
+const dir = mkdtempSync(join(tmpdir(), 'mailconv-bench-jobs-'));
+const children = [];
+try {
+  const plans = join(dir, 'plans.json');
+  writeFileSync(plans, JSON.stringify({ plans: { bench: { name: 'Bench', monthlyQuota: 10 * COUNT, rateLimitRpm: 1_000_000, batchCap: 10_000, features: { smtp: false, webhooks: false, catch_all: false } } } }));
+  const env = {
+    ...process.env,
+    EMAIL_DATABASE_URL: POSTGRES ?? `sqlite:${join(dir, 'email.db')}`,
+    EMAIL_PLANS_FILE: plans,
+    EMAIL_DNS_SERVERS: rig.dnsServer,
+    EMAIL_LOG_LEVEL: 'info',
+    EMAIL_JOBS_WORKERS: String(WORKERS),
+    EMAIL_JOBS_POLL_MS: '200',
+  };
+  const admin = spawnSync(process.execPath, [ADMIN, 'create-account', '--email', 'bench@example.test', '--plan', 'bench', '--json'], { env, encoding: 'utf8' });
+  if (admin.status !== 0) throw new Error(admin.stderr);
+  const key = JSON.parse(admin.stdout).api_key;
+
+  const ports = [];
+  for (let p = 0; p < PROCESSES; p++) {
+    const port = await freePort();
+    const child = spawn(process.execPath, [SERVER], { env: { ...env, EMAIL_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    await new Promise((resolve, reject) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        if (line.includes('"event":"ready"')) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+    });
+    ports.push(port);
+  }
+  const base = `http://127.0.0.1:${ports[0]}`;
+  const auth = { authorization: `Bearer ${key}` };
+
+  const domains = loadDomains();
+  const emails = Array.from({ length: COUNT }, (_, i) => `user${i}@${domains[i % domains.length]}`);
+  const body = JSON.stringify({ emails });
+  let peak = 0;
+  const sample = () => {
+    for (const c of children) peak = Math.max(peak, rssKb(c.pid, 'VmRSS'));
+  };
+  const sampler = setInterval(sample, 100);
+
+  const t0 = performance.now();
+  const res = await fetch(`${base}/api/v1/jobs`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body });
+  if (res.status !== 202) throw new Error(`submit: ${res.status} ${await res.text()}`);
+  const { job_id: id } = await res.json();
+  const submitted = performance.now();
+  let status;
+  for (;;) {
+    status = await (await fetch(`${base}/api/v1/jobs/${id}`, { headers: auth })).json();
+    if (!['queued', 'processing'].includes(status.status)) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const done = performance.now();
+  if (status.status !== 'completed') throw new Error(`job ended ${status.status}: ${status.error}`);
+  const jobPeak = Math.max(peak, ...children.map((c) => rssKb(c.pid, 'VmHWM')));
+
+  peak = 0;
+  const c0 = performance.now();
+  const csv = await fetch(`${base}/api/v1/jobs/${id}/results?format=csv`, { headers: auth });
+  let rows = -1;
+  let bytes = 0;
+  for await (const part of csv.body) {
+    bytes += part.length;
+    for (const b of part) if (b === 10) rows++;
+  }
+  const csvS = (performance.now() - c0) / 1000;
+  sample();
+  const csvPeak = peak;
+  clearInterval(sampler);
+  if (rows !== COUNT) throw new Error(`CSV has ${rows} rows, expected ${COUNT}`);
+
+  let pipelineS = NaN;
+  if (BASELINE) {
+    // The baseline: the same list through the engine alone, one process, same resolver.
+    for (const c of children) c.kill('SIGTERM');
+    const { createEngine } = await import(join(ROOT, 'packages', 'verifier', 'dist', 'index.js'));
+    const engine = createEngine({ dns: { servers: [rig.dnsServer] }, smtp: null });
+    const p0 = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < emails.length) await engine.verifier.verify(emails[next++], { smtp: false, catchAll: false });
+      }),
+    );
+    pipelineS = (performance.now() - p0) / 1000;
+  }
+  const jobS = (done - t0) / 1000;
+  console.log(`job ${id}: ${status.total} addresses, valid ${status.valid}, invalid ${status.invalid}, risky ${status.risky}, unknown ${status.unknown}`);
+  console.log(`submit ${((submitted - t0) / 1000).toFixed(2)} s, submit→completed ${jobS.toFixed(2)} s, CSV ${(bytes / 1048576).toFixed(1)} MiB in ${csvS.toFixed(2)} s (RSS during download ${(csvPeak / 1024).toFixed(0)} MiB)`);
+  console.log(
+    `RESULT count=${COUNT} backend=${POSTGRES ? 'postgres' : 'sqlite'} processes=${PROCESSES} workers=${WORKERS} submit_s=${((submitted - t0) / 1000).toFixed(2)} job_s=${jobS.toFixed(2)} csv_s=${csvS.toFixed(2)} peak_rss_mb=${(jobPeak / 1024).toFixed(0)} csv_rss_mb=${(csvPeak / 1024).toFixed(0)} pipeline_s=${pipelineS.toFixed(2)} ratio=${(jobS / pipelineS).toFixed(2)}`,
+  );
+} finally {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+  await rig.release();
+  rmSync(dir, { recursive: true, force: true });
+}

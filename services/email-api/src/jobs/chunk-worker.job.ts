@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import type { VerificationResult } from '@mailconv/verifier';
+import type { ClaimedChunk, JobsRepository } from '../repositories/jobs.repository.js';
+import { ACTIVE_STATES } from '../repositories/jobs.repository.js';
+import type { VerificationService } from '../verification/verification.service.js';
+import type { JobsService } from './jobs.service.js';
+
+export interface ChunkWorkerOptions {
+  jobs: JobsRepository;
+  service: JobsService;
+  verification: VerificationService;
+  /** Chunks verified at the same time by this process. */
+  concurrency: number;
+  /** How long a claim holds without renewal; a killed worker's chunks are taken over after it. */
+  leaseMs: number;
+  /** How often an idle worker looks for new chunks (a submit in this process wakes it at once). */
+  pollMs: number;
+  log: { error(obj: object, msg: string): void };
+}
+
+interface Flight {
+  chunk: ClaimedChunk;
+  stop: boolean;
+}
+
+const sleep = (ms: number, signal: { wake?: () => void }) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.wake = () => {
+      clearTimeout(t);
+      resolve();
+    };
+  });
+
+/**
+ * The in-process job worker: `concurrency` loops that each claim a chunk (with a lease),
+ * verify it grouped by domain, and store its results with the job's counters in one
+ * transaction. While a chunk is verified its lease is renewed and the job's status checked,
+ * so a cancel made by any process stops the work inside the chunk; a chunk whose lease was
+ * lost (this process stalled past it) is never stored. After a crash nothing is renewed,
+ * the leases expire and the next worker verifies those chunks again from the start: every
+ * address ends up stored exactly once.
+ */
+export class ChunkWorker {
+  private readonly owner = randomUUID();
+  private claims = 0;
+  private stopping = false;
+  private loops: Array<Promise<void>> = [];
+  private readonly sleepers = new Set<{ wake?: () => void }>();
+  private readonly flights = new Set<Flight>();
+
+  constructor(private readonly o: ChunkWorkerOptions) {}
+
+  start(): void {
+    if (this.loops.length) return;
+    for (let i = 0; i < this.o.concurrency; i++) this.loops.push(this.loop());
+  }
+
+  /** New work was stored: idle loops look now instead of at their next poll. */
+  wake(): void {
+    for (const s of this.sleepers) s.wake?.();
+  }
+
+  /** A job was cancelled in this process: stop its chunks now, not at the next lease renewal. */
+  cancelled(jobId: string): void {
+    for (const f of this.flights) if (f.chunk.jobId === jobId) f.stop = true;
+  }
+
+  /** Stops claiming, hands back unfinished chunks, waits for the loops to end. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const f of this.flights) f.stop = true;
+    this.wake();
+    await Promise.all(this.loops);
+    this.loops = [];
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      let chunk: ClaimedChunk | null = null;
+      try {
+        chunk = await this.o.jobs.claim(`${this.owner}:${++this.claims}`, new Date(), this.o.leaseMs);
+        if (chunk) await this.process(chunk);
+      } catch (err) {
+        this.o.log.error({ err, job_id: chunk?.jobId, chunk: chunk?.idx }, 'job chunk failed');
+        chunk = null;
+      }
+      if (!chunk && !this.stopping) {
+        const signal: { wake?: () => void } = {};
+        this.sleepers.add(signal);
+        await sleep(this.o.pollMs, signal);
+        this.sleepers.delete(signal);
+      }
+    }
+  }
+
+  private async process(chunk: ClaimedChunk): Promise<void> {
+    const emails = parseChunk(chunk.emails, chunk.size);
+    if (!emails) {
+      await this.o.service.fail(chunk.jobId, `stored addresses of chunk ${chunk.idx} are unreadable`);
+      return;
+    }
+    const flight: Flight = { chunk, stop: false };
+    this.flights.add(flight);
+    let renewing = Promise.resolve();
+    // Renew well before expiry; each renewal also notices a cancel made by another process.
+    const timer = setInterval(() => {
+      renewing = renewing.then(async () => {
+        try {
+          const held = await this.o.jobs.renew(chunk, new Date(Date.now() + this.o.leaseMs));
+          const status = await this.o.jobs.status(chunk.jobId);
+          if (!held || !status || !ACTIVE_STATES.includes(status)) flight.stop = true;
+        } catch (err) {
+          this.o.log.error({ err, job_id: chunk.jobId }, 'lease renewal failed');
+        }
+      });
+    }, Math.max(50, Math.floor(this.o.leaseMs / 3)));
+    let results: VerificationResult[] | null;
+    try {
+      results = await this.o.verification.verifyMany(emails, { smtp: chunk.useSmtp, catchAll: chunk.catchAll }, () => flight.stop);
+    } catch (err) {
+      clearInterval(timer);
+      await renewing;
+      this.flights.delete(flight);
+      this.o.log.error({ err, job_id: chunk.jobId, chunk: chunk.idx }, 'verification of a job chunk failed');
+      await this.o.service.fail(chunk.jobId, `verification of chunk ${chunk.idx} failed`);
+      return;
+    }
+    clearInterval(timer);
+    await renewing;
+    this.flights.delete(flight);
+    if (results) {
+      await this.o.service.storeChunk(chunk, results);
+    } else if (this.stopping) {
+      await this.o.jobs.release(chunk);
+    }
+  }
+}
+
+/** The stored addresses of a chunk, or null when they are not what was written. */
+function parseChunk(text: string, size: number): string[] | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(value) || value.length !== size || !value.every((v) => typeof v === 'string')) return null;
+  return value as string[];
+}

@@ -1,0 +1,108 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { openServiceCore } from '@mailconv/platform';
+import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
+import { D, loadDomains, useRig } from '@mailconv/test-rig';
+import { EMAIL_KEY_PREFIX } from '../app.js';
+import { loadEmailConfig } from '../config.js';
+import { EMAIL_MIGRATIONS } from '../db/migrations.js';
+import type { EmailTables } from '../db/schema.js';
+import { jobsEnv, slowAddresses } from './jobs.test-support.js';
+
+const SERVER = fileURLToPath(new URL('../server.js', import.meta.url));
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `server.js` and resolves once it logged `ready`. */
+async function start(env: Record<string, string>, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [SERVER], { env: { ...process.env, ...env, EMAIL_LOG_LEVEL: 'info', EMAIL_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if ((JSON.parse(line) as { event?: string }).event === 'ready') resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`server exited early with ${code}`)));
+  });
+  return child;
+}
+
+async function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<number | null> {
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill(signal);
+  return exited;
+}
+
+for (const backend of testBackends()) {
+  test(`SIGKILL mid-job, restart: the job completes with every address stored exactly once, counters and quota exact (${backend})`, async () => {
+    const rig = await useRig();
+    const db = await createTestDatabase(backend);
+    const env = jobsEnv(rig, db.url, { EMAIL_JOBS_WORKERS: '1', EMAIL_JOBS_LEASE_MS: '1000' });
+    const admin = await openServiceCore<EmailTables>({ database: loadEmailConfig(env).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
+    let child: ChildProcess | null = null;
+    try {
+      const acct = await admin.accounts.createAccount({ email: 'crash@example.test', plan: 'growth' });
+      assert.ok(acct.ok);
+      // Eight chunks of ten; one slow address per chunk keeps each chunk busy for a while.
+      const slow = slowAddresses(8, 'k');
+      const domains = loadDomains();
+      const emails = Array.from({ length: 80 }, (_, i) => (i % 10 === 5 ? slow[Math.floor(i / 10)]! : i % 2 ? `a${i}@${D.valid}` : `u${i}@${domains[i]!}`));
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      const auth = { authorization: `Bearer ${acct.apiKey}` };
+      const get = async (path: string) => (await fetch(`${base}${path}`, { headers: auth })).json() as Promise<Record<string, unknown>>;
+
+      child = await start(env, port);
+      const res = await fetch(`${base}/api/v1/jobs`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ emails }) });
+      assert.equal(res.status, 202);
+      const id = ((await res.json()) as { job_id: string }).job_id;
+      for (;;) {
+        const s = await get(`/api/v1/jobs/${id}`);
+        assert.notEqual(s.status, 'completed', 'the job must still be running when the process is killed');
+        if ((s.processed as number) >= 20) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await stop(child, 'SIGKILL');
+      child = null;
+      const killed = await admin.database.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      assert.equal(killed.status, 'processing');
+      assert.ok(killed.processed < 80);
+
+      child = await start(env, port);
+      let done: Record<string, unknown>;
+      for (;;) {
+        done = await get(`/api/v1/jobs/${id}`);
+        if (done.status !== 'processing' && done.status !== 'queued') break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(done.status, 'completed');
+      const results = ((await get(`/api/v1/jobs/${id}/results?per_page=5000`)).results as Array<{ email: string; status: 'valid' | 'invalid' | 'risky' | 'unknown' }>);
+      assert.deepEqual(results.map((r) => r.email), emails, 'every address once, in input order');
+      const tally = { valid: 0, invalid: 0, risky: 0, unknown: 0 };
+      for (const r of results) tally[r.status] += 1;
+      assert.deepEqual([done.processed, done.valid, done.invalid, done.risky, done.unknown], [80, tally.valid, tally.invalid, tally.risky, tally.unknown]);
+      assert.equal(tally.unknown, 8, 'the slow addresses are undecided');
+      assert.equal(await admin.quota.used(acct.account.id), 80, 'charged once per address');
+      const reservation = await admin.database.db.selectFrom('quota_reservations').select(['units', 'refunded']).where('account_id', '=', acct.account.id).execute();
+      assert.deepEqual(reservation, [{ units: 80, refunded: 0 }]);
+      const events = await admin.database.db.selectFrom('events').select('type').where('account_id', '=', acct.account.id).execute();
+      assert.deepEqual(events, [{ type: 'job.completed' }]);
+      assert.equal(await stop(child, 'SIGTERM'), 0);
+      child = null;
+    } finally {
+      if (child) await stop(child, 'SIGKILL');
+      await admin.close();
+      await db.drop();
+      await rig.release();
+    }
+  });
+}

@@ -1,0 +1,333 @@
+import type { Kysely } from 'kysely';
+import { AppError, newId, quotaPeriod, type CoreTables, type Database, type Principal, type QuotaLedger } from '@mailconv/platform';
+import type { VerificationResult } from '@mailconv/verifier';
+import type { EmailTables, JobState } from '../db/schema.js';
+import type { EmailPlan } from '../plans.js';
+import type { EventsRepository } from '../repositories/events.repository.js';
+import type { ClaimedChunk, JobRow, JobsRepository, VerdictCounts } from '../repositories/jobs.repository.js';
+import type { VerificationService } from '../verification/verification.service.js';
+
+/** Contract limit of one job. */
+export const MAX_JOB_EMAILS = 1_000_000;
+/** Contract limit of `GET /api/v1/jobs`. */
+export const JOB_LIST_LENGTH = 50;
+/** Header row of the CSV download (contract). */
+export const CSV_HEADER = 'email,is_valid,status,reason,score,suggestion';
+
+/** One stored result row: `[email, status, reason, score, suggestion]` (`is_valid` is `status == "valid"`). */
+export type StoredResult = [string, VerificationResult['status'], VerificationResult['reason'], number | null, string | null];
+
+export interface JobSubmitAnswer {
+  success: true;
+  job_id: string;
+  status: 'queued';
+  submitted: number;
+  duplicates_removed: number;
+  total: number;
+  status_url: string;
+}
+
+export interface JobView {
+  success: true;
+  job_id: string;
+  status: JobState;
+  total: number;
+  processed: number;
+  valid: number;
+  invalid: number;
+  risky: number;
+  unknown: number;
+  valid_count: number;
+  invalid_count: number;
+  risky_count: number;
+  unknown_count: number;
+  progress_pct: number;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  error: string | null;
+}
+
+export interface ResultItem {
+  email: string;
+  is_valid: boolean;
+  status: VerificationResult['status'];
+  reason: VerificationResult['reason'];
+  score: number | null;
+  suggestion: string | null;
+}
+
+export interface JobsServiceDeps {
+  database: Database<EmailTables>;
+  jobs: JobsRepository;
+  quota: QuotaLedger;
+  events: EventsRepository;
+  verification: VerificationService;
+  clock: () => Date;
+  /** Addresses per stored chunk (the unit a worker claims). */
+  chunkSize: number;
+  /** Base of absolute URLs (`status_url`). */
+  publicBaseUrl: string;
+  /** Called after a job is stored, so that idle workers look at once. */
+  onSubmitted?: () => void;
+  /** Called after a job is cancelled, so that a worker stops inside the chunk it holds. */
+  onCancelled?: (jobId: string) => void;
+}
+
+/** Thrown inside a transaction to roll it back without it being an error. */
+class Rollback extends Error {}
+
+/** `queued`/`processing`: percent of addresses with stored results, rounded down (100 only when all are). */
+export function progressPct(job: Pick<JobRow, 'processed' | 'total'>): number {
+  return job.total === 0 ? 100 : Math.floor((job.processed * 100) / job.total);
+}
+
+/**
+ * Decision: `dedupe` trims, drops empty entries and removes later case-insensitive
+ * duplicates, keeping the first spelling in its place.
+ */
+export function dedupeEmails(emails: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const raw of emails) {
+    const email = raw.trim();
+    if (email === '') continue;
+    const key = email.toLowerCase();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(email);
+  }
+  return out;
+}
+
+/** The contract's JobStatus (both counter namings, decision 2) from a stored row. */
+export function jobView(job: JobRow): JobView {
+  return {
+    success: true,
+    job_id: job.id,
+    status: job.status,
+    total: job.total,
+    processed: job.processed,
+    valid: job.valid_count,
+    invalid: job.invalid_count,
+    risky: job.risky_count,
+    unknown: job.unknown_count,
+    valid_count: job.valid_count,
+    invalid_count: job.invalid_count,
+    risky_count: job.risky_count,
+    unknown_count: job.unknown_count,
+    progress_pct: progressPct(job),
+    created_at: job.created_at,
+    started_at: job.started_at,
+    completed_at: job.completed_at,
+    error: job.error,
+  };
+}
+
+const toItem = (r: StoredResult): ResultItem => ({ email: r[0], is_valid: r[1] === 'valid', status: r[1], reason: r[2], score: r[3], suggestion: r[4] });
+
+/** One CSV field per RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes doubled. */
+function csvField(v: string | number | boolean | null): string {
+  if (v === null) return '';
+  const s = String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
+
+/**
+ * Bulk jobs: acceptance (quota reserved in the transaction that stores the job), the state
+ * changes workers and callers make (each with its refund and its outbox event in the same
+ * transaction), and reading results.
+ */
+export class JobsService {
+  constructor(private readonly deps: JobsServiceDeps) {}
+
+  async submit(principal: Principal, plan: EmailPlan, emails: readonly string[], options: { useSmtp: boolean; dedupe: boolean }): Promise<JobSubmitAnswer> {
+    this.deps.verification.checkSmtp(options.useSmtp, plan);
+    let list: readonly string[] = emails;
+    if (options.dedupe) {
+      list = dedupeEmails(emails);
+    } else {
+      const empty = emails.findIndex((e) => e.trim() === '');
+      if (empty >= 0) throw new AppError('invalid_request', `emails[${empty}] is empty; remove empty entries or send dedupe: true.`, { field: 'emails' });
+    }
+    if (list.length === 0) throw new AppError('invalid_request', 'emails holds no address once empty entries are dropped.', { field: 'emails' });
+    if (list.length > MAX_JOB_EMAILS) throw new AppError('invalid_request', `A job holds at most ${MAX_JOB_EMAILS} addresses; this one has ${list.length}.`, { field: 'emails' });
+
+    const size = this.deps.chunkSize;
+    const chunks: string[][] = [];
+    for (let i = 0; i < list.length; i += size) chunks.push(list.slice(i, i + size));
+    const now = this.deps.clock();
+    const id = newId('job', now.getTime());
+    await this.deps.database.writeTransaction(async (trx) => {
+      const reserved = await this.deps.quota.reserve(principal.accountId, list.length, plan.monthlyQuota, now, trx as unknown as Kysely<CoreTables>);
+      if (!reserved.ok) {
+        throw new AppError(
+          'insufficient_quota',
+          `Not enough quota for this job: ${list.length} verifications needed, ${reserved.remaining} of ${reserved.limit} left this month (it resets on ${quotaPeriod(now).resetDate}). Nothing was stored or charged.`,
+          { remaining: reserved.remaining, required: list.length },
+        );
+      }
+      await this.deps.jobs.insert(
+        trx,
+        {
+          id,
+          account_id: principal.accountId,
+          status: 'queued',
+          total: list.length,
+          use_smtp: options.useSmtp ? 1 : 0,
+          catch_all: options.useSmtp && plan.features.catch_all ? 1 : 0,
+          chunk_size: size,
+          chunk_count: chunks.length,
+          reservation_id: reserved.reservationId,
+          created_at: now.toISOString(),
+        },
+        chunks,
+      );
+    });
+    this.deps.onSubmitted?.();
+    return {
+      success: true,
+      job_id: id,
+      status: 'queued',
+      submitted: emails.length,
+      duplicates_removed: emails.length - list.length,
+      total: list.length,
+      status_url: `${this.deps.publicBaseUrl.replace(/\/+$/, '')}/api/v1/jobs/${id}`,
+    };
+  }
+
+  async list(principal: Principal): Promise<JobRow[]> {
+    return this.deps.jobs.list(principal.accountId, JOB_LIST_LENGTH);
+  }
+
+  /** The caller's job; 404 when it does not exist or belongs to another account. */
+  async get(principal: Principal, id: string): Promise<JobRow> {
+    const job = await this.deps.jobs.find(principal.accountId, id);
+    if (!job) throw new AppError('not_found', `No job ${id} in this account.`);
+    return job;
+  }
+
+  /**
+   * Cancels an active job and refunds exactly what was not processed, in one transaction:
+   * a chunk finishing at the same moment either commits first (and is counted and charged)
+   * or finds the job cancelled and stores nothing.
+   */
+  async cancel(principal: Principal, id: string): Promise<{ success: true; job_id: string; status: 'cancelled'; processed: number; refunded: number }> {
+    const now = this.deps.clock();
+    const done = await this.deps.database.writeTransaction(async (trx) => {
+      const job = await this.deps.jobs.finish(trx, id, 'cancelled', now, { accountId: principal.accountId });
+      if (!job) return null;
+      const refunded = job.total - job.processed;
+      if (refunded > 0) await this.refund(trx, job, refunded);
+      return { processed: job.processed, refunded };
+    });
+    if (!done) {
+      const job = await this.get(principal, id);
+      throw new AppError('job_not_cancellable', `Job ${id} is already ${job.status}; only queued or processing jobs can be cancelled.`, { status: job.status });
+    }
+    this.deps.onCancelled?.(id);
+    return { success: true, job_id: id, status: 'cancelled', ...done };
+  }
+
+  /**
+   * Marks a job `failed` (decision 17: its unprocessed remainder is refunded) and records
+   * `job.failed` with a short error, all in one transaction. No-op on a finished job.
+   */
+  async fail(jobId: string, error: string): Promise<void> {
+    const now = this.deps.clock();
+    await this.deps.database.writeTransaction(async (trx) => {
+      const job = await this.deps.jobs.finish(trx, jobId, 'failed', now, { error });
+      if (!job) return;
+      const remainder = job.total - job.processed;
+      if (remainder > 0) await this.refund(trx, job, remainder);
+      await this.deps.events.record(job.account_id, 'job.failed', { event: 'job.failed', job_id: job.id, error, summary: summaryOf(job), timestamp: now.toISOString() }, now, trx);
+    });
+  }
+
+  /**
+   * Stores a verified chunk, advances `processed` and the counters, and completes the job
+   * (recording `job.completed`) when it was the last — one transaction. Returns false when
+   * nothing was stored: the lease was lost or the job is no longer running.
+   */
+  async storeChunk(chunk: ClaimedChunk, results: readonly VerificationResult[]): Promise<boolean> {
+    const counts: VerdictCounts = { valid: 0, invalid: 0, risky: 0, unknown: 0 };
+    const rows: StoredResult[] = results.map((r) => {
+      counts[r.status] += 1;
+      return [r.email, r.status, r.reason, r.score, r.suggestion];
+    });
+    const text = JSON.stringify(rows);
+    const now = this.deps.clock();
+    try {
+      return await this.deps.database.writeTransaction(async (trx) => {
+        if (!(await this.deps.jobs.storeChunk(trx, chunk, text))) return false;
+        const job = await this.deps.jobs.advance(trx, chunk.jobId, results.length, counts);
+        // Cancelled (or failed) meanwhile: the chunk's work is dropped with its lease.
+        if (!job) throw new Rollback();
+        if (job.processed === job.total) {
+          const done = await this.deps.jobs.finish(trx, job.id, 'completed', now);
+          if (done) await this.deps.events.record(job.account_id, 'job.completed', { event: 'job.completed', job_id: job.id, summary: summaryOf(job), timestamp: now.toISOString() }, now, trx);
+        }
+        return true;
+      });
+    } catch (err) {
+      if (err instanceof Rollback) return false;
+      throw err;
+    }
+  }
+
+  /** A page of results (JSON form); 409 `job_not_completed` before completion. */
+  async page(principal: Principal, id: string, page: number, perPage: number): Promise<{ job: JobRow; results: ResultItem[] }> {
+    const job = await this.completedJob(principal, id);
+    const first = (page - 1) * perPage;
+    if (first >= job.total) return { job, results: [] };
+    const last = Math.min(job.total, first + perPage) - 1;
+    const size = job.chunk_size;
+    const chunks = await this.deps.jobs.chunkResults(job.id, Math.floor(first / size), Math.floor(last / size));
+    const results: ResultItem[] = [];
+    for (const c of chunks) {
+      const rows = JSON.parse(c.results ?? '[]') as StoredResult[];
+      const base = c.idx * size;
+      const from = Math.max(first - base, 0);
+      const to = Math.min(last - base, rows.length - 1);
+      for (let i = from; i <= to; i++) results.push(toItem(rows[i]!));
+    }
+    return { job, results };
+  }
+
+  /**
+   * The whole job as RFC 4180 CSV (CRLF line ends), produced chunk by chunk: at most one
+   * chunk's rows are in memory, and the caller pulls only as fast as the client reads.
+   */
+  async csv(principal: Principal, id: string): Promise<AsyncGenerator<string>> {
+    const job = await this.completedJob(principal, id);
+    const jobs = this.deps.jobs;
+    return (async function* () {
+      yield `${CSV_HEADER}\r\n`;
+      for (let idx = 0; idx < job.chunk_count; idx++) {
+        const [chunk] = await jobs.chunkResults(job.id, idx, idx);
+        const rows = JSON.parse(chunk?.results ?? '[]') as StoredResult[];
+        let out = '';
+        for (const r of rows) out += `${csvField(r[0])},${r[1] === 'valid'},${r[1]},${csvField(r[2])},${csvField(r[3])},${csvField(r[4])}\r\n`;
+        yield out;
+      }
+    })();
+  }
+
+  private async completedJob(principal: Principal, id: string): Promise<JobRow> {
+    const job = await this.get(principal, id);
+    if (job.status !== 'completed') {
+      throw new AppError('job_not_completed', `Job ${id} is ${job.status}; results are available once it is completed.`, { status: job.status, progress_pct: progressPct(job) });
+    }
+    return job;
+  }
+
+  private async refund(trx: Kysely<EmailTables>, job: JobRow, units: number): Promise<void> {
+    const r = await this.deps.quota.refund(job.reservation_id, units, trx as unknown as Kysely<CoreTables>);
+    // The reservation bounds every refund; failing here would mean the counters are wrong.
+    if (!r.ok) throw new Error(`refund of ${units} units on job ${job.id} refused: ${r.reason}`);
+  }
+}
+
+function summaryOf(job: JobRow): { total: number; valid: number; invalid: number; risky: number } {
+  return { total: job.total, valid: job.valid_count, invalid: job.invalid_count, risky: job.risky_count };
+}

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { D, type RigHandle } from '@mailconv/test-rig';
+
+/** Helpers shared by the job suites (not a test file itself: importing it registers no tests). */
+
+export const BASE = 'https://verify.example.test';
+
+/** Settings of the suites: tiny chunks so that a few dozen addresses make a multi-chunk job. */
+export function jobsEnv(rig: RigHandle, databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    EMAIL_DATABASE_URL: databaseUrl,
+    EMAIL_LOG_LEVEL: 'silent',
+    EMAIL_DNS_SERVERS: rig.dnsServer,
+    // Addresses at the silent resolver take a few hundred ms: they keep a job running long
+    // enough to cancel or kill it part-way.
+    EMAIL_DNS_TIMEOUT_MS: '150',
+    EMAIL_PUBLIC_BASE_URL: BASE,
+    EMAIL_JOBS_CHUNK_SIZE: '10',
+    EMAIL_JOBS_POLL_MS: '20',
+    EMAIL_JOBS_LEASE_MS: '1500',
+    ...extra,
+  };
+}
+
+/** `n` addresses whose lookups go to the rig's resolver that never answers (distinct names: nothing is cached). */
+export const slowAddresses = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `u${i}@${tag}${i}.${D.silent}`);
+
+/** Minimal RFC 4180 reader for the assertions (quoted fields, doubled quotes, CRLF records). */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+      i++;
+    } else field += c;
+  }
+  assert.equal(field, '', 'the CSV ends with CRLF');
+  return rows;
+}
+

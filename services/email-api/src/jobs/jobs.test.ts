@@ -1,0 +1,306 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
+import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
+import { D, loadDomains, useRig, type RigHandle } from '@mailconv/test-rig';
+import { buildApp, EMAIL_KEY_PREFIX } from '../app.js';
+import { loadEmailConfig, type EmailConfig } from '../config.js';
+import { EMAIL_MIGRATIONS } from '../db/migrations.js';
+import type { EmailTables } from '../db/schema.js';
+import { CSV_HEADER } from './jobs.service.js';
+import { BASE, jobsEnv, parseCsv, slowAddresses } from './jobs.test-support.js';
+
+for (const backend of testBackends()) {
+  describe(`bulk jobs on ${backend}, against the loopback DNS rig`, () => {
+    let rig: RigHandle;
+    let drop: () => Promise<void>;
+    let config: EmailConfig;
+    let app: ServiceApp;
+    let admin: ServiceCore<EmailTables>;
+    const keys: Record<string, string> = {};
+    const ids: Record<string, string> = {};
+
+    before(async () => {
+      rig = await useRig();
+      const db = await createTestDatabase(backend);
+      drop = db.drop;
+      config = loadEmailConfig(jobsEnv(rig, db.url));
+      app = await buildApp(config);
+      admin = await openServiceCore<EmailTables>({ database: config.database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
+      for (const name of ['growth', 'scale', 'other', 'free']) {
+        const r = await admin.accounts.createAccount({ email: `${name}@example.test`, plan: name === 'other' ? 'growth' : name });
+        assert.ok(r.ok);
+        keys[name] = r.apiKey;
+        ids[name] = r.account.id;
+      }
+    });
+    after(async () => {
+      await app.close();
+      await admin.close();
+      await drop();
+      await rig.release();
+    });
+
+    const call = (method: 'GET' | 'POST' | 'DELETE', url: string, key: string, payload?: unknown, headers: Record<string, string> = {}) =>
+      app.inject({ method, url, headers: { authorization: `Bearer ${key}`, ...(payload === undefined ? {} : { 'content-type': 'application/json' }), ...headers }, ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }) });
+    const submit = async (key: string, body: Record<string, unknown>) => {
+      const res = await call('POST', '/api/v1/jobs', key, body);
+      assert.equal(res.statusCode, 202, res.body);
+      return res.json() as { job_id: string; status_url: string; submitted: number; duplicates_removed: number; total: number; status: string };
+    };
+    const status = async (key: string, id: string) => (await call('GET', `/api/v1/jobs/${id}`, key)).json() as Record<string, unknown> & { status: string; processed: number };
+    /** Polls until `done(status)`; the test's own time-out bounds it. */
+    const waitFor = async (key: string, id: string, done: (s: { status: string; processed: number }) => boolean) => {
+      for (;;) {
+        const s = await status(key, id);
+        if (done(s)) return s;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    const finished = (s: { status: string }) => ['completed', 'failed', 'cancelled'].includes(s.status);
+    const allPages = async (key: string, id: string, perPage: number) => {
+      const out: Array<Record<string, unknown>> = [];
+      for (let page = 1; ; page++) {
+        const res = await call('GET', `/api/v1/jobs/${id}/results?page=${page}&per_page=${perPage}`, key);
+        assert.equal(res.statusCode, 200, res.body);
+        const body = res.json() as { results: Array<Record<string, unknown>>; page: number; per_page: number; total: number };
+        assert.deepEqual([body.page, body.per_page], [page, perPage]);
+        if (body.results.length === 0) return out;
+        out.push(...body.results);
+      }
+    };
+
+    test('submit → completed: exact counters, both namings, results in input order, quota charged once, job.completed recorded', async () => {
+      const wild = loadDomains().slice(0, 25).map((d, i) => `user${i}@${d}`);
+      const emails = [`alice@${D.valid}`, `x@${D.nxdomain}`, `bob@${D.valid}`, `info@${D.valid}`, 'bad@@x', `carol@${D.aOnly}`, ...wild];
+      const accepted = await submit(keys.growth!, { emails });
+      assert.match(accepted.job_id, /^job_[0-9a-z]{26}$/);
+      assert.deepEqual(accepted, { success: true, job_id: accepted.job_id, status: 'queued', submitted: 31, duplicates_removed: 0, total: 31, status_url: `${BASE}/api/v1/jobs/${accepted.job_id}` });
+      assert.equal(await admin.quota.used(ids.growth!), 31, 'the whole list is reserved at acceptance');
+
+      const done = await waitFor(keys.growth!, accepted.job_id, finished);
+      assert.equal(done.status, 'completed');
+      assert.deepEqual(
+        { ...done, created_at: undefined, started_at: undefined, completed_at: undefined },
+        {
+          success: true,
+          job_id: accepted.job_id,
+          status: 'completed',
+          total: 31,
+          processed: 31,
+          valid: 28,
+          invalid: 2,
+          risky: 1,
+          unknown: 0,
+          valid_count: 28,
+          invalid_count: 2,
+          risky_count: 1,
+          unknown_count: 0,
+          progress_pct: 100,
+          error: null,
+          created_at: undefined,
+          started_at: undefined,
+          completed_at: undefined,
+        },
+      );
+      assert.ok(Date.parse(done.completed_at as string) >= Date.parse(done.created_at as string));
+
+      const results = await allPages(keys.growth!, accepted.job_id, 7);
+      assert.deepEqual(results.map((r) => r.email), emails);
+      assert.deepEqual(results.slice(0, 6).map((r) => [r.status, r.reason, r.is_valid]), [
+        ['valid', null, true],
+        ['invalid', 'domain_not_found', false],
+        ['valid', null, true],
+        ['risky', 'role_based', false],
+        ['invalid', 'invalid_syntax', false],
+        ['valid', null, true],
+      ]);
+      assert.deepEqual(Object.keys(results[0]!).sort(), ['email', 'is_valid', 'reason', 'score', 'status', 'suggestion']);
+      assert.equal(await admin.quota.used(ids.growth!), 31, 'processing charges nothing more');
+
+      const list = (await call('GET', '/api/v1/jobs', keys.growth!)).json() as { jobs: Array<Record<string, unknown>> };
+      assert.deepEqual(list.jobs[0], { job_id: accepted.job_id, status: 'completed', total: 31, processed: 31, valid_count: 28, invalid_count: 2, risky_count: 1, unknown_count: 0, created_at: done.created_at, completed_at: done.completed_at });
+
+      const events = (await admin.database.db.selectFrom('events').selectAll().where('account_id', '=', ids.growth!).execute()).map((e) => JSON.parse(e.payload) as Record<string, unknown>);
+      assert.deepEqual(events.map((e) => [e.event, e.job_id, e.summary]), [['job.completed', accepted.job_id, { total: 31, valid: 28, invalid: 2, risky: 1 }]]);
+
+      // CSV: the same rows as the JSON pages, RFC 4180, streamed with the contract's header.
+      const csv = await call('GET', `/api/v1/jobs/${accepted.job_id}/results?format=csv`, keys.growth!);
+      assert.equal(csv.statusCode, 200);
+      assert.match(String(csv.headers['content-type']), /^text\/csv/);
+      const rows = parseCsv(csv.body);
+      assert.equal(rows[0]!.join(','), CSV_HEADER);
+      assert.deepEqual(rows.slice(1), results.map((r) => [r.email, String(r.is_valid), r.status, r.reason ?? '', r.score === null ? '' : String(r.score), r.suggestion ?? ''].map(String)));
+
+      // A finished job cannot be cancelled.
+      const again = await call('DELETE', `/api/v1/jobs/${accepted.job_id}`, keys.growth!);
+      assert.equal(again.statusCode, 409);
+      assert.deepEqual([again.json().error, again.json().status], ['job_not_cancellable', 'completed']);
+    });
+
+    test('CSV quoting: commas, quotes in addresses survive the round trip', async () => {
+      const emails = [`"a,b"@${D.valid}`, `"say ""hi"""@${D.valid}`, `plain@${D.valid}`];
+      const { job_id: id } = await submit(keys.scale!, { emails });
+      assert.equal((await waitFor(keys.scale!, id, finished)).status, 'completed');
+      const rows = parseCsv((await call('GET', `/api/v1/jobs/${id}/results?format=csv`, keys.scale!)).body);
+      assert.deepEqual(rows.slice(1).map((r) => r[0]), emails);
+      assert.deepEqual(rows.slice(1).map((r) => r.length), [6, 6, 6]);
+    });
+
+    test('dedupe: trimmed, empty entries dropped, case-insensitive duplicates removed and not charged', async () => {
+      const before = await admin.quota.used(ids.scale!);
+      const emails = [` Alice@${D.valid} `, `alice@${D.valid}`, '', `Bob@${D.valid}`, '   ', `bob@${D.valid.toUpperCase()}`, `BOB@${D.valid.toUpperCase()}`];
+      const accepted = await submit(keys.scale!, { emails, dedupe: true });
+      assert.deepEqual([accepted.submitted, accepted.duplicates_removed, accepted.total], [7, 5, 2]);
+      assert.equal(await admin.quota.used(ids.scale!), before + 2);
+      await waitFor(keys.scale!, accepted.job_id, finished);
+      assert.deepEqual((await allPages(keys.scale!, accepted.job_id, 1000)).map((r) => r.email), [`Alice@${D.valid}`, `Bob@${D.valid}`]);
+
+      // Without dedupe an empty entry is refused; so is a list that dedupes to nothing.
+      for (const body of [{ emails: [`a@${D.valid}`, ''] }, { emails: ['', ' '], dedupe: true }, { emails: [] }, { emails: [`a@${D.valid}`], extra: 1 }]) {
+        const res = await call('POST', '/api/v1/jobs', keys.scale!, body);
+        assert.equal(res.statusCode, 400, JSON.stringify(body));
+        assert.equal(res.json().error, 'invalid_request');
+      }
+      assert.equal(await admin.quota.used(ids.scale!), before + 2);
+    });
+
+    test('quota short of the whole list: 402 with remaining and required; nothing stored or charged', async () => {
+      await admin.quota.charge(ids.free!, 450, 500);
+      const emails = Array.from({ length: 60 }, (_, i) => `u${i}@${D.valid}`);
+      const res = await call('POST', '/api/v1/jobs', keys.free!, { emails });
+      assert.equal(res.statusCode, 402);
+      const body = res.json();
+      assert.deepEqual([body.error, body.remaining, body.required], ['insufficient_quota', 50, 60]);
+      assert.equal(typeof body.message, 'string');
+      assert.equal(await admin.quota.used(ids.free!), 450);
+      assert.deepEqual((await call('GET', '/api/v1/jobs', keys.free!)).json().jobs, []);
+      assert.equal((await admin.database.db.selectFrom('job_chunks').innerJoin('jobs', 'jobs.id', 'job_chunks.job_id').select('idx').where('jobs.account_id', '=', ids.free!).execute()).length, 0);
+      // After dedupe the list fits: only the deduped count is needed.
+      const fits = await submit(keys.free!, { emails: [...emails.slice(0, 50), ...emails.slice(0, 10).map((e) => e.toUpperCase())], dedupe: true });
+      assert.equal(fits.total, 50);
+      assert.equal(await admin.quota.used(ids.free!), 500);
+    });
+
+    test('cancel mid-job: stops, refunds exactly the unprocessed remainder; 409s before and after', async () => {
+      const before = await admin.quota.used(ids.growth!);
+      const emails = [...Array.from({ length: 10 }, (_, i) => `fast${i}@${D.valid}`), ...slowAddresses(50, 'c')];
+      const { job_id: id } = await submit(keys.growth!, { emails });
+      const running = await waitFor(keys.growth!, id, (s) => s.processed >= 10 || finished(s));
+      assert.equal(running.status, 'processing');
+      const early = await call('GET', `/api/v1/jobs/${id}/results`, keys.growth!);
+      assert.equal(early.statusCode, 409);
+      assert.equal(early.json().error, 'job_not_completed');
+      assert.equal(early.json().status, 'processing');
+      assert.equal(typeof early.json().progress_pct, 'number');
+
+      const res = await call('DELETE', `/api/v1/jobs/${id}`, keys.growth!);
+      assert.equal(res.statusCode, 200, res.body);
+      const cancel = res.json() as { processed: number; refunded: number; status: string; job_id: string; success: boolean };
+      assert.deepEqual([cancel.success, cancel.job_id, cancel.status], [true, id, 'cancelled']);
+      assert.ok(cancel.processed >= 10 && cancel.processed < 60, String(cancel.processed));
+      assert.equal(cancel.refunded, 60 - cancel.processed);
+      assert.equal(await admin.quota.used(ids.growth!), before + cancel.processed);
+
+      // The workers drop the chunks they held: a new job completes, and the cancelled one never moved.
+      const next = await submit(keys.growth!, { emails: [`alice@${D.valid}`] });
+      assert.equal((await waitFor(keys.growth!, next.job_id, finished)).status, 'completed');
+      const after = await status(keys.growth!, id);
+      assert.deepEqual([after.status, after.processed], ['cancelled', cancel.processed]);
+      assert.equal(await admin.quota.used(ids.growth!), before + cancel.processed + 1);
+      const reservation = await admin.database.db.selectFrom('jobs').innerJoin('quota_reservations', 'quota_reservations.id', 'jobs.reservation_id').select(['units', 'refunded']).where('jobs.id', '=', id).executeTakeFirstOrThrow();
+      assert.deepEqual(reservation, { units: 60, refunded: cancel.refunded });
+
+      const twice = await call('DELETE', `/api/v1/jobs/${id}`, keys.growth!);
+      assert.equal(twice.statusCode, 409);
+      assert.equal(twice.json().error, 'job_not_cancellable');
+      const results = await call('GET', `/api/v1/jobs/${id}/results?format=csv`, keys.growth!);
+      assert.equal(results.statusCode, 409);
+      assert.deepEqual([results.json().error, results.json().status], ['job_not_completed', 'cancelled']);
+    });
+
+    test("another account's job is 404 everywhere; so is an unknown id", async () => {
+      const { job_id: id } = await submit(keys.growth!, { emails: [`alice@${D.valid}`] });
+      for (const [method, url] of [
+        ['GET', `/api/v1/jobs/${id}`],
+        ['DELETE', `/api/v1/jobs/${id}`],
+        ['GET', `/api/v1/jobs/${id}/results`],
+        ['GET', '/api/v1/jobs/job_00000000000000000000000000'],
+      ] as const) {
+        const res = await call(method, url, keys.other!);
+        assert.equal(res.statusCode, 404, `${method} ${url}`);
+        assert.equal(res.json().error, 'not_found');
+      }
+      assert.ok(!(await call('GET', '/api/v1/jobs', keys.other!)).json().jobs.some((j: { job_id: string }) => j.job_id === id));
+      await waitFor(keys.growth!, id, finished);
+    });
+
+    test('Idempotency-Key: a retry returns the first answer and creates no second job', async () => {
+      const before = await admin.quota.used(ids.scale!);
+      const body = { emails: [`alice@${D.valid}`, `bob@${D.valid}`] };
+      const first = await call('POST', '/api/v1/jobs', keys.scale!, body, { 'idempotency-key': 'upload-42' });
+      assert.equal(first.statusCode, 202);
+      const again = await call('POST', '/api/v1/jobs', keys.scale!, body, { 'idempotency-key': 'upload-42' });
+      assert.equal(again.statusCode, 202);
+      assert.equal(again.headers['idempotent-replayed'], 'true');
+      assert.equal(again.body, first.body);
+      assert.equal(await admin.quota.used(ids.scale!), before + 2);
+      const other = await call('POST', '/api/v1/jobs', keys.scale!, { emails: [`carol@${D.valid}`] }, { 'idempotency-key': 'upload-42' });
+      assert.equal(other.statusCode, 409);
+      await waitFor(keys.scale!, first.json().job_id, finished);
+    });
+
+    test('results paging limits: per_page above 5,000 or page 0 is 400', async () => {
+      const { job_id: id } = await submit(keys.scale!, { emails: [`alice@${D.valid}`] });
+      await waitFor(keys.scale!, id, finished);
+      for (const q of ['per_page=5001', 'page=0', 'format=xml']) {
+        const res = await call('GET', `/api/v1/jobs/${id}/results?${q}`, keys.scale!);
+        assert.equal(res.statusCode, 400, q);
+      }
+      const one = (await call('GET', `/api/v1/jobs/${id}/results?per_page=5000`, keys.scale!)).json();
+      assert.equal(one.results.length, 1);
+    });
+  });
+
+  test(`a job whose stored data is unreadable is failed, the remainder refunded, job.failed recorded (${backend})`, async () => {
+    const rig = await useRig();
+    const db = await createTestDatabase(backend);
+    try {
+      // Stored by a process without a worker, damaged, then picked up by one with a worker.
+      const quiet = await buildApp(loadEmailConfig(jobsEnv(rig, db.url, { EMAIL_JOBS_WORKERS: '0' })));
+      const admin = await openServiceCore<EmailTables>({ database: loadEmailConfig(jobsEnv(rig, db.url)).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
+      try {
+        const acct = await admin.accounts.createAccount({ email: 'broken@example.test', plan: 'growth' });
+        assert.ok(acct.ok);
+        const res = await quiet.inject({ method: 'POST', url: '/api/v1/jobs', headers: { authorization: `Bearer ${acct.apiKey}`, 'content-type': 'application/json' }, payload: JSON.stringify({ emails: Array.from({ length: 30 }, (_, i) => `u${i}@${D.valid}`) }) });
+        assert.equal(res.statusCode, 202);
+        const id = res.json().job_id as string;
+        await admin.database.db.updateTable('job_chunks').set({ emails: '["u10@valid.test", ' }).where('job_id', '=', id).where('idx', '=', 1).execute();
+        await quiet.close();
+
+        const worker = await buildApp(loadEmailConfig(jobsEnv(rig, db.url, { EMAIL_JOBS_WORKERS: '1' })));
+        try {
+          await worker.ready();
+          let job;
+          do {
+            await new Promise((r) => setTimeout(r, 20));
+            job = await admin.database.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+          } while (job.status === 'queued' || job.status === 'processing');
+          assert.equal(job.status, 'failed');
+          assert.equal(job.processed, 10, 'the chunk before the damaged one was verified and kept');
+          assert.equal(job.error, 'stored addresses of chunk 1 are unreadable');
+          assert.equal(await admin.quota.used(acct.account.id), 10, 'the unprocessed remainder (20) was refunded');
+          const events = await admin.database.db.selectFrom('events').selectAll().where('account_id', '=', acct.account.id).execute();
+          assert.deepEqual(events.map((e) => JSON.parse(e.payload) as Record<string, unknown>).map((e) => [e.event, e.job_id, e.error]), [['job.failed', id, job.error]]);
+        } finally {
+          await worker.close();
+        }
+      } finally {
+        await admin.close();
+      }
+    } finally {
+      await db.drop();
+      await rig.release();
+    }
+  });
+}

@@ -1,0 +1,200 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from '@mailconv/platform';
+import type { EmailTables, JobsTable, JobState } from '../db/schema.js';
+
+/** A stored job row. */
+export type JobRow = Selectable<JobsTable>;
+
+/** A chunk a worker holds a lease on. */
+export interface ClaimedChunk {
+  jobId: string;
+  accountId: string;
+  idx: number;
+  size: number;
+  /** The chunk's addresses as stored (JSON text); the worker parses and checks it. */
+  emails: string;
+  useSmtp: boolean;
+  catchAll: boolean;
+  token: string;
+}
+
+/** Per-verdict counts of one chunk. */
+export interface VerdictCounts {
+  valid: number;
+  invalid: number;
+  risky: number;
+  unknown: number;
+}
+
+type Exec = Kysely<EmailTables>;
+
+/** States in which a job still has work to do (and may be cancelled). */
+export const ACTIVE_STATES: readonly JobState[] = ['queued', 'processing'];
+
+/** Rows per INSERT of chunks: a chunk holds about 30 KB of text, so a statement stays near 1.5 MB. */
+const CHUNK_INSERT_BATCH = 50;
+
+/**
+ * Jobs and their chunks. Every method that changes state is one conditional statement (or
+ * runs in the caller's transaction), so concurrent workers, a cancel and a restart after a
+ * crash can interleave in any order without a chunk counted twice.
+ */
+export class JobsRepository {
+  constructor(private readonly database: Database<EmailTables>) {}
+
+  /** Stores a job and its chunks (call inside the transaction that reserves its quota). */
+  async insert(trx: Exec, job: Omit<JobRow, 'processed' | 'valid_count' | 'invalid_count' | 'risky_count' | 'unknown_count' | 'error' | 'started_at' | 'completed_at'>, chunks: readonly string[][]): Promise<void> {
+    await trx.insertInto('jobs').values({ ...job, processed: 0, valid_count: 0, invalid_count: 0, risky_count: 0, unknown_count: 0, error: null, started_at: null, completed_at: null }).execute();
+    for (let start = 0; start < chunks.length; start += CHUNK_INSERT_BATCH) {
+      const rows = chunks.slice(start, start + CHUNK_INSERT_BATCH).map((emails, i) => ({
+        job_id: job.id,
+        idx: start + i,
+        size: emails.length,
+        emails: JSON.stringify(emails),
+        state: 'pending' as const,
+        lease_token: null,
+        lease_until: null,
+        results: null,
+      }));
+      await trx.insertInto('job_chunks').values(rows).execute();
+    }
+  }
+
+  /** The job `id` if `accountId` owns it. */
+  async find(accountId: string, id: string, exec: Exec = this.database.db): Promise<JobRow | undefined> {
+    return exec.selectFrom('jobs').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  }
+
+  /** The account's most recent jobs, newest first. */
+  async list(accountId: string, limit: number): Promise<JobRow[]> {
+    return this.database.db.selectFrom('jobs').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  }
+
+  /** Current status of a job (workers poll it to notice a cancel made by another process). */
+  async status(id: string): Promise<JobState | undefined> {
+    return (await this.database.db.selectFrom('jobs').select('status').where('id', '=', id).executeTakeFirst())?.status;
+  }
+
+  /**
+   * Leases the oldest claimable chunk of an active job: pending, or leased by a worker whose
+   * lease expired (it crashed or was killed). The claim is a conditional UPDATE, so of two
+   * workers that picked the same chunk only one gets it; the other looks again.
+   */
+  async claim(token: string, now: Date, leaseMs: number): Promise<ClaimedChunk | null> {
+    const db = this.database.db;
+    const nowIso = now.toISOString();
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const candidate = await db
+        .selectFrom('job_chunks as c')
+        .innerJoin('jobs as j', 'j.id', 'c.job_id')
+        .select(['c.job_id', 'c.idx'])
+        .where('j.status', 'in', ACTIVE_STATES)
+        .where((eb) => eb.or([eb('c.state', '=', 'pending'), eb.and([eb('c.state', '=', 'leased'), eb('c.lease_until', '<', nowIso)])]))
+        .orderBy('j.created_at')
+        .orderBy('c.job_id')
+        .orderBy('c.idx')
+        .limit(1)
+        .executeTakeFirst();
+      if (!candidate) return null;
+      const claimed = await this.database.writeTransaction(async (trx) => {
+        const chunk = await trx
+          .updateTable('job_chunks')
+          .set({ state: 'leased', lease_token: token, lease_until: new Date(now.getTime() + leaseMs).toISOString() })
+          .where('job_id', '=', candidate.job_id)
+          .where('idx', '=', candidate.idx)
+          .where((eb) => eb.or([eb('state', '=', 'pending'), eb.and([eb('state', '=', 'leased'), eb('lease_until', '<', nowIso)])]))
+          .returning(['job_id', 'idx', 'size', 'emails'])
+          .executeTakeFirst();
+        if (!chunk) return null;
+        const job = await trx
+          .updateTable('jobs')
+          .set((eb) => ({ status: 'processing', started_at: eb.fn.coalesce('started_at', eb.val(nowIso)) }))
+          .where('id', '=', chunk.job_id)
+          .where('status', 'in', ACTIVE_STATES)
+          .returning(['account_id', 'use_smtp', 'catch_all'])
+          .executeTakeFirst();
+        if (!job) return null;
+        return { jobId: chunk.job_id, accountId: job.account_id, idx: chunk.idx, size: chunk.size, emails: chunk.emails, useSmtp: job.use_smtp === 1, catchAll: job.catch_all === 1, token };
+      });
+      if (claimed) return claimed;
+    }
+    return null;
+  }
+
+  /** Extends a lease the caller still holds; false when it was lost (expired and taken over). */
+  async renew(chunk: ClaimedChunk, until: Date): Promise<boolean> {
+    const r = await this.database.db
+      .updateTable('job_chunks')
+      .set({ lease_until: until.toISOString() })
+      .where('job_id', '=', chunk.jobId)
+      .where('idx', '=', chunk.idx)
+      .where('state', '=', 'leased')
+      .where('lease_token', '=', chunk.token)
+      .executeTakeFirst();
+    return r.numUpdatedRows > 0n;
+  }
+
+  /** Hands a chunk back unfinished (graceful shutdown), so the next worker need not wait for the lease to expire. */
+  async release(chunk: ClaimedChunk): Promise<void> {
+    await this.database.db
+      .updateTable('job_chunks')
+      .set({ state: 'pending', lease_token: null, lease_until: null })
+      .where('job_id', '=', chunk.jobId)
+      .where('idx', '=', chunk.idx)
+      .where('state', '=', 'leased')
+      .where('lease_token', '=', chunk.token)
+      .execute();
+  }
+
+  /**
+   * Marks the chunk done with its results, if the caller still holds its lease. False when
+   * the lease was lost: then nothing may be counted.
+   */
+  async storeChunk(trx: Exec, chunk: ClaimedChunk, results: string): Promise<boolean> {
+    const r = await trx
+      .updateTable('job_chunks')
+      .set({ state: 'done', results, lease_token: null, lease_until: null })
+      .where('job_id', '=', chunk.jobId)
+      .where('idx', '=', chunk.idx)
+      .where('state', '=', 'leased')
+      .where('lease_token', '=', chunk.token)
+      .executeTakeFirst();
+    return r.numUpdatedRows > 0n;
+  }
+
+  /** Adds a stored chunk to the job's counters if the job is still running; the job after the change. */
+  async advance(trx: Exec, jobId: string, units: number, counts: VerdictCounts): Promise<JobRow | undefined> {
+    return trx
+      .updateTable('jobs')
+      .set((eb) => ({
+        processed: eb('processed', '+', units),
+        valid_count: eb('valid_count', '+', counts.valid),
+        invalid_count: eb('invalid_count', '+', counts.invalid),
+        risky_count: eb('risky_count', '+', counts.risky),
+        unknown_count: eb('unknown_count', '+', counts.unknown),
+      }))
+      .where('id', '=', jobId)
+      .where('status', '=', 'processing')
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  /**
+   * Moves an active job to a final state; the job as it was at that moment, or undefined
+   * when it was not active (already finished, or not the caller's).
+   */
+  async finish(trx: Exec, jobId: string, to: 'completed' | 'failed' | 'cancelled', now: Date, options: { accountId?: string; error?: string } = {}): Promise<JobRow | undefined> {
+    let q = trx
+      .updateTable('jobs')
+      .set({ status: to, completed_at: now.toISOString(), ...(options.error !== undefined ? { error: options.error } : {}) })
+      .where('id', '=', jobId)
+      .where('status', 'in', to === 'completed' ? ['processing'] : ACTIVE_STATES);
+    if (options.accountId !== undefined) q = q.where('account_id', '=', options.accountId);
+    return q.returningAll().executeTakeFirst();
+  }
+
+  /** Stored results of chunks `from`…`to` (inclusive), in order. */
+  async chunkResults(jobId: string, from: number, to: number): Promise<Array<{ idx: number; results: string | null }>> {
+    return this.database.db.selectFrom('job_chunks').select(['idx', 'results']).where('job_id', '=', jobId).where('idx', '>=', from).where('idx', '<=', to).orderBy('idx').execute();
+  }
+}

@@ -1,0 +1,271 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { Type } from 'typebox';
+import { AppError, DateTime, Nullable, StringEnum, type ServiceApp } from '@mailconv/platform';
+import { REASONS, STATUSES } from '@mailconv/verifier';
+import { planOf, type EmailDeps } from '../../deps.js';
+import { CSV_HEADER, jobView, MAX_JOB_EMAILS, type JobsService } from '../../jobs/jobs.service.js';
+import { SECURED, errors } from '../../schemas.js';
+import { MAX_EMAIL_INPUT } from './verify.route.js';
+
+const JOB_STATES = ['queued', 'processing', 'completed', 'failed', 'cancelled'] as const;
+
+const SubmitBody = Type.Object(
+  {
+    emails: Type.Array(Type.String({ maxLength: MAX_EMAIL_INPUT }), {
+      minItems: 1,
+      maxItems: MAX_JOB_EMAILS,
+      description: 'At most 1,000,000 addresses. Empty entries are refused (400) unless `dedupe` is true, which drops them.',
+    }),
+    use_smtp: Type.Optional(Type.Boolean({ default: false, description: 'Probe mailboxes over SMTP (plans with `features.smtp`).' })),
+    dedupe: Type.Optional(Type.Boolean({ default: false, description: 'Trim whitespace, drop empty entries and remove case-insensitive duplicates (the first spelling is kept) before quota is reserved.' })),
+  },
+  { additionalProperties: false },
+);
+
+const SubmitResponse = Type.Object({
+  success: Type.Boolean(),
+  job_id: Type.String(),
+  status: StringEnum(['queued']),
+  submitted: Type.Integer({ description: 'Entries in the request.' }),
+  duplicates_removed: Type.Integer({ description: 'Entries dropped by `dedupe` (duplicates and empty entries).' }),
+  total: Type.Integer({ description: 'Addresses billed and verified, after dedupe.' }),
+  status_url: Type.String({ format: 'uri', description: 'Absolute URL of `GET /api/v1/jobs/{job_id}` (from `EMAIL_PUBLIC_BASE_URL`).' }),
+});
+
+const counter = (what: string) => Type.Integer({ description: what });
+
+const JobStatusResponse = Type.Object({
+  success: Type.Boolean(),
+  job_id: Type.String(),
+  status: StringEnum(JOB_STATES),
+  total: Type.Integer(),
+  processed: Type.Integer({ description: 'Addresses whose results are stored.' }),
+  valid: counter('Same as `valid_count` (decision 2: both namings).'),
+  invalid: counter('Same as `invalid_count`.'),
+  risky: counter('Same as `risky_count`.'),
+  unknown: counter('Same as `unknown_count`.'),
+  valid_count: Type.Integer(),
+  invalid_count: Type.Integer(),
+  risky_count: Type.Integer(),
+  unknown_count: Type.Integer(),
+  progress_pct: Type.Integer({ minimum: 0, maximum: 100, description: '`processed` × 100 / `total`, rounded down.' }),
+  created_at: DateTime(),
+  started_at: Nullable(DateTime({ description: 'When a worker first claimed part of the job.' })),
+  completed_at: Nullable(DateTime({ description: 'When the job reached a final state (completed, failed or cancelled).' })),
+  error: Nullable(Type.String({ description: 'Short reason of a `failed` job.' })),
+});
+
+const JobListItem = Type.Object({
+  job_id: Type.String(),
+  status: StringEnum(JOB_STATES),
+  total: Type.Integer(),
+  processed: Type.Integer(),
+  valid_count: Type.Integer(),
+  invalid_count: Type.Integer(),
+  risky_count: Type.Integer(),
+  unknown_count: Type.Integer(),
+  created_at: DateTime(),
+  completed_at: Nullable(DateTime()),
+});
+
+const CancelResponse = Type.Object({
+  success: Type.Boolean(),
+  job_id: Type.String(),
+  status: StringEnum(['cancelled']),
+  processed: Type.Integer({ description: 'Addresses verified (and charged) before the cancel.' }),
+  refunded: Type.Integer({ description: 'Units of the reservation given back: `total` − `processed`.' }),
+});
+
+const ResultItem = Type.Object({
+  email: Type.String(),
+  is_valid: Type.Boolean(),
+  status: StringEnum(STATUSES),
+  reason: Nullable(StringEnum(REASONS)),
+  score: Nullable(Type.Integer()),
+  suggestion: Nullable(Type.String()),
+});
+
+const ResultsResponse = Type.Object({
+  success: Type.Boolean(),
+  job_id: Type.String(),
+  status: StringEnum(JOB_STATES),
+  total: Type.Integer(),
+  page: Type.Integer(),
+  per_page: Type.Integer(),
+  results: Type.Array(ResultItem, { description: 'In input order; empty past the last page.' }),
+});
+
+const JobParams = Type.Object({ job_id: Type.String({ maxLength: 64 }) });
+
+const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** `POST/GET /api/v1/jobs`, `GET/DELETE /api/v1/jobs/{job_id}`, `GET /api/v1/jobs/{job_id}/results`. */
+export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsService, options: { bodyLimit: number }): void {
+  app.post(
+    '/api/v1/jobs',
+    {
+      bodyLimit: options.bodyLimit,
+      schema: {
+        tags: ['jobs'],
+        summary: 'Submit up to 1,000,000 addresses for asynchronous verification',
+        description:
+          'Quota for the whole (deduped) list is reserved in the same transaction that stores the job, or the job is refused with 402 `insufficient_quota` (`remaining`, `required`) and nothing is stored or charged. ' +
+          'The list is stored in chunks that workers verify in the background; poll `status_url`. ' +
+          'With an `Idempotency-Key` header, a retry with the same key and body within 24 h returns the first answer (header `Idempotent-Replayed: true`) and creates no second job; the same key with another body is 409 `conflict`.',
+        security: SECURED,
+        headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: 'Unique per request, 1–255 visible ASCII characters.' })) }),
+        body: SubmitBody,
+        response: {
+          202: SubmitResponse,
+          402: {
+            ...Type.Object(
+              {
+                error: StringEnum(['insufficient_quota']),
+                message: Type.String(),
+                remaining: Type.Integer({ description: 'Units left this month.' }),
+                required: Type.Integer({ description: 'Units the job needs (its total after dedupe).' }),
+              },
+              { additionalProperties: true },
+            ),
+            description: 'Not enough quota for the whole list; nothing stored or charged.',
+          },
+          ...errors(400, 401, 403, 409, 413, 415, 429, 500, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const principal = request.principal!;
+      const plan = planOf(deps, principal.plan);
+      const { emails } = request.body;
+      const useSmtp = request.body.use_smtp ?? false;
+      const dedupe = request.body.dedupe ?? false;
+      const key = request.headers['idempotency-key'];
+      if (key === undefined) return reply.code(202).send(await jobs.submit(principal, plan, emails, { useSmtp, dedupe }));
+      if (!IDEMPOTENCY_KEY.test(key)) throw new AppError('invalid_request', 'Idempotency-Key must be 1–255 visible ASCII characters.', { field: 'Idempotency-Key' });
+      const hash = createHash('sha256').update(`jobs\n${useSmtp}\n${dedupe}\n${JSON.stringify(emails)}`).digest('hex');
+      const claim = await deps.idempotency.claim(principal.accountId, key, hash, deps.clock(), IDEMPOTENCY_TTL_MS);
+      if (claim.kind === 'mismatch') throw new AppError('conflict', 'This Idempotency-Key was already used with a different request body.');
+      if (claim.kind === 'in_progress') throw new AppError('conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+      if (claim.kind === 'replay') {
+        return reply.code(claim.statusCode as 202).header('idempotent-replayed', 'true').type('application/json; charset=utf-8').send(claim.body as never);
+      }
+      try {
+        const answer = await jobs.submit(principal, plan, emails, { useSmtp, dedupe });
+        const body = reply.code(202).serialize(answer) as string;
+        await deps.idempotency.complete(principal.accountId, key, 202, body);
+        return reply.type('application/json; charset=utf-8').send(body as never);
+      } catch (err) {
+        await deps.idempotency.release(principal.accountId, key);
+        throw err;
+      }
+    },
+  );
+
+  app.get(
+    '/api/v1/jobs',
+    {
+      schema: {
+        tags: ['jobs'],
+        summary: 'The 50 most recent jobs of the caller, newest first',
+        security: SECURED,
+        response: { 200: Type.Object({ success: Type.Boolean(), jobs: Type.Array(JobListItem) }), ...errors(401, 429, 500) },
+      },
+    },
+    async (request) => {
+      const rows = await jobs.list(request.principal!);
+      return {
+        success: true,
+        jobs: rows.map((j) => ({
+          job_id: j.id,
+          status: j.status,
+          total: j.total,
+          processed: j.processed,
+          valid_count: j.valid_count,
+          invalid_count: j.invalid_count,
+          risky_count: j.risky_count,
+          unknown_count: j.unknown_count,
+          created_at: j.created_at,
+          completed_at: j.completed_at,
+        })),
+      };
+    },
+  );
+
+  app.get(
+    '/api/v1/jobs/:job_id',
+    {
+      schema: {
+        tags: ['jobs'],
+        summary: 'Status and counters of one job',
+        security: SECURED,
+        params: JobParams,
+        response: { 200: JobStatusResponse, ...errors(401, 404, 429, 500) },
+      },
+    },
+    async (request) => jobView(await jobs.get(request.principal!, request.params.job_id)),
+  );
+
+  app.delete(
+    '/api/v1/jobs/:job_id',
+    {
+      schema: {
+        tags: ['jobs'],
+        summary: 'Cancel a queued or processing job, refunding the unprocessed remainder',
+        description:
+          'Workers stop between and within chunks; a chunk in flight is dropped, not charged. The refund is exactly `total` − `processed` as of the cancel. ' +
+          'A completed, failed or cancelled job is 409 `job_not_cancellable` (with its `status`).',
+        security: SECURED,
+        params: JobParams,
+        response: { 200: CancelResponse, ...errors(401, 404, 409, 429, 500) },
+      },
+    },
+    async (request) => jobs.cancel(request.principal!, request.params.job_id),
+  );
+
+  app.get(
+    '/api/v1/jobs/:job_id/results',
+    {
+      schema: {
+        tags: ['jobs'],
+        summary: 'Results of a completed job: JSON pages, or the whole job as CSV',
+        description:
+          `Results keep the input order. \`format=csv\` streams every row as RFC 4180 CSV (CRLF line ends) with the header \`${CSV_HEADER}\`; page parameters are ignored. ` +
+          'Before completion: 409 `job_not_completed` with `status` and `progress_pct`.',
+        security: SECURED,
+        params: JobParams,
+        querystring: Type.Object({
+          format: Type.Optional(StringEnum(['json', 'csv'], { default: 'json' })),
+          page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+          per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, default: 1000 })),
+        }),
+        response: {
+          200: {
+            description: 'A page of results (JSON), or the whole job (CSV).',
+            content: {
+              'application/json': { schema: ResultsResponse },
+              'text/csv': { schema: Type.String({ description: `RFC 4180, header row \`${CSV_HEADER}\`.` }) },
+            },
+          },
+          ...errors(400, 401, 404, 409, 429, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      const principal = request.principal!;
+      const { job_id: id } = request.params;
+      if (request.query.format === 'csv') {
+        const rows = await jobs.csv(principal, id);
+        return reply
+          .type('text/csv; charset=utf-8')
+          .header('content-disposition', `attachment; filename="${id}.csv"`)
+          .send(Readable.from(rows) as never);
+      }
+      const page = request.query.page ?? 1;
+      const perPage = request.query.per_page ?? 1000;
+      const { job, results } = await jobs.page(principal, id, page, perPage);
+      return reply.type('application/json; charset=utf-8').send({ success: true, job_id: job.id, status: job.status, total: job.total, page, per_page: perPage, results });
+    },
+  );
+}
