@@ -370,14 +370,16 @@ export class ConversionService {
    * their records marked `expired`; uploads past theirs leave the disk.
    */
   async sweep(now = this.deps.clock()): Promise<{ conversions: number; uploads: number }> {
-    const conversions = await this.deps.conversions.expired(now);
-    for (const row of conversions) {
-      if (await this.deps.conversions.close(row.id, 'expired', now)) await this.deps.store.remove(this.deps.store.outputPath(row.id, row.target_format));
-    }
+    // Files go first, records after: a record that reads `expired` has nothing left on disk.
     const uploads = await this.deps.uploads.expired(now);
     for (const upload of uploads) {
       await this.deps.store.remove(this.deps.store.uploadPath(upload.id));
       await this.deps.uploads.markDeleted(upload.id, now);
+    }
+    const conversions = await this.deps.conversions.expired(now);
+    for (const row of conversions) {
+      await this.deps.store.remove(this.deps.store.outputPath(row.id, row.target_format));
+      await this.deps.conversions.close(row.id, 'expired', now);
     }
     return { conversions: conversions.length, uploads: uploads.length };
   }
