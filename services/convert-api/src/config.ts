@@ -1,6 +1,7 @@
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { commonConfig, commonSettings, findProjectRoot, parseSettings, type CommonServiceConfig } from '@mailconv/platform';
+import { commonConfig, commonSettings, findProjectRoot, parseSettings, setting, type CommonServiceConfig } from '@mailconv/platform';
 
 const DEFAULTS = { port: 8081, dataDir: 'data/convert', databaseFile: 'convert.db' };
 
@@ -11,11 +12,29 @@ const DEFAULTS = { port: 8081, dataDir: 'data/convert', databaseFile: 'convert.d
 const ConvertSettings = z.object({
   ...commonSettings('CONVERT', DEFAULTS),
   CONVERT_STORAGE_DIR: z.string().optional(),
+  CONVERT_RETENTION_HOURS: z.coerce.number().positive().max(24 * 365).default(24),
+  CONVERT_SWEEP_INTERVAL_SECONDS: setting.positiveInt(300),
+  CONVERT_MAX_RUNNING: z.coerce.number().int('must be a whole number').positive('must be positive').optional(),
+  CONVERT_TIMEOUT_SECONDS: setting.positiveInt(120),
+  CONVERT_LIBREOFFICE_INSTANCES: z.coerce.number().int('must be a whole number').positive('must be positive').optional(),
+  CONVERT_PRESTART: setting.bool(false),
 });
 
 export interface ConvertConfig extends CommonServiceConfig {
   /** Where uploads and outputs live (a shared volume in scale-out). */
   storageDir: string;
+  /** Lifetime of uploads and outputs, in ms (`CONVERT_RETENTION_HOURS`, default 24 h). */
+  retentionMs: number;
+  /** How often the retention sweeper runs, in ms. */
+  sweepIntervalMs: number;
+  /** Conversions running at once in this process, all accounts together (default: the core count). */
+  maxRunning: number;
+  /** Time-out of one engine step, in ms. */
+  timeoutMs: number;
+  /** Warm LibreOffice instances; the converter's default (cores / 2) when unset. */
+  libreofficeInstances: number | undefined;
+  /** Start the LibreOffice pool at start-up rather than on the first office job. */
+  prestart: boolean;
 }
 
 /** Reads the conversion service's settings from `env`; throws ConfigError listing every problem. */
@@ -23,5 +42,14 @@ export function loadConvertConfig(env: Readonly<Record<string, string | undefine
   const parsed = parseSettings(ConvertSettings, env) as Record<string, unknown>;
   const common = commonConfig('CONVERT', parsed, DEFAULTS, root);
   const storage = parsed.CONVERT_STORAGE_DIR as string | undefined;
-  return { ...common, storageDir: storage ? resolve(root, storage) : resolve(common.dataDir, 'storage') };
+  return {
+    ...common,
+    storageDir: storage ? resolve(root, storage) : resolve(common.dataDir, 'storage'),
+    retentionMs: Math.round((parsed.CONVERT_RETENTION_HOURS as number) * 3_600_000),
+    sweepIntervalMs: (parsed.CONVERT_SWEEP_INTERVAL_SECONDS as number) * 1000,
+    maxRunning: (parsed.CONVERT_MAX_RUNNING as number | undefined) ?? availableParallelism(),
+    timeoutMs: (parsed.CONVERT_TIMEOUT_SECONDS as number) * 1000,
+    libreofficeInstances: parsed.CONVERT_LIBREOFFICE_INSTANCES as number | undefined,
+    prestart: parsed.CONVERT_PRESTART as boolean,
+  };
 }

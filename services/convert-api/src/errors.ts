@@ -7,6 +7,7 @@ import { COMMON_ERROR_STATUS } from '@mailconv/platform';
 export const CONVERT_ERROR_STATUS = {
   ...COMMON_ERROR_STATUS,
   gone: 410,
+  range_not_satisfiable: 416,
   file_too_large: 413,
   unsupported_format: 415,
   unsupported_conversion: 422,

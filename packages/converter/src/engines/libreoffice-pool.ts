@@ -131,6 +131,8 @@ class Instance {
     // A fresh profile makes soffice exit once with code 81 ("restart required") after
     // creating it (Gotenberg's first-start quirk); start again then.
     for (let attempt = 0; attempt < 3; attempt++) {
+      // close() stopped this instance while it was starting: spawn nothing more.
+      if (this.stopping) throw failed('LibreOffice did not start.', `instance ${this.index} was stopped while starting`);
       this.soffice = spawnSandboxed(
         SOFFICE_BIN,
         [

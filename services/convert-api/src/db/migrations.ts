@@ -1,4 +1,48 @@
-import type { Migration } from 'kysely';
+import type { Kysely, Migration } from 'kysely';
 
-/** The conversion service's own migrations (the platform adds the core ones). */
-export const CONVERT_MIGRATIONS: Record<string, Migration> = {};
+/** The conversion service's own migrations (the platform adds the core ones). Names are timestamps. */
+export const CONVERT_MIGRATIONS: Record<string, Migration> = {
+  '2026_11_21_1500_uploads_and_conversions': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('uploads')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('filename', 'text', (c) => c.notNull())
+        .addColumn('format', 'text', (c) => c.notNull())
+        .addColumn('mime_type', 'text', (c) => c.notNull())
+        .addColumn('size_bytes', 'bigint', (c) => c.notNull())
+        .addColumn('sha256', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('deleted_at', 'text')
+        .execute();
+      await db.schema.createIndex('uploads_expiry_idx').on('uploads').columns(['deleted_at', 'expires_at']).execute();
+      await db.schema
+        .createTable('conversions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('upload_id', 'text', (c) => c.notNull().references('uploads.id'))
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('target_format', 'text', (c) => c.notNull())
+        .addColumn('options', 'text', (c) => c.notNull())
+        .addColumn('output', 'text')
+        .addColumn('output_path', 'text')
+        .addColumn('download_token', 'text', (c) => c.notNull())
+        .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('error', 'text')
+        .addColumn('quota_period', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('started_at', 'text')
+        .addColumn('completed_at', 'text')
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('conversions_upload_idx').on('conversions').column('upload_id').execute();
+      await db.schema.createIndex('conversions_status_expiry_idx').on('conversions').columns(['status', 'expires_at']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('conversions').ifExists().execute();
+      await db.schema.dropTable('uploads').ifExists().execute();
+    },
+  },
+};

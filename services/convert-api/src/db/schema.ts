@@ -1,4 +1,47 @@
 import type { CoreTables } from '@mailconv/platform';
 
-/** Tables of the conversion service's own database. The conversion issue adds uploads and conversions. */
-export type ConvertTables = CoreTables;
+/** An uploaded source file. `deleted_at` is set when its bytes leave the disk (shred, expiry). */
+export interface UploadsTable {
+  id: string;
+  account_id: string;
+  filename: string;
+  format: string;
+  mime_type: string;
+  size_bytes: number;
+  sha256: string;
+  created_at: string;
+  expires_at: string;
+  deleted_at: string | null;
+}
+
+/**
+ * A conversion (`POST /convert` and `POST /jobs` share the one `cnv_` id space). JSON
+ * columns (`options`, `output`, `error`) hold the record's sub-objects as sent.
+ */
+export interface ConversionsTable {
+  id: string;
+  account_id: string;
+  upload_id: string;
+  status: string;
+  target_format: string;
+  options: string;
+  output: string | null;
+  output_path: string | null;
+  /** The download token, for the owner's record; downloads look it up by `token_hash`. */
+  download_token: string;
+  /** SHA-256 (hex) of the download token. */
+  token_hash: string;
+  error: string | null;
+  /** Quota month the conversion was charged to (`YYYY-MM`), for refunds. */
+  quota_period: string;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  expires_at: string;
+}
+
+/** Tables of the conversion service's own database. */
+export interface ConvertTables extends CoreTables {
+  uploads: UploadsTable;
+  conversions: ConversionsTable;
+}

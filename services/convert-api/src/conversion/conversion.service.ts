@@ -1,0 +1,424 @@
+import { createHash } from 'node:crypto';
+import { basename, extname } from 'node:path';
+import type { Readable } from 'node:stream';
+import type { FastifyBaseLogger } from 'fastify';
+import { detectFormat, type Converter, type ConversionFailure } from '@mailconv/converter';
+import { AppError, newId, randomBase62, type QuotaLedger } from '@mailconv/platform';
+import type { ConvertPlan } from '../plans.js';
+import type { ConversionsRepository} from '../repositories/conversions.repository.js';
+import { type ConversionRow, type ConversionStatus } from '../repositories/conversions.repository.js';
+import type { UploadsRepository} from '../repositories/uploads.repository.js';
+import { type UploadRow } from '../repositories/uploads.repository.js';
+import type { FileStore} from '../storage/file-store.js';
+import { TooLargeError } from '../storage/file-store.js';
+import type { JobQueue } from './job-queue.js';
+
+/** The owner of a request: account and plan. */
+export interface Owner {
+  accountId: string;
+  plan: ConvertPlan;
+}
+
+/** The record's `options` (convert-decisions.md item 5), each null when not given. */
+export interface RecordOptions {
+  preset: string | null;
+  quality: number | null;
+  page_range: string | null;
+  ocr_language: string | null;
+  max_output_bytes: number | null;
+}
+
+/** The record's `output`: the file's name, format, size, SHA-256 and whichever of pages, size, duration apply. */
+export interface OutputRecord {
+  filename: string;
+  format: string;
+  mime_type: string;
+  size_bytes: number;
+  sha256: string;
+  pages?: number;
+  width?: number;
+  height?: number;
+  duration_s?: number;
+}
+
+/** The conversion record as the API answers it (convert-decisions.md item 5). */
+export interface ConversionRecord {
+  success: true;
+  id: string;
+  status: ConversionStatus;
+  source: { upload_id: string; format: string; size_bytes: number; sha256: string };
+  target_format: string;
+  options: RecordOptions;
+  output: OutputRecord | null;
+  download_token: string | null;
+  download_url: string | null;
+  status_url: string;
+  error: { code: string; message: string } | null;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  expires_at: string;
+}
+
+/** What a download needs: the open record and the file on disk. */
+export interface DownloadTarget {
+  path: string;
+  filename: string;
+  mime_type: string;
+  size_bytes: number;
+  sha256: string;
+}
+
+/**
+ * Failures that are not the input's fault give the quota unit back: the engine queue was
+ * full, or the service itself failed or restarted. `conversion_failed` (an engine rejected
+ * or choked on the file) and `output_too_large` (the caller's own limit) stay charged.
+ */
+const REFUNDED: ReadonlySet<string> = new Set(['service_unavailable', 'internal_error']);
+
+/** The option names a conversion request may carry besides `target_format`. */
+export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes'] as const;
+
+export interface ConversionServiceDeps {
+  converter: Converter;
+  store: FileStore;
+  uploads: UploadsRepository;
+  conversions: ConversionsRepository;
+  quota: QuotaLedger;
+  queue: JobQueue;
+  clock: () => Date;
+  retentionMs: number;
+  publicBaseUrl: string;
+  log: FastifyBaseLogger;
+}
+
+/**
+ * Uploads, conversions, downloads and shredding. Conversions run in-process through the
+ * {@link JobQueue}; each is charged one quota unit when it is accepted.
+ */
+export class ConversionService {
+  /** Running or queued conversions of this process: their cancel switch and their end. */
+  private readonly live = new Map<string, { abort: AbortController; done: Promise<void> }>();
+
+  constructor(private readonly deps: ConversionServiceDeps) {}
+
+  /**
+   * Marks conversions a previous process left queued or processing as failed and gives
+   * their quota unit back (the in-process queue died with that process).
+   */
+  async recoverInterrupted(): Promise<number> {
+    const rows = await this.deps.conversions.interrupted();
+    const now = this.deps.clock();
+    for (const row of rows) {
+      await this.deps.store.remove(this.deps.store.outputPath(row.id, row.target_format));
+      const error = { code: 'internal_error', message: 'The service restarted before the conversion finished; it was not charged. Start it again.' };
+      const finished = await this.deps.conversions.finish(row.id, {
+        status: 'failed', output: null, output_path: null, error: JSON.stringify(error), completed_at: now.toISOString(), expires_at: this.expiry(now),
+      });
+      if (finished) await this.deps.quota.refundCharge(row.account_id, row.quota_period, 1);
+    }
+    return rows.length;
+  }
+
+  /**
+   * Stores an upload while hashing it; over the plan's size the partial file is removed
+   * and 413 `file_too_large` thrown at once. The format is detected from the bytes.
+   */
+  async upload(owner: Owner, clientFilename: string, stream: Readable): Promise<UploadRow> {
+    const now = this.deps.clock();
+    const id = newId('upl', now.getTime());
+    const path = this.deps.store.uploadPath(id);
+    let stored;
+    try {
+      stored = await this.deps.store.write(stream, path, owner.plan.maxFileBytes);
+    } catch (err) {
+      if (err instanceof TooLargeError) {
+        throw new AppError('file_too_large', `The file is over the ${owner.plan.maxFileBytes} bytes your plan accepts.`, { max_file_bytes: owner.plan.maxFileBytes });
+      }
+      throw err;
+    }
+    const filename = safeFilename(clientFilename);
+    const detected = await detectFormat(path, filename);
+    if (!detected) {
+      await this.deps.store.remove(path);
+      throw new AppError('unsupported_format', 'The file’s format is not one this service reads; see GET /api/v1/formats.');
+    }
+    const row: UploadRow = {
+      id,
+      account_id: owner.accountId,
+      filename,
+      format: detected.ext,
+      mime_type: detected.mime_type,
+      size_bytes: stored.size_bytes,
+      sha256: stored.sha256,
+      created_at: now.toISOString(),
+      expires_at: this.expiry(now),
+      deleted_at: null,
+    };
+    await this.deps.uploads.insert(row);
+    return row;
+  }
+
+  /** Removes an upload nobody saw (a one-step request that failed after storing its file). */
+  async discardUpload(upload: UploadRow): Promise<void> {
+    await this.deps.store.remove(this.deps.store.uploadPath(upload.id));
+    await this.deps.uploads.markDeleted(upload.id, this.deps.clock());
+  }
+
+  /** The caller's upload, or 404; 410 `gone` once shredded or expired. */
+  async findUpload(owner: Owner, uploadId: string): Promise<UploadRow> {
+    const upload = await this.deps.uploads.find(owner.accountId, uploadId);
+    if (!upload) throw new AppError('not_found', `No upload ${uploadId}.`, { field: 'upload_id' });
+    if (upload.deleted_at) throw new AppError('gone', `Upload ${uploadId} was removed (shredded or expired).`, { field: 'upload_id' });
+    return upload;
+  }
+
+  /** Fails fast (before any quota is charged) when the quota month is already used up. */
+  async assertQuotaLeft(owner: Owner): Promise<void> {
+    const used = await this.deps.quota.used(owner.accountId, this.deps.clock());
+    if (used >= owner.plan.monthlyQuota) throw quotaExceeded(owner.plan.monthlyQuota, used);
+  }
+
+  /**
+   * Validates the pair and options (400 naming the field, 422 `unsupported_conversion`),
+   * charges one unit (429 `quota_exceeded`), stores the record and queues the work.
+   */
+  async start(owner: Owner, upload: UploadRow, targetFormat: string, rawOptions: Readonly<Record<string, unknown>>): Promise<ConversionRow> {
+    const plan = this.deps.converter.plan(upload.format, targetFormat, rawOptions);
+    if (!plan.ok) throw planError(plan.error);
+    const options: RecordOptions = {
+      preset: plan.options.preset?.name ?? null,
+      quality: plan.options.quality ?? null,
+      page_range: plan.options.pageRangeText ?? null,
+      ocr_language: plan.options.ocrLanguages?.join('+') ?? null,
+      max_output_bytes: plan.options.maxOutputBytes ?? null,
+    };
+    const now = this.deps.clock();
+    const charge = await this.deps.quota.charge(owner.accountId, 1, owner.plan.monthlyQuota, now);
+    if (!charge.ok) throw quotaExceeded(charge.limit, charge.used);
+    const token = `dl_${randomBase62(32)}`;
+    const row: ConversionRow = {
+      id: newId('cnv', now.getTime()),
+      account_id: owner.accountId,
+      upload_id: upload.id,
+      status: 'queued',
+      target_format: plan.target.ext,
+      options: JSON.stringify(options),
+      output: null,
+      output_path: null,
+      download_token: token,
+      token_hash: hashToken(token),
+      error: null,
+      quota_period: charge.period,
+      created_at: now.toISOString(),
+      started_at: null,
+      completed_at: null,
+      expires_at: this.expiry(now),
+    };
+    try {
+      await this.deps.conversions.insert(row);
+    } catch (err) {
+      await this.deps.quota.refundCharge(owner.accountId, charge.period, 1);
+      throw err;
+    }
+    this.enqueue(owner, row, upload);
+    return row;
+  }
+
+  private enqueue(owner: Owner, row: ConversionRow, upload: UploadRow): void {
+    const abort = new AbortController();
+    let settle!: () => void;
+    const done = new Promise<void>((resolve) => (settle = resolve));
+    this.live.set(row.id, { abort, done });
+    this.deps.queue.push(owner.accountId, owner.plan.maxConcurrentJobs, async () => {
+      try {
+        await this.run(row, upload, abort.signal);
+      } catch (err) {
+        this.deps.log.error({ err, conversion: row.id }, 'conversion bookkeeping failed');
+      } finally {
+        this.live.delete(row.id);
+        settle();
+      }
+    });
+  }
+
+  private async run(row: ConversionRow, upload: UploadRow, signal: AbortSignal): Promise<void> {
+    if (signal.aborted || !(await this.deps.conversions.start(row.id, this.deps.clock()))) return;
+    const outputPath = this.deps.store.outputPath(row.id, row.target_format);
+    const options = JSON.parse(row.options) as RecordOptions;
+    let result;
+    try {
+      result = await this.deps.converter.convert({
+        inputPath: this.deps.store.uploadPath(upload.id),
+        sourceFormat: upload.format,
+        targetFormat: row.target_format,
+        options: Object.fromEntries(Object.entries(options).filter(([, v]) => v !== null)),
+        outputPath,
+        signal,
+      });
+    } catch (err) {
+      this.deps.log.error({ err, conversion: row.id }, 'converter threw');
+      result = { ok: false as const, error: { code: 'internal_error', message: 'The conversion failed inside the service; it was not charged.' } };
+    }
+    const now = this.deps.clock();
+    if (result.ok) {
+      const { path: _path, ...meta } = result.output;
+      const output = { filename: outputFilename(upload.filename, row.target_format), ...meta };
+      const stored = await this.deps.conversions.finish(row.id, {
+        status: 'completed', output: JSON.stringify(output), output_path: outputPath, error: null, completed_at: now.toISOString(), expires_at: this.expiry(now),
+      });
+      // Shredded while the engine was still writing: the output must not outlive the record.
+      if (!stored) await this.deps.store.remove(outputPath);
+      return;
+    }
+    await this.deps.store.remove(outputPath);
+    if (signal.aborted) return; // shred owns the record now
+    const failure = result.error as Pick<ConversionFailure, 'code' | 'message' | 'detail'> | { code: string; message: string; detail?: string };
+    if (failure.detail) this.deps.log.warn({ conversion: row.id, code: failure.code, detail: failure.detail }, 'conversion failed');
+    const error = { code: failure.code, message: failure.message };
+    const stored = await this.deps.conversions.finish(row.id, {
+      status: 'failed', output: null, output_path: null, error: JSON.stringify(error), completed_at: now.toISOString(), expires_at: this.expiry(now),
+    });
+    if (stored && REFUNDED.has(failure.code)) await this.deps.quota.refundCharge(row.account_id, row.quota_period, 1);
+  }
+
+  /** Waits up to `ms` for the conversion to finish (the `wait` window of `POST /convert`). */
+  async waitFor(id: string, ms: number): Promise<void> {
+    const live = this.live.get(id);
+    if (!live || ms <= 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([live.done, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
+  }
+
+  /** The caller's conversion, or 404 (another account's record is 404 too). */
+  async find(owner: Owner, id: string): Promise<ConversionRow> {
+    const row = await this.deps.conversions.find(owner.accountId, id);
+    if (!row) throw new AppError('not_found', `No conversion ${id}.`);
+    return row;
+  }
+
+  /** The record as answered, with its source upload's fields. */
+  async record(row: ConversionRow): Promise<ConversionRecord> {
+    const upload = await this.deps.uploads.find(row.account_id, row.upload_id);
+    const completed = row.status === 'completed';
+    return {
+      success: true,
+      id: row.id,
+      status: row.status as ConversionStatus,
+      source: { upload_id: row.upload_id, format: upload?.format ?? '', size_bytes: upload?.size_bytes ?? 0, sha256: upload?.sha256 ?? '' },
+      target_format: row.target_format,
+      options: JSON.parse(row.options) as RecordOptions,
+      output: row.output && completed ? (JSON.parse(row.output) as OutputRecord) : null,
+      download_token: completed ? row.download_token : null,
+      download_url: completed ? `${this.deps.publicBaseUrl}/api/v1/download/${row.download_token}` : null,
+      status_url: this.statusUrl(row.id),
+      error: row.error ? (JSON.parse(row.error) as { code: string; message: string }) : null,
+      created_at: row.created_at,
+      started_at: row.started_at,
+      completed_at: row.completed_at,
+      expires_at: row.expires_at,
+    };
+  }
+
+  statusUrl(id: string): string {
+    return `${this.deps.publicBaseUrl}/api/v1/convert/${id}/status`;
+  }
+
+  /**
+   * Shred: the record becomes `shredded` first (so a finishing engine cannot publish its
+   * output), a running conversion is cancelled and awaited, then the output and the source
+   * upload leave the disk, all before the answer. Shredding again answers the same record.
+   */
+  async shred(owner: Owner, id: string): Promise<ConversionRow> {
+    const row = await this.find(owner, id);
+    const now = this.deps.clock();
+    await this.deps.conversions.close(row.id, 'shredded', now);
+    const live = this.live.get(row.id);
+    if (live) {
+      live.abort.abort();
+      await live.done;
+    }
+    await this.deps.store.remove(this.deps.store.outputPath(row.id, row.target_format));
+    await this.deps.store.remove(this.deps.store.uploadPath(row.upload_id));
+    await this.deps.uploads.markDeleted(row.upload_id, now);
+    return this.find(owner, id);
+  }
+
+  /**
+   * Resolves a download: the token must belong to a conversion of the caller (and of `jobId`
+   * when given), else 404; shredded or expired is 410 `gone`; not finished is 409.
+   */
+  async download(owner: Owner, token: string, jobId?: string): Promise<DownloadTarget> {
+    const row = await this.deps.conversions.findByTokenHash(hashToken(token));
+    if (!row || row.account_id !== owner.accountId || (jobId !== undefined && row.id !== jobId)) {
+      throw new AppError('not_found', 'No download for this token.');
+    }
+    const now = this.deps.clock();
+    if (row.status === 'shredded' || row.status === 'expired' || (row.status === 'completed' && row.expires_at <= now.toISOString())) {
+      throw new AppError('gone', `The output of ${row.id} was removed (${row.status === 'shredded' ? 'shredded' : 'expired'}).`);
+    }
+    if (row.status !== 'completed' || !row.output || !row.output_path) {
+      throw new AppError('conflict', `Conversion ${row.id} is ${row.status}; there is no output to download.`, { status: row.status });
+    }
+    const output = JSON.parse(row.output) as { filename: string; mime_type: string; size_bytes: number; sha256: string };
+    return { path: row.output_path, filename: output.filename, mime_type: output.mime_type, size_bytes: output.size_bytes, sha256: output.sha256 };
+  }
+
+  /**
+   * The retention sweeper: outputs of finished conversions past `expires_at` are removed and
+   * their records marked `expired`; uploads past theirs leave the disk.
+   */
+  async sweep(now = this.deps.clock()): Promise<{ conversions: number; uploads: number }> {
+    // Files go first, records after: a record that reads `expired` has nothing left on disk.
+    const uploads = await this.deps.uploads.expired(now);
+    for (const upload of uploads) {
+      await this.deps.store.remove(this.deps.store.uploadPath(upload.id));
+      await this.deps.uploads.markDeleted(upload.id, now);
+    }
+    const conversions = await this.deps.conversions.expired(now);
+    for (const row of conversions) {
+      await this.deps.store.remove(this.deps.store.outputPath(row.id, row.target_format));
+      await this.deps.conversions.close(row.id, 'expired', now);
+    }
+    return { conversions: conversions.length, uploads: uploads.length };
+  }
+
+  /** Cancels what runs and waits for it (process shutdown). */
+  async stop(): Promise<void> {
+    for (const live of this.live.values()) live.abort.abort();
+    await this.deps.queue.drain();
+  }
+
+  private expiry(from: Date): string {
+    return new Date(from.getTime() + this.deps.retentionMs).toISOString();
+  }
+}
+
+/** SHA-256 of a download token (hex); the index is searched by this, never by the token. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+function quotaExceeded(limit: number, used: number): AppError {
+  return new AppError('quota_exceeded', `This month’s ${limit} conversions are used up.`, { limit, used });
+}
+
+/** A converter failure found before queueing, as the API's error. */
+function planError(failure: ConversionFailure): AppError {
+  if (failure.code === 'invalid_request') return new AppError('invalid_request', failure.message, failure.field ? { field: failure.field } : undefined);
+  return new AppError(failure.code, failure.message);
+}
+
+/** The client's file name without folders or control characters; `file` when nothing is left. */
+function safeFilename(name: string): string {
+  // eslint-disable-next-line no-control-regex
+  const base = basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
+  return base || 'file';
+}
+
+/** `report.docx` → `report.pdf`. */
+function outputFilename(source: string, ext: string): string {
+  const stem = source.slice(0, source.length - extname(source).length) || 'output';
+  return `${stem}.${ext}`;
+}

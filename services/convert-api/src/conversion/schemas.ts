@@ -1,0 +1,109 @@
+import { Type } from 'typebox';
+import { DateTime, Nullable, StringEnum } from '@mailconv/platform';
+import { CONVERSION_STATUSES } from '../repositories/conversions.repository.js';
+
+const Sha256 = Type.String({ pattern: '^[0-9a-f]{64}$', description: 'Lowercase hex SHA-256, computed while the bytes streamed.' });
+
+/** `POST /api/v1/upload` answer (convert-decisions.md item 4). */
+export const UploadAnswer = Type.Object({
+  success: Type.Boolean(),
+  upload_id: Type.String({ description: '`upl_…`' }),
+  filename: Type.String({ description: 'The client’s file name, without folders.' }),
+  format: Type.String({ description: 'Detected from the bytes (an extension from GET /api/v1/formats).' }),
+  mime_type: Type.String(),
+  size_bytes: Type.Integer(),
+  sha256: Sha256,
+  expires_at: DateTime({ description: 'When the upload is removed unless shredded sooner.' }),
+});
+
+const optionFields = {
+  preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive) that applies to the target.' })),
+  quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Images, lossy audio/video, PDF compression.' })),
+  page_range: Type.Optional(Type.String({ description: '1-based pages of paged sources, e.g. "1-3,5,8-".' })),
+  ocr_language: Type.Optional(Type.String({ description: 'OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes).' })),
+  max_output_bytes: Type.Optional(Type.Integer({ minimum: 1, description: 'The output must not be larger; quality is lowered where the engine can, else output_too_large.' })),
+};
+
+/** `POST /api/v1/convert` JSON body. */
+export const ConvertJsonBody = Type.Object(
+  {
+    upload_id: Type.String({ description: 'From POST /api/v1/upload.' }),
+    target_format: Type.String({ description: 'An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format.' }),
+    ...optionFields,
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Multipart bodies, for the OpenAPI document only: the handler reads the parts as a stream
+ * (so `nullable` lets the unparsed body through validation).
+ */
+export const MultipartBody = Type.Unsafe({
+  type: 'object',
+  nullable: true,
+  required: ['file', 'target_format'],
+  properties: {
+    file: { type: 'string', format: 'binary', description: 'The source file (streamed; over the plan’s max_file_bytes → 413 file_too_large).' },
+    target_format: { type: 'string' },
+    preset: { type: 'string' },
+    quality: { type: 'integer', minimum: 1, maximum: 100 },
+    page_range: { type: 'string' },
+    ocr_language: { type: 'string' },
+    max_output_bytes: { type: 'integer', minimum: 1 },
+  },
+});
+
+/** `POST /api/v1/upload` multipart body (OpenAPI only, as above). */
+export const UploadBody = Type.Unsafe({
+  type: 'object',
+  nullable: true,
+  required: ['file'],
+  properties: { file: { type: 'string', format: 'binary' } },
+});
+
+/** The conversion record (convert-decisions.md item 5). */
+export const ConversionRecordSchema = Type.Object({
+  success: Type.Boolean(),
+  id: Type.String({ description: '`cnv_…`; conversions and jobs share the id space.' }),
+  status: StringEnum(CONVERSION_STATUSES),
+  source: Type.Object({ upload_id: Type.String(), format: Type.String(), size_bytes: Type.Integer(), sha256: Sha256 }),
+  target_format: Type.String(),
+  options: Type.Object({
+    preset: Nullable(Type.String()),
+    quality: Nullable(Type.Integer()),
+    page_range: Nullable(Type.String()),
+    ocr_language: Nullable(Type.String({ description: 'Normalised tesseract codes, e.g. "eng+deu".' })),
+    max_output_bytes: Nullable(Type.Integer()),
+  }),
+  output: Nullable(
+    Type.Object({
+      filename: Type.String(),
+      format: Type.String(),
+      mime_type: Type.String(),
+      size_bytes: Type.Integer(),
+      sha256: Sha256,
+      pages: Type.Optional(Type.Integer()),
+      width: Type.Optional(Type.Integer()),
+      height: Type.Optional(Type.Integer()),
+      duration_s: Type.Optional(Type.Number()),
+    }),
+  ),
+  download_token: Nullable(Type.String({ description: 'Set once completed; downloads need it and the owner’s API key.' })),
+  download_url: Nullable(Type.String({ description: 'Absolute URL of the download (GET with the owner’s API key).' })),
+  status_url: Type.String({ description: 'Absolute URL of this record.' }),
+  error: Nullable(Type.Object({ code: Type.String(), message: Type.String() })),
+  created_at: DateTime(),
+  started_at: Nullable(DateTime()),
+  completed_at: Nullable(DateTime()),
+  expires_at: DateTime({ description: 'When the output (and the record’s token) expire.' }),
+});
+
+export const IdParams = Type.Object({ id: Type.String() });
+export const TokenParams = Type.Object({ token: Type.String() });
+export const JobTokenParams = Type.Object({ id: Type.String(), token: Type.String() });
+
+/** Binary download answers (200 and 206) for the document. */
+export const Binary = (description: string) => ({
+  description,
+  content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+});

@@ -1,0 +1,120 @@
+import { Type } from 'typebox';
+import { AppError, type ServiceApp } from '@mailconv/platform';
+import { OPTION_NAMES, type ConversionService, type Owner } from '../../conversion/conversion.service.js';
+import { ConversionRecordSchema, ConvertJsonBody, IdParams, MultipartBody } from '../../conversion/schemas.js';
+import { ownerOf, type ConvertDeps } from '../../deps.js';
+import type { UploadRow } from '../../repositories/uploads.repository.js';
+import { SECURED, errors } from '../../schemas.js';
+import { readMultipart, requireUpload } from './multipart.js';
+
+const FORM_FIELDS = ['target_format', ...OPTION_NAMES];
+
+const WaitQuery = Type.Object(
+  { wait: Type.Integer({ minimum: 0, maximum: 120, default: 30, description: 'Seconds to wait for the result before answering 202 (0–120).' }) },
+  { additionalProperties: false },
+);
+
+/** Starts a conversion from a stored upload; a one-step upload is discarded if the request is refused. */
+async function startFrom(service: ConversionService, owner: Owner, upload: UploadRow, fields: Record<string, unknown>, oneStep: boolean) {
+  const { target_format: target, ...options } = fields;
+  try {
+    if (typeof target !== 'string' || target === '') throw new AppError('invalid_request', "'target_format' is required.", { field: 'target_format' });
+    return await service.start(owner, upload, target, Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)));
+  } catch (err) {
+    if (oneStep) await service.discardUpload(upload);
+    throw err;
+  }
+}
+
+/**
+ * `POST /api/v1/convert` (wait window), `POST /api/v1/jobs` (202 at once), the two status
+ * paths of the one record, and `DELETE /api/v1/jobs/{id}` (shred).
+ */
+export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): void {
+  const service = deps.conversions;
+
+  app.post(
+    '/api/v1/convert',
+    {
+      schema: {
+        tags: ['conversion'],
+        summary: 'Convert an upload (JSON with upload_id) or a file sent along (multipart); waits up to `wait` seconds',
+        description:
+          'Charges one conversion against the monthly quota once the request is accepted (refunded if the service, not the file, fails). ' +
+          'Finished within the window → 200 with the record, its output `sha256` and `download_token`; otherwise 202 with the record and a `Location` header naming its status URL.',
+        security: SECURED,
+        consumes: ['application/json', 'multipart/form-data'],
+        querystring: WaitQuery,
+        body: { content: { 'application/json': { schema: ConvertJsonBody }, 'multipart/form-data': { schema: MultipartBody } } },
+        response: { 200: ConversionRecordSchema, 202: ConversionRecordSchema, ...errors(400, 401, 404, 410, 413, 415, 422, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const owner = ownerOf(deps, request.principal!);
+      await service.assertQuotaLeft(owner);
+      let row;
+      if (request.isMultipart()) {
+        const form = await readMultipart(request, service, owner, FORM_FIELDS);
+        row = await startFrom(service, owner, requireUpload(form), form.fields, true);
+      } else {
+        const { upload_id: uploadId, ...fields } = request.body as Record<string, unknown> & { upload_id: string };
+        row = await startFrom(service, owner, await service.findUpload(owner, uploadId), fields, false);
+      }
+      await service.waitFor(row.id, request.query.wait * 1000);
+      const record = await service.record(await service.find(owner, row.id));
+      if (record.status === 'queued' || record.status === 'processing') return reply.code(202).header('location', record.status_url).send(record);
+      return record;
+    },
+  );
+
+  app.post(
+    '/api/v1/jobs',
+    {
+      schema: {
+        tags: ['conversion'],
+        summary: 'Upload and convert in one step (multipart: file, target_format, options); answers 202 at once',
+        description: 'Charges one conversion against the monthly quota. Poll GET /api/v1/jobs/{id} for the result.',
+        security: SECURED,
+        consumes: ['multipart/form-data'],
+        body: { content: { 'multipart/form-data': { schema: MultipartBody } } },
+        response: { 202: ConversionRecordSchema, ...errors(400, 401, 413, 415, 422, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const owner = ownerOf(deps, request.principal!);
+      await service.assertQuotaLeft(owner);
+      const form = await readMultipart(request, service, owner, FORM_FIELDS);
+      const row = await startFrom(service, owner, requireUpload(form), form.fields, true);
+      const record = await service.record(row);
+      return reply.code(202).header('location', record.status_url).send(record);
+    },
+  );
+
+  const status = (summary: string) => ({
+    schema: { tags: ['conversion'], summary, security: SECURED, params: IdParams, response: { 200: ConversionRecordSchema, ...errors(401, 404, 429, 500) } },
+  });
+  app.get('/api/v1/convert/:id/status', status('A conversion’s status, output metadata, SHA-256 and download URL'), async (request) =>
+    service.record(await service.find(ownerOf(deps, request.principal!), request.params.id)),
+  );
+  app.get('/api/v1/jobs/:id', status('A job’s record (the same record as GET /api/v1/convert/{id}/status)'), async (request) =>
+    service.record(await service.find(ownerOf(deps, request.principal!), request.params.id)),
+  );
+
+  app.delete(
+    '/api/v1/jobs/:id',
+    {
+      schema: {
+        tags: ['conversion'],
+        summary: 'Shred: cancel if running, remove the source upload and the output from disk, then answer',
+        description: 'The record stays with status `shredded`; its downloads answer 410 gone. The source upload is removed even if another conversion uses it.',
+        security: SECURED,
+        params: IdParams,
+        response: { 200: ConversionRecordSchema, ...errors(401, 404, 429, 500) },
+      },
+    },
+    async (request) => {
+      const owner = ownerOf(deps, request.principal!);
+      return service.record(await service.shred(owner, request.params.id));
+    },
+  );
+}

@@ -1,0 +1,400 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { Converter } from '@mailconv/converter';
+import { findProjectRoot, openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
+import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
+import { buildApp, CONVERT_KEY_PREFIX } from '../../app.js';
+import { loadConvertConfig } from '../../config.js';
+import { CONVERT_MIGRATIONS } from '../../db/migrations.js';
+
+const run = promisify(execFile);
+const FIXTURES = join(findProjectRoot(), 'packages', 'converter', 'test', 'fixtures');
+const fixture = (name: string) => readFile(join(FIXTURES, name));
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+/** A multipart body built by the platform's own FormData/Request (not by the code under test). */
+async function multipart(fields: Record<string, string>, file?: { name: string; bytes: Buffer }) {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  if (file) form.append('file', new Blob([file.bytes]), file.name);
+  const req = new Request('http://127.0.0.1/', { method: 'POST', body: form });
+  return { payload: Buffer.from(await req.arrayBuffer()), headers: { 'content-type': req.headers.get('content-type')! } };
+}
+
+/** Small plan limits so that 413 and 429 are reachable with few-KB fixtures; rates high enough for polling. */
+const PLANS = {
+  plans: {
+    free: { maxFileBytes: 9_000, monthlyQuota: 3, rateLimitRpm: 10_000 },
+    api: { rateLimitRpm: 10_000 },
+  },
+};
+
+let converter: Converter;
+let work: string;
+before(async () => {
+  work = await mkdtemp(join(tmpdir(), 'convert-api-test-'));
+  // One engine (one warm LibreOffice pool) shared by the apps of both backends.
+  converter = await Converter.create({ workDir: join(work, 'engine') });
+});
+after(async () => {
+  await converter.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+for (const backend of testBackends()) {
+  describe(`conversion API (conversions) on ${backend}`, () => {
+    let drop: () => Promise<void>;
+    let app: ServiceApp;
+    let admin: ServiceCore<never>;
+    let storage: string;
+    let apiKey: string;
+    let otherKey: string;
+    let freeKey: string;
+    let offsetMs = 0;
+    let charged = 0;
+    const clock = () => new Date(Date.now() + offsetMs);
+
+    before(async () => {
+      const db = await createTestDatabase(backend);
+      drop = db.drop;
+      storage = join(work, `storage-${backend}`);
+      const plansFile = join(work, 'plans.json');
+      await writeFile(plansFile, JSON.stringify(PLANS));
+      const config = loadConvertConfig({
+        CONVERT_DATABASE_URL: db.url,
+        CONVERT_LOG_LEVEL: 'silent',
+        CONVERT_STORAGE_DIR: storage,
+        CONVERT_PLANS_FILE: plansFile,
+        CONVERT_PUBLIC_BASE_URL: 'http://127.0.0.1:8081',
+        CONVERT_SWEEP_INTERVAL_SECONDS: '1',
+      });
+      app = await buildApp(config, { clock, converter });
+      admin = await openServiceCore({ database: config.database, migrations: CONVERT_MIGRATIONS, keyPrefix: CONVERT_KEY_PREFIX });
+      const keys = [];
+      for (const [email, plan] of [['a@example.test', 'api'], ['b@example.test', 'api'], ['f@example.test', 'free']] as const) {
+        const acct = await admin.accounts.createAccount({ email, plan }, new Date());
+        assert.ok(acct.ok);
+        keys.push(acct.apiKey);
+      }
+      [apiKey, otherKey, freeKey] = keys as [string, string, string];
+    });
+    after(async () => {
+      await app.close();
+      await admin.close();
+      await drop();
+    });
+
+    const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+    const get = (url: string, key = apiKey, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers: { ...auth(key), ...headers } });
+    const upload = async (name: string, bytes?: Buffer, key = apiKey) => {
+      const body = await multipart({}, { name, bytes: bytes ?? (await fixture(name)) });
+      return app.inject({ method: 'POST', url: '/api/v1/upload', payload: body.payload, headers: { ...body.headers, ...auth(key) } });
+    };
+    const convertJson = (body: Record<string, unknown>, wait = 60, key = apiKey) =>
+      app.inject({ method: 'POST', url: `/api/v1/convert?wait=${wait}`, payload: body, headers: auth(key) });
+    const postForm = async (url: string, fields: Record<string, string>, file?: { name: string; bytes: Buffer }, key = apiKey) => {
+      const body = await multipart(fields, file);
+      return app.inject({ method: 'POST', url, payload: body.payload, headers: { ...body.headers, ...auth(key) } });
+    };
+    /** Polls the status endpoint until the record leaves queued/processing. */
+    const settled = async (id: string) => {
+      for (;;) {
+        const res = await get(`/api/v1/jobs/${id}`);
+        assert.equal(res.statusCode, 200, res.body);
+        const rec = res.json();
+        if (rec.status !== 'queued' && rec.status !== 'processing') return rec;
+        await sleep(100);
+      }
+    };
+    const filesIn = async (dir: string) => readdir(join(storage, dir));
+
+    let docxUpload: { upload_id: string; sha256: string };
+    let pdfRecord: { id: string; download_token: string; download_url: string; output: { sha256: string; size_bytes: number; filename: string }; source: { upload_id: string } };
+
+    test('POST /upload: 201 with id, detected format and the SHA-256 of the bytes sent; the file is stored', async () => {
+      const bytes = await fixture('sample.docx');
+      const res = await upload('sample.docx');
+      assert.equal(res.statusCode, 201, res.body);
+      const body = res.json();
+      assert.match(body.upload_id, /^upl_[0-9a-z]{26}$/);
+      assert.deepEqual(
+        { ...body, upload_id: undefined, expires_at: undefined },
+        { success: true, upload_id: undefined, filename: 'sample.docx', format: 'docx', mime_type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', size_bytes: bytes.length, sha256: sha256(bytes), expires_at: undefined },
+      );
+      assert.ok(Math.abs(Date.parse(body.expires_at) - Date.now() - 24 * 3_600_000) < 60_000, 'expires after the default 24 h');
+      assert.deepEqual(await readFile(join(storage, 'uploads', body.upload_id)), bytes);
+      docxUpload = body;
+      // The bytes decide the format, not the name.
+      const renamed = await upload('picture.txt', await fixture('sample.png'));
+      assert.equal(renamed.json().format, 'png');
+    });
+
+    test('POST /upload refuses unknown bytes (415, nothing kept), a body without file (400) and non-multipart (415)', async () => {
+      const before = await filesIn('uploads');
+      const junk = await upload('x.bin', randomBytes(3000));
+      assert.equal(junk.statusCode, 415, junk.body);
+      assert.equal(junk.json().error, 'unsupported_format');
+      assert.deepEqual(await filesIn('uploads'), before);
+      const empty = await postForm('/api/v1/upload', { note: 'x' });
+      assert.equal(empty.statusCode, 400);
+      assert.equal(empty.json().field, 'note');
+      const json = await app.inject({ method: 'POST', url: '/api/v1/upload', payload: { file: 'x' }, headers: auth(apiKey) });
+      assert.equal(json.statusCode, 415);
+      assert.equal(json.json().error, 'unsupported_media_type');
+    });
+
+    test('oversized upload: 413 file_too_large and the partial file is gone from disk', async () => {
+      const before = await filesIn('uploads');
+      const res = await upload('sample.docx', undefined, freeKey); // 10,143 bytes > the free plan's 9,000 here
+      assert.equal(res.statusCode, 413, res.body);
+      assert.equal(res.json().error, 'file_too_large');
+      assert.equal(res.json().max_file_bytes, 9_000);
+      assert.deepEqual(await filesIn('uploads'), before);
+      const oneStep = await postForm('/api/v1/jobs', { target_format: 'pdf' }, { name: 'sample.docx', bytes: await fixture('sample.docx') }, freeKey);
+      assert.equal(oneStep.statusCode, 413);
+      assert.deepEqual(await filesIn('uploads'), before);
+    });
+
+    test('POST /convert (JSON) docx → pdf within the wait window: 200, checksum and token; the PDF is valid', async () => {
+      const res = await convertJson({ upload_id: docxUpload.upload_id, target_format: 'pdf' });
+      charged++;
+      assert.equal(res.statusCode, 200, res.body);
+      const rec = res.json();
+      assert.match(rec.id, /^cnv_/);
+      assert.equal(rec.status, 'completed');
+      assert.deepEqual(rec.source, { upload_id: docxUpload.upload_id, format: 'docx', size_bytes: 10_143, sha256: docxUpload.sha256 });
+      assert.deepEqual(rec.options, { preset: null, quality: null, page_range: null, ocr_language: null, max_output_bytes: null });
+      assert.equal(rec.output.filename, 'sample.pdf');
+      assert.equal(rec.output.mime_type, 'application/pdf');
+      assert.ok(rec.output.pages >= 1);
+      assert.match(rec.download_token, /^dl_[0-9A-Za-z]{32}$/);
+      assert.equal(rec.download_url, `http://127.0.0.1:8081/api/v1/download/${rec.download_token}`);
+      assert.equal(rec.error, null);
+      pdfRecord = rec;
+      // The same record under both status paths.
+      assert.deepEqual((await get(`/api/v1/convert/${rec.id}/status`)).json(), rec);
+      assert.deepEqual((await get(`/api/v1/jobs/${rec.id}`)).json(), rec);
+    });
+
+    test('downloads: streamed with headers, checksum verified independently, valid per pdfinfo; both paths', async () => {
+      const res = await get(`/api/v1/download/${pdfRecord.download_token}`);
+      assert.equal(res.statusCode, 200);
+      const bytes = res.rawPayload;
+      assert.equal(sha256(bytes), pdfRecord.output.sha256);
+      assert.equal(bytes.length, pdfRecord.output.size_bytes);
+      assert.equal(res.headers['content-type'], 'application/pdf');
+      assert.equal(res.headers['content-length'], String(bytes.length));
+      assert.equal(res.headers['content-disposition'], 'attachment; filename="sample.pdf"');
+      assert.equal(res.headers.digest, `sha-256=${createHash('sha256').update(bytes).digest('base64')}`);
+      assert.equal(res.headers['accept-ranges'], 'bytes');
+      const file = join(work, `${backend}-out.pdf`);
+      await writeFile(file, bytes);
+      const { stdout } = await run('pdfinfo', [file]);
+      assert.match(stdout, /Pages:\s+1\b/);
+      const byJob = await get(`/api/v1/jobs/${pdfRecord.id}/download/${pdfRecord.download_token}`);
+      assert.equal(byJob.statusCode, 200);
+      assert.deepEqual(byJob.rawPayload, bytes);
+    });
+
+    test('Range: one range 206 with Content-Range, a suffix range, an unsatisfiable one 416', async () => {
+      const url = `/api/v1/download/${pdfRecord.download_token}`;
+      const full = (await get(url)).rawPayload;
+      const part = await get(url, apiKey, { range: 'bytes=10-109' });
+      assert.equal(part.statusCode, 206);
+      assert.equal(part.headers['content-range'], `bytes 10-109/${full.length}`);
+      assert.deepEqual(part.rawPayload, full.subarray(10, 110));
+      const tail = await get(url, apiKey, { range: 'bytes=-16' });
+      assert.equal(tail.statusCode, 206);
+      assert.deepEqual(tail.rawPayload, full.subarray(full.length - 16));
+      assert.equal(tail.headers.digest, `sha-256=${Buffer.from(pdfRecord.output.sha256, 'hex').toString('base64')}`, 'the digest is of the whole output');
+      const bad = await get(url, apiKey, { range: `bytes=${full.length + 5}-` });
+      assert.equal(bad.statusCode, 416);
+      assert.equal(bad.json().error, 'range_not_satisfiable');
+      assert.equal(bad.headers['content-range'], `bytes */${full.length}`);
+    });
+
+    test('downloads need the owner’s key and the right token: others 404, a wrong job id 404, no key 401', async () => {
+      assert.equal((await get(`/api/v1/download/${pdfRecord.download_token}`, otherKey)).statusCode, 404);
+      assert.equal((await get(`/api/v1/download/dl_${'A'.repeat(32)}`)).statusCode, 404);
+      assert.equal((await get(`/api/v1/jobs/cnv_00000000000000000000000000/download/${pdfRecord.download_token}`)).statusCode, 404);
+      assert.equal((await app.inject({ method: 'GET', url: `/api/v1/download/${pdfRecord.download_token}` })).statusCode, 401);
+    });
+
+    test('another account’s records are 404 on status, jobs, shred and upload_id', async () => {
+      for (const res of [
+        await get(`/api/v1/convert/${pdfRecord.id}/status`, otherKey),
+        await get(`/api/v1/jobs/${pdfRecord.id}`, otherKey),
+        await app.inject({ method: 'DELETE', url: `/api/v1/jobs/${pdfRecord.id}`, headers: auth(otherKey) }),
+        await convertJson({ upload_id: docxUpload.upload_id, target_format: 'pdf' }, 0, otherKey),
+      ]) {
+        assert.equal(res.statusCode, 404, res.body);
+        assert.equal(res.json().error, 'not_found');
+      }
+      assert.equal((await get(`/api/v1/jobs/${pdfRecord.id}`)).statusCode, 200, 'still there for its owner');
+    });
+
+    test('wait=0: 202 with the record and its status URL; polling reaches completed (png → webp, magic bytes)', async () => {
+      const up = (await upload('sample.png')).json();
+      const res = await convertJson({ upload_id: up.upload_id, target_format: 'webp', quality: 60 }, 0);
+      charged++;
+      assert.equal(res.statusCode, 202, res.body);
+      const rec = res.json();
+      assert.ok(['queued', 'processing'].includes(rec.status));
+      assert.equal(rec.download_token, null);
+      assert.equal(rec.status_url, `http://127.0.0.1:8081/api/v1/convert/${rec.id}/status`);
+      assert.equal(res.headers.location, rec.status_url);
+      const done = await settled(rec.id);
+      assert.equal(done.status, 'completed');
+      assert.equal(done.options.quality, 60);
+      const out = (await get(`/api/v1/download/${done.download_token}`)).rawPayload;
+      assert.equal(out.subarray(0, 4).toString('latin1'), 'RIFF');
+      assert.equal(out.subarray(8, 12).toString('latin1'), 'WEBP');
+      assert.equal(sha256(out), done.output.sha256);
+      assert.ok(done.output.width > 0 && done.output.height > 0);
+    });
+
+    test('POST /jobs (multipart, one step): 202 at once; wav → mp3 and scanned page → txt (OCR) verified', async () => {
+      const wav = await postForm('/api/v1/jobs', { target_format: 'mp3', preset: 'web' }, { name: 'sample.wav', bytes: await fixture('sample.wav') });
+      const ocr = await postForm('/api/v1/jobs', { target_format: 'txt', ocr_language: 'en' }, { name: 'scanned-page.png', bytes: await fixture('scanned-page.png') });
+      charged += 2;
+      assert.equal(wav.statusCode, 202, wav.body);
+      assert.equal(ocr.statusCode, 202, ocr.body);
+      const mp3 = await settled(wav.json().id);
+      assert.equal(mp3.status, 'completed', JSON.stringify(mp3.error));
+      assert.equal(mp3.options.preset, 'web');
+      const audio = (await get(`/api/v1/jobs/${mp3.id}/download/${mp3.download_token}`)).rawPayload;
+      assert.ok(audio.subarray(0, 3).toString('latin1') === 'ID3' || (audio[0] === 0xff && (audio[1]! & 0xe0) === 0xe0), 'MP3 magic');
+      assert.equal(sha256(audio), mp3.output.sha256);
+      assert.ok(mp3.output.duration_s > 0);
+      const txt = await settled(ocr.json().id);
+      assert.equal(txt.status, 'completed', JSON.stringify(txt.error));
+      assert.equal(txt.options.ocr_language, 'eng');
+      const text = (await get(`/api/v1/download/${txt.download_token}`)).rawPayload;
+      assert.equal(sha256(text), txt.output.sha256);
+      assert.ok(text.toString('utf8').trim().length > 10, 'OCR found text');
+    });
+
+    test('refusals before any charge: 422 unsupported pair, 400 naming the field, 404 unknown upload', async () => {
+      const wavUp = (await upload('sample.wav')).json();
+      const cases: Array<[Record<string, unknown>, number, string, string | undefined]> = [
+        [{ upload_id: wavUp.upload_id, target_format: 'docx' }, 422, 'unsupported_conversion', undefined],
+        [{ upload_id: docxUpload.upload_id, target_format: 'pdf', quality: 500 }, 400, 'invalid_request', 'quality'],
+        [{ upload_id: docxUpload.upload_id, target_format: 'pdf', colour: 'red' }, 400, 'invalid_request', 'colour'],
+        [{ upload_id: docxUpload.upload_id, target_format: 'pdf', preset: 'thumbnail' }, 400, 'invalid_request', 'preset'],
+        [{ upload_id: docxUpload.upload_id, target_format: 'pdf', ocr_language: 'xx' }, 400, 'invalid_request', 'ocr_language'],
+        [{ upload_id: docxUpload.upload_id, target_format: 'pdf', page_range: '3-1' }, 400, 'invalid_request', 'page_range'],
+        [{ upload_id: docxUpload.upload_id, target_format: 'nope' }, 400, 'invalid_request', 'target_format'],
+        [{ upload_id: docxUpload.upload_id }, 400, 'invalid_request', 'target_format'],
+        [{ upload_id: 'upl_00000000000000000000000000', target_format: 'pdf' }, 404, 'not_found', 'upload_id'],
+      ];
+      for (const [body, status, code, field] of cases) {
+        const res = await convertJson(body, 0);
+        assert.equal(res.statusCode, status, `${JSON.stringify(body)} → ${res.body}`);
+        assert.equal(res.json().error, code);
+        assert.equal(res.json().field, field, JSON.stringify(body));
+      }
+      // Multipart: form values are text, checked by the same rules; the stored file is dropped again.
+      const before = await filesIn('uploads');
+      const form = await postForm('/api/v1/convert', { target_format: 'png', quality: 'high' }, { name: 'sample.png', bytes: await fixture('sample.png') });
+      assert.equal(form.statusCode, 400, form.body);
+      assert.equal(form.json().field, 'quality');
+      const pair = await postForm('/api/v1/jobs', { target_format: 'mp4' }, { name: 'sample.png', bytes: await fixture('sample.png') });
+      assert.equal(pair.statusCode, 422);
+      assert.equal(pair.json().error, 'unsupported_conversion');
+      assert.deepEqual(await filesIn('uploads'), before);
+      const waitBad = await convertJson({ upload_id: docxUpload.upload_id, target_format: 'pdf' }, 121);
+      assert.equal(waitBad.statusCode, 400);
+      assert.equal(waitBad.json().field, 'wait');
+    });
+
+    test('GET /account/usage counts one per accepted conversion, nothing for refusals, uploads or downloads', async () => {
+      const res = await get('/api/v1/account/usage');
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.json().quota.used, charged);
+      assert.equal(res.json().quota.remaining, 10_000 - charged);
+    });
+
+    test('quota: the 4th conversion of a 3-a-month plan is 429 quota_exceeded', async () => {
+      const up = (await upload('sample.png', undefined, freeKey)).json();
+      for (let i = 0; i < 3; i++) assert.equal((await convertJson({ upload_id: up.upload_id, target_format: 'jpg' }, 0, freeKey)).statusCode, 202);
+      const res = await convertJson({ upload_id: up.upload_id, target_format: 'jpg' }, 0, freeKey);
+      assert.equal(res.statusCode, 429, res.body);
+      assert.equal(res.json().error, 'quota_exceeded');
+      assert.equal((await get('/api/v1/account/usage', freeKey)).json().quota.used, 3);
+    });
+
+    test('shred of a completed conversion: source and output leave the disk, status shredded, downloads 410', async () => {
+      const outputFile = join(storage, 'outputs', `${pdfRecord.id}.pdf`);
+      const uploadFile = join(storage, 'uploads', pdfRecord.source.upload_id);
+      assert.ok(existsSync(outputFile) && existsSync(uploadFile));
+      const res = await app.inject({ method: 'DELETE', url: `/api/v1/jobs/${pdfRecord.id}`, headers: auth(apiKey) });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().status, 'shredded');
+      assert.equal(existsSync(outputFile), false);
+      assert.equal(existsSync(uploadFile), false);
+      for (const url of [`/api/v1/download/${pdfRecord.download_token}`, `/api/v1/jobs/${pdfRecord.id}/download/${pdfRecord.download_token}`]) {
+        const dl = await get(url);
+        assert.equal(dl.statusCode, 410);
+        assert.equal(dl.json().error, 'gone');
+      }
+      assert.equal((await get(`/api/v1/jobs/${pdfRecord.id}`)).json().status, 'shredded');
+      assert.equal((await convertJson({ upload_id: pdfRecord.source.upload_id, target_format: 'pdf' }, 0)).statusCode, 410, 'the upload is gone too');
+    });
+
+    test('shred of a job just started: cancelled, nothing of it left on disk', async () => {
+      const res = await postForm('/api/v1/jobs', { target_format: 'pdf' }, { name: 'sample.pptx', bytes: await fixture('sample.pptx') });
+      charged++;
+      assert.equal(res.statusCode, 202, res.body);
+      const { id, source } = res.json();
+      const shred = await app.inject({ method: 'DELETE', url: `/api/v1/jobs/${id}`, headers: auth(apiKey) });
+      assert.equal(shred.json().status, 'shredded');
+      assert.equal(existsSync(join(storage, 'uploads', source.upload_id)), false);
+      assert.equal(existsSync(join(storage, 'outputs', `${id}.pdf`)), false);
+      await sleep(200);
+      assert.equal((await get(`/api/v1/jobs/${id}`)).json().status, 'shredded', 'a finishing engine does not revive it');
+      assert.equal(existsSync(join(storage, 'outputs', `${id}.pdf`)), false);
+    });
+
+    test('GET /formats and /formats/{ext}/targets come from the engine registry', async () => {
+      const res = await get('/api/v1/formats');
+      assert.equal(res.statusCode, 200);
+      const body = res.json();
+      const docx = body.formats.find((f: { ext: string }) => f.ext === 'docx');
+      assert.equal(docx.mime_type, 'application/vnd.openxmlformats-officedocument.wordprocessingml.document');
+      assert.equal(body.pairs_count, converter.registry.pairs().length);
+      assert.deepEqual(body.presets.map((p: { name: string }) => p.name), ['web', 'print', 'thumbnail', 'ebook', 'archive']);
+      assert.equal(body.ocr_languages.length, 12);
+      const targets = await get('/api/v1/formats/DOCX/targets');
+      assert.equal(targets.statusCode, 200);
+      assert.ok(targets.json().targets.some((t: { format: string }) => t.format === 'pdf'));
+      assert.deepEqual(targets.json().targets.map((t: { format: string }) => t.format), converter.registry.targets('docx').map((t) => t.format));
+      assert.equal((await get('/api/v1/formats/xyz/targets')).statusCode, 404);
+    });
+
+    test('retention: once expired, the sweeper removes the output and marks the record expired (410)', async () => {
+      const up = (await upload('sample.png')).json();
+      const rec = (await convertJson({ upload_id: up.upload_id, target_format: 'jpg' })).json();
+      charged++;
+      assert.equal(rec.status, 'completed');
+      const output = join(storage, 'outputs', `${rec.id}.jpg`);
+      assert.ok(existsSync(output));
+      offsetMs = 25 * 3_600_000;
+      let status = rec.status;
+      while (status !== 'expired') {
+        await sleep(250);
+        status = (await get(`/api/v1/jobs/${rec.id}`)).json().status;
+      }
+      assert.equal(existsSync(output), false);
+      assert.equal(existsSync(join(storage, 'uploads', up.upload_id)), false);
+      assert.equal((await get(`/api/v1/download/${rec.download_token}`)).statusCode, 410);
+    });
+  });
+}

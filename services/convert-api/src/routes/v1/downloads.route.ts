@@ -1,0 +1,65 @@
+import { createReadStream } from 'node:fs';
+import contentDisposition from 'content-disposition';
+import rangeParser from 'range-parser';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, type ServiceApp } from '@mailconv/platform';
+import type { DownloadTarget } from '../../conversion/conversion.service.js';
+import { Binary, JobTokenParams, TokenParams } from '../../conversion/schemas.js';
+import { ownerOf, type ConvertDeps } from '../../deps.js';
+import { SECURED, errors } from '../../schemas.js';
+
+const DESCRIPTION =
+  'Needs the owner’s API key and the token. Streams the output with Content-Type, Content-Length, ' +
+  'Content-Disposition (attachment, the output file name), `Digest: sha-256=<base64>` and `Repr-Digest: sha-256=:<base64>:` ' +
+  '(the whole output’s SHA-256, also on partial answers), an ETag of the hex SHA-256, and `Accept-Ranges: bytes`. ' +
+  'One `Range` (bytes=a-b, a-, -n) answers 206 with Content-Range; several ranges answer the whole file; an unsatisfiable one 416.';
+
+const responses = {
+  200: Binary('The whole output.'),
+  206: Binary('The requested byte range.'),
+  ...errors(401, 404, 409, 410, 416, 429, 500),
+};
+
+/** Streams the file, honouring a single byte `Range`. */
+function send(request: FastifyRequest, reply: FastifyReply, file: DownloadTarget) {
+  const b64 = Buffer.from(file.sha256, 'hex').toString('base64');
+  reply
+    .header('content-type', file.mime_type)
+    .header('content-disposition', contentDisposition(file.filename))
+    .header('digest', `sha-256=${b64}`)
+    .header('repr-digest', `sha-256=:${b64}:`)
+    .header('etag', `"${file.sha256}"`)
+    .header('accept-ranges', 'bytes')
+    .header('cache-control', 'private, no-store');
+  const header = request.headers.range;
+  if (header) {
+    const ranges = rangeParser(file.size_bytes, header, { combine: true });
+    if (ranges === -1) {
+      throw new AppError('range_not_satisfiable', `The range is outside the ${file.size_bytes} bytes of the output.`, undefined, { 'content-range': `bytes */${file.size_bytes}` });
+    }
+    // A malformed header (-2) or several ranges: answer the whole file, as RFC 9110 allows.
+    if (ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1) {
+      const { start, end } = ranges[0]!;
+      return reply
+        .code(206)
+        .header('content-range', `bytes ${start}-${end}/${file.size_bytes}`)
+        .header('content-length', end - start + 1)
+        .send(createReadStream(file.path, { start, end }));
+    }
+  }
+  return reply.header('content-length', file.size_bytes).send(createReadStream(file.path));
+}
+
+/** `GET /api/v1/download/{token}` and `GET /api/v1/jobs/{id}/download/{token}`. */
+export function registerDownloadRoutes(app: ServiceApp, deps: ConvertDeps): void {
+  app.get(
+    '/api/v1/download/:token',
+    { schema: { tags: ['conversion'], summary: 'Download a converted output by its token', description: DESCRIPTION, security: SECURED, params: TokenParams, response: responses } },
+    async (request, reply) => send(request, reply, await deps.conversions.download(ownerOf(deps, request.principal!), request.params.token)),
+  );
+  app.get(
+    '/api/v1/jobs/:id/download/:token',
+    { schema: { tags: ['conversion'], summary: 'Download a job’s output by job id and token', description: DESCRIPTION, security: SECURED, params: JobTokenParams, response: responses } },
+    async (request, reply) => send(request, reply, await deps.conversions.download(ownerOf(deps, request.principal!), request.params.token, request.params.id)),
+  );
+}
