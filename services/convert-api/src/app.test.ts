@@ -1,5 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
 import { assertOpenApiComplete, createTestDatabase, testBackends } from '@mailconv/platform/testing';
 import { buildApp, CONVERT_KEY_PREFIX } from './app.js';
@@ -21,10 +24,12 @@ for (const backend of testBackends()) {
     let ciKey: string;
     let freeKey: string;
 
-    const start = async () => buildApp(loadConvertConfig({ CONVERT_DATABASE_URL: url, CONVERT_LOG_LEVEL: 'silent' }), { clock });
+    let storage: string;
+    const start = async () => buildApp(loadConvertConfig({ CONVERT_DATABASE_URL: url, CONVERT_LOG_LEVEL: 'silent', CONVERT_STORAGE_DIR: storage }), { clock });
 
     before(async () => {
       ({ url, drop } = await createTestDatabase(backend));
+      storage = await mkdtemp(join(tmpdir(), 'convert-api-storage-'));
       app = await start();
       admin = await openServiceCore({ database: loadConvertConfig({ CONVERT_DATABASE_URL: url }).database, migrations: CONVERT_MIGRATIONS, keyPrefix: CONVERT_KEY_PREFIX });
       const api = await admin.accounts.createAccount({ email: 'api@example.test', plan: 'api' }, clock());
@@ -41,6 +46,7 @@ for (const backend of testBackends()) {
       await app.close();
       await admin.close();
       await drop();
+      await rm(storage, { recursive: true, force: true });
     });
 
     const get = (path: string, key?: string, headers: Record<string, string> = {}) =>

@@ -398,3 +398,79 @@ for (const backend of testBackends()) {
     });
   });
 }
+
+/** The issue's acceptance set: each fixture through the API to two targets, outputs checked by other tools. */
+describe('every fixture converts through the API to two targets (first backend)', () => {
+  const backend = testBackends()[0]!;
+  let drop: () => Promise<void>;
+  let app: ServiceApp;
+  let admin: ServiceCore<never>;
+  let key: string;
+
+  before(async () => {
+    const db = await createTestDatabase(backend);
+    drop = db.drop;
+    const config = loadConvertConfig({ CONVERT_DATABASE_URL: db.url, CONVERT_LOG_LEVEL: 'silent', CONVERT_STORAGE_DIR: join(work, 'storage-matrix') });
+    app = await buildApp(config, { converter });
+    admin = await openServiceCore({ database: config.database, migrations: CONVERT_MIGRATIONS, keyPrefix: CONVERT_KEY_PREFIX });
+    const acct = await admin.accounts.createAccount({ email: 'm@example.test', plan: 'api' }, new Date());
+    assert.ok(acct.ok);
+    key = acct.apiKey;
+  });
+  after(async () => {
+    await app.close();
+    await admin.close();
+    await drop();
+  });
+
+  const pdfText = async (bytes: Buffer, name: string) => {
+    const file = join(work, name);
+    await writeFile(file, bytes);
+    const info = await run('pdfinfo', [file]);
+    assert.match(info.stdout, /Pages:\s+[1-9]/);
+    return (await run('pdftotext', [file, '-'])).stdout;
+  };
+  const zipWith = (marker: string) => (b: Buffer) => {
+    assert.equal(b.subarray(0, 2).toString('latin1'), 'PK');
+    assert.ok(b.includes(Buffer.from(marker)), marker);
+  };
+  const CASES: Array<[string, string, Record<string, string>, (b: Buffer) => void | Promise<void>]> = [
+    ['sample.docx', 'pdf', {}, async (b) => void (await pdfText(b, 'docx.pdf'))],
+    ['sample.docx', 'odt', {}, zipWith('application/vnd.oasis.opendocument.text')],
+    ['sample.xlsx', 'pdf', {}, async (b) => void (await pdfText(b, 'xlsx.pdf'))],
+    ['sample.xlsx', 'csv', {}, (b) => assert.ok(b.toString('utf8').includes(','))],
+    ['sample.pptx', 'pdf', {}, async (b) => void (await pdfText(b, 'pptx.pdf'))],
+    ['sample.pptx', 'png', {}, (b) => assert.equal(b.subarray(1, 4).toString('latin1'), 'PNG')],
+    ['sample.png', 'jpg', {}, (b) => assert.deepEqual([...b.subarray(0, 3)], [0xff, 0xd8, 0xff])],
+    ['sample.png', 'gif', {}, (b) => assert.equal(b.subarray(0, 4).toString('latin1'), 'GIF8')],
+    ['sample.wav', 'flac', {}, (b) => assert.equal(b.subarray(0, 4).toString('latin1'), 'fLaC')],
+    ['sample.wav', 'ogg', {}, (b) => assert.equal(b.subarray(0, 4).toString('latin1'), 'OggS')],
+    ['sample.md', 'html', {}, (b) => assert.match(b.toString('utf8'), /<h1|<p/)],
+    ['sample.md', 'docx', {}, zipWith('[Content_Types].xml')],
+    ['scanned-page.png', 'txt', { ocr_language: 'eng' }, (b) => assert.ok(b.toString('utf8').trim().length > 10)],
+    ['scanned-page.png', 'pdf', { ocr_language: 'eng' }, async (b) => assert.ok((await pdfText(b, 'ocr.pdf')).trim().length > 10, 'searchable PDF')],
+  ];
+
+  test('docx, xlsx, pptx, png, wav, md and a scanned page, two targets each', async () => {
+    const started = [];
+    for (const [name, target, options] of CASES) {
+      const body = await multipart({ target_format: target, ...options }, { name, bytes: await fixture(name) });
+      const res = await app.inject({ method: 'POST', url: '/api/v1/jobs', payload: body.payload, headers: { ...body.headers, authorization: `Bearer ${key}` } });
+      assert.equal(res.statusCode, 202, `${name} → ${target}: ${res.body}`);
+      started.push(res.json().id as string);
+    }
+    for (const [i, id] of started.entries()) {
+      const [name, target, , check] = CASES[i]!;
+      let rec;
+      for (;;) {
+        rec = (await app.inject({ method: 'GET', url: `/api/v1/jobs/${id}`, headers: { authorization: `Bearer ${key}` } })).json();
+        if (rec.status !== 'queued' && rec.status !== 'processing') break;
+        await sleep(100);
+      }
+      assert.equal(rec.status, 'completed', `${name} → ${target}: ${JSON.stringify(rec.error)}`);
+      const dl = await app.inject({ method: 'GET', url: `/api/v1/jobs/${id}/download/${rec.download_token}`, headers: { authorization: `Bearer ${key}` } });
+      assert.equal(sha256(dl.rawPayload), rec.output.sha256, `${name} → ${target} checksum`);
+      await check(dl.rawPayload);
+    }
+  });
+});
