@@ -1,3 +1,4 @@
+import multipart from '@fastify/multipart';
 import type { DestinationStream } from 'pino';
 import { apiKeyAuth, createRateLimiter, createServiceBase, type ServiceApp } from '@mailconv/platform';
 import { createEngine, type Engine } from '@mailconv/verifier';
@@ -114,7 +115,11 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
     registerAccountRoutes(scope, deps);
     registerApiKeyRoutes(scope, deps);
     registerVerifyRoutes(scope, deps, { batchBodyLimit: config.batchBodyLimitBytes });
-    registerJobRoutes(scope, deps, jobs, { bodyLimit: config.jobs.bodyLimitBytes });
+    // Uploads (multipart) are accepted by the jobs routes only; elsewhere they stay 415.
+    await scope.register(async (jobsScope) => {
+      await jobsScope.register(multipart);
+      registerJobRoutes(jobsScope, deps, jobs, { bodyLimit: config.jobs.bodyLimitBytes });
+    });
   });
   return app;
 }
