@@ -37,7 +37,7 @@ export function createJobsRuntime(options: {
     onCancelled: (id) => worker?.cancelled(id),
   });
   if (options.concurrency > 0) {
-    worker = new ChunkWorker({ jobs: repository, service, verification: options.verification, concurrency: options.concurrency, leaseMs: config.jobs.leaseMs, pollMs: config.jobs.pollMs, log: options.log });
+    worker = new ChunkWorker({ jobs: repository, service, verification: options.verification, concurrency: options.concurrency, leaseMs: config.jobs.leaseMs, pollMs: config.jobs.pollMs, greylistRetryMs: config.jobs.greylistRetryMs, greylistRetries: config.jobs.greylistRetries, log: options.log });
   }
   return { service, worker };
 }

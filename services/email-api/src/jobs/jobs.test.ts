@@ -288,6 +288,24 @@ for (const backend of testBackends()) {
       assert.equal(single.statusCode, 415);
     });
 
+    test('use_smtp: mailbox verdicts; greylisted addresses are retried (bounded) before they stay unknown', async () => {
+      const emails = [`alice@${D.valid}`, `x@${D.greylist}`, `nobody@${D.valid}`];
+      const { job_id: id } = await submit(keys.growth!, { emails, use_smtp: true });
+      const done = await waitFor(keys.growth!, id, finished);
+      assert.deepEqual([done.status, done.valid, done.invalid, done.unknown], ['completed', 1, 1, 1]);
+      const results = await allPages(keys.growth!, id, 1000);
+      assert.deepEqual(results.map((r) => [r.email, r.status, r.reason]), [
+        [`alice@${D.valid}`, 'valid', null],
+        [`x@${D.greylist}`, 'unknown', 'greylisted'],
+        [`nobody@${D.valid}`, 'invalid', 'user_unknown'],
+      ]);
+      const chunk = await admin.database.db.selectFrom('job_chunks').select(['attempts', 'state']).where('job_id', '=', id).executeTakeFirstOrThrow();
+      assert.deepEqual(chunk, { attempts: 2, state: 'done' }, 'two retries (EMAIL_JOBS_GREYLIST_RETRIES), then the verdict stands');
+      const refused = await call('POST', '/api/v1/jobs', keys.free!, { emails, use_smtp: true });
+      assert.equal(refused.statusCode, 403);
+      assert.equal(refused.json().error, 'feature_not_available');
+    });
+
     test('results paging limits: per_page above 5,000 or page 0 is 400', async () => {
       const { job_id: id } = await submit(keys.scale!, { emails: [`alice@${D.valid}`] });
       await waitFor(keys.scale!, id, finished);
