@@ -255,13 +255,12 @@ export class JobsService {
   async storeChunk(chunk: ClaimedChunk, rows: readonly StoredResult[]): Promise<boolean> {
     const counts: VerdictCounts = { valid: 0, invalid: 0, risky: 0, unknown: 0 };
     for (const r of rows) counts[r[1]] += 1;
-    const results = rows;
     const text = JSON.stringify(rows);
     const now = this.deps.clock();
     try {
       return await this.deps.database.writeTransaction(async (trx) => {
         if (!(await this.deps.jobs.storeChunk(trx, chunk, text))) return false;
-        const job = await this.deps.jobs.advance(trx, chunk.jobId, results.length, counts);
+        const job = await this.deps.jobs.advance(trx, chunk.jobId, rows.length, counts);
         // Cancelled (or failed) meanwhile: the chunk's work is dropped with its lease.
         if (!job) throw new Rollback();
         if (job.processed === job.total) {
