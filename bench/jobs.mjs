@@ -108,7 +108,10 @@ try {
   if (status.status !== 'completed') throw new Error(`job ended ${status.status}: ${status.error}`);
   const jobPeak = Math.max(peak, ...children.map((c) => rssKb(c.pid, 'VmHWM')));
 
+  // Memory flat during the download: RSS before it starts vs the highest RSS while it runs.
   peak = 0;
+  sample();
+  const csvBefore = peak;
   const c0 = performance.now();
   const csv = await fetch(`${base}/api/v1/jobs/${id}/results?format=csv`, { headers: auth });
   let rows = -1;
@@ -140,9 +143,9 @@ try {
   }
   const jobS = (done - t0) / 1000;
   console.log(`job ${id}: ${status.total} addresses, valid ${status.valid}, invalid ${status.invalid}, risky ${status.risky}, unknown ${status.unknown}`);
-  console.log(`submit ${((submitted - t0) / 1000).toFixed(2)} s, submit→completed ${jobS.toFixed(2)} s, CSV ${(bytes / 1048576).toFixed(1)} MiB in ${csvS.toFixed(2)} s (RSS during download ${(csvPeak / 1024).toFixed(0)} MiB)`);
+  console.log(`submit ${((submitted - t0) / 1000).toFixed(2)} s, submit→completed ${jobS.toFixed(2)} s, CSV ${(bytes / 1048576).toFixed(1)} MiB in ${csvS.toFixed(2)} s (RSS ${(csvBefore / 1024).toFixed(0)} MiB before the download, at most ${(csvPeak / 1024).toFixed(0)} MiB during it)`);
   console.log(
-    `RESULT count=${COUNT} backend=${POSTGRES ? 'postgres' : 'sqlite'} processes=${PROCESSES} workers=${WORKERS} submit_s=${((submitted - t0) / 1000).toFixed(2)} job_s=${jobS.toFixed(2)} csv_s=${csvS.toFixed(2)} peak_rss_mb=${(jobPeak / 1024).toFixed(0)} csv_rss_mb=${(csvPeak / 1024).toFixed(0)} pipeline_s=${pipelineS.toFixed(2)} ratio=${(jobS / pipelineS).toFixed(2)}`,
+    `RESULT count=${COUNT} backend=${POSTGRES ? 'postgres' : 'sqlite'} processes=${PROCESSES} workers=${WORKERS} submit_s=${((submitted - t0) / 1000).toFixed(2)} job_s=${jobS.toFixed(2)} csv_s=${csvS.toFixed(2)} peak_rss_mb=${(jobPeak / 1024).toFixed(0)} csv_rss_before_mb=${(csvBefore / 1024).toFixed(0)} csv_rss_mb=${(csvPeak / 1024).toFixed(0)} pipeline_s=${pipelineS.toFixed(2)} ratio=${(jobS / pipelineS).toFixed(2)}`,
   );
 } finally {
   for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');

@@ -1,3 +1,4 @@
+import multipart from '@fastify/multipart';
 import type { DestinationStream } from 'pino';
 import { apiKeyAuth, createRateLimiter, createServiceBase, type ServiceApp } from '@mailconv/platform';
 import { createEngine, type Engine } from '@mailconv/verifier';
@@ -10,9 +11,7 @@ import { emailPlans } from './plans.js';
 import { registerApiKeyRoutes } from './routes/dashboard/api-keys.route.js';
 import { EventsRepository } from './repositories/events.repository.js';
 import { IdempotencyRepository } from './repositories/idempotency.repository.js';
-import { JobsRepository } from './repositories/jobs.repository.js';
-import { ChunkWorker } from './jobs/chunk-worker.job.js';
-import { JobsService } from './jobs/jobs.service.js';
+import { createJobsRuntime } from './jobs/jobs-runtime.js';
 import { registerJobRoutes } from './routes/v1/jobs.route.js';
 import { registerPublicRoutes } from './routes/public/validate-email.route.js';
 import { registerAccountRoutes } from './routes/v1/account.route.js';
@@ -72,26 +71,12 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
   const deps: EmailDeps = { core, plans, clock, verification, idempotency: new IdempotencyRepository(core.database), events: new EventsRepository(core.database) };
 
   // Bulk jobs: the database is the state of record; this process's worker claims chunks
-  // from it (so several processes on one PostgreSQL share the work).
-  const jobsRepository = new JobsRepository(core.database);
-  let worker: ChunkWorker | null = null;
-  const jobs = new JobsService({
-    database: core.database,
-    jobs: jobsRepository,
-    quota: core.quota,
-    events: deps.events,
-    verification,
-    clock,
-    chunkSize: config.jobs.chunkSize,
-    publicBaseUrl: config.publicBaseUrl,
-    onSubmitted: () => worker?.wake(),
-    onCancelled: (id) => worker?.cancelled(id),
-  });
-  if (config.jobs.workers > 0) {
-    worker = new ChunkWorker({ jobs: jobsRepository, service: jobs, verification, concurrency: config.jobs.workers, leaseMs: config.jobs.leaseMs, pollMs: config.jobs.pollMs, log: app.log });
+  // from it (so several processes on one database share the work).
+  const { service: jobs, worker } = createJobsRuntime({ database: core.database, quota: core.quota, events: deps.events, verification, clock, config, concurrency: config.jobs.workers, log: app.log });
+  if (worker) {
     // preClose runs before the database is closed: chunks in flight are handed back first.
-    app.addHook('preClose', async () => worker?.stop());
-    app.addHook('onReady', async () => worker?.start());
+    app.addHook('preClose', async () => worker.stop());
+    app.addHook('onReady', async () => worker.start());
   }
 
   const publicLimits = {
@@ -114,7 +99,11 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
     registerAccountRoutes(scope, deps);
     registerApiKeyRoutes(scope, deps);
     registerVerifyRoutes(scope, deps, { batchBodyLimit: config.batchBodyLimitBytes });
-    registerJobRoutes(scope, deps, jobs, { bodyLimit: config.jobs.bodyLimitBytes });
+    // Uploads (multipart) are accepted by the jobs routes only; elsewhere they stay 415.
+    await scope.register(async (jobsScope) => {
+      await jobsScope.register(multipart);
+      registerJobRoutes(jobsScope, deps, jobs, { bodyLimit: config.jobs.bodyLimitBytes });
+    });
   });
   return app;
 }

@@ -17,6 +17,8 @@ const EmailSettings = z.object({
   EMAIL_JOBS_WORKERS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(2),
   EMAIL_JOBS_LEASE_MS: setting.positiveInt(60_000),
   EMAIL_JOBS_POLL_MS: setting.positiveInt(1000),
+  EMAIL_JOBS_GREYLIST_RETRY_MS: setting.positiveInt(300_000),
+  EMAIL_JOBS_GREYLIST_RETRIES: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(2),
   EMAIL_PUBLIC_RPM: setting.positiveInt(20),
   EMAIL_PUBLIC_SMTP_PER_DAY: setting.positiveInt(50),
   EMAIL_DNS_SERVERS: z
@@ -55,8 +57,8 @@ export interface EmailConfig extends CommonServiceConfig {
   batchBodyLimitBytes: number;
   /** Addresses of one batch verified at the same time. */
   batchConcurrency: number;
-  /** Bulk jobs: body limit of `POST /api/v1/jobs`, addresses per stored chunk, chunks verified at once by this process (0: none), lease and poll intervals. */
-  jobs: { bodyLimitBytes: number; chunkSize: number; workers: number; leaseMs: number; pollMs: number };
+  /** Bulk jobs: body limit of `POST /api/v1/jobs`, addresses per stored chunk, chunks verified at once by this process (0: none), lease and poll intervals, greylisting retries. */
+  jobs: { bodyLimitBytes: number; chunkSize: number; workers: number; leaseMs: number; pollMs: number; greylistRetryMs: number; greylistRetries: number };
   /** `POST /api/validate-email`: requests per minute per client IP. */
   publicRpm: number;
   /** `POST /api/validate-email`: SMTP probes per day per client IP. */
@@ -81,6 +83,8 @@ export function loadEmailConfig(env: Readonly<Record<string, string | undefined>
       workers: parsed.EMAIL_JOBS_WORKERS as number,
       leaseMs: parsed.EMAIL_JOBS_LEASE_MS as number,
       pollMs: parsed.EMAIL_JOBS_POLL_MS as number,
+      greylistRetryMs: parsed.EMAIL_JOBS_GREYLIST_RETRY_MS as number,
+      greylistRetries: parsed.EMAIL_JOBS_GREYLIST_RETRIES as number,
     },
     publicRpm: parsed.EMAIL_PUBLIC_RPM as number,
     publicSmtpPerDay: parsed.EMAIL_PUBLIC_SMTP_PER_DAY as number,

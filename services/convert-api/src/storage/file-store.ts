@@ -64,9 +64,13 @@ export class FileStore {
         cb(null, chunk);
       },
     });
+    const out = createWriteStream(path, { mode: 0o600, flags: 'wx' });
     try {
-      await pipeline(source, tap, createWriteStream(path, { mode: 0o600, flags: 'wx' }));
+      await pipeline(source, tap, out);
     } catch (err) {
+      // The file may still be being opened when the copy fails: wait until the stream has
+      // closed, or the removal could run first and the open create the file afterwards.
+      if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
       await rm(path, { force: true });
       throw err;
     }

@@ -65,6 +65,7 @@ export const EMAIL_MIGRATIONS: Record<string, Migration> = {
         .addColumn('size', 'integer', (c) => c.notNull())
         .addColumn('emails', 'text', (c) => c.notNull())
         .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
         .addColumn('lease_token', 'text')
         .addColumn('lease_until', 'text')
         .addColumn('results', 'text')

@@ -70,10 +70,15 @@ export interface JobChunksTable {
   /** JSON array of the chunk's addresses, in input order. */
   emails: string;
   state: ChunkState;
+  /** Greylisting retries made so far (decision: greylisted addresses are retried a few minutes apart, bounded). */
+  attempts: number;
   /** Identifies the claim: only the holder of the current lease may store results. */
   lease_token: string | null;
   lease_until: string | null;
-  /** JSON array of `[email, status, reason, score, suggestion]`, in input order, once done. */
+  /**
+   * JSON array of `[email, status, reason, score, suggestion]`, in input order: final once
+   * done; while greylisted addresses wait for a retry, the results so far.
+   */
   results: string | null;
 }
 

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { VerificationResult } from '@mailconv/verifier';
 import type { ClaimedChunk, JobsRepository } from '../repositories/jobs.repository.js';
 import { ACTIVE_STATES } from '../repositories/jobs.repository.js';
 import type { VerificationService } from '../verification/verification.service.js';
-import type { JobsService } from './jobs.service.js';
+import { toStored, type JobsService, type StoredResult } from './jobs.service.js';
 
 export interface ChunkWorkerOptions {
   jobs: JobsRepository;
@@ -15,6 +14,9 @@ export interface ChunkWorkerOptions {
   leaseMs: number;
   /** How often an idle worker looks for new chunks (a submit in this process wakes it at once). */
   pollMs: number;
+  /** Greylisted addresses (SMTP 4xx) are verified again this much later, at most `greylistRetries` times, before they stay `unknown`. */
+  greylistRetryMs: number;
+  greylistRetries: number;
   log: { error(obj: object, msg: string): void };
 }
 
@@ -115,9 +117,16 @@ export class ChunkWorker {
         }
       });
     }, Math.max(50, Math.floor(this.o.leaseMs / 3)));
-    let results: VerificationResult[] | null;
+    // A retry verifies only the addresses that were greylisted last time.
+    const previous = chunk.results === null ? null : parseResults(chunk.results, chunk.size);
+    const todo = previous ? emails.map((_, i) => i).filter((i) => previous[i]![2] === 'greylisted') : emails.map((_, i) => i);
+    let results: StoredResult[] | null = null;
     try {
-      results = await this.o.verification.verifyMany(emails, { smtp: chunk.useSmtp, catchAll: chunk.catchAll }, () => flight.stop);
+      const fresh = await this.o.verification.verifyMany(todo.map((i) => emails[i]!), { smtp: chunk.useSmtp, catchAll: chunk.catchAll }, () => flight.stop);
+      if (fresh) {
+        results = previous ? [...previous] : new Array<StoredResult>(emails.length);
+        todo.forEach((i, k) => (results![i] = toStored(fresh[k]!)));
+      }
     } catch (err) {
       clearInterval(timer);
       await renewing;
@@ -130,10 +139,22 @@ export class ChunkWorker {
     await renewing;
     this.flights.delete(flight);
     if (results) {
-      await this.o.service.storeChunk(chunk, results);
+      const greylisted = chunk.useSmtp && chunk.attempts < this.o.greylistRetries && results.some((r) => r[2] === 'greylisted');
+      if (greylisted) await this.o.jobs.defer(chunk, JSON.stringify(results), new Date(Date.now() + this.o.greylistRetryMs));
+      else await this.o.service.storeChunk(chunk, results);
     } else if (this.stopping) {
       await this.o.jobs.release(chunk);
     }
+  }
+}
+
+/** Results kept from an earlier attempt; null when unreadable (the chunk is then verified afresh). */
+function parseResults(text: string, size: number): StoredResult[] | null {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return Array.isArray(value) && value.length === size ? (value as StoredResult[]) : null;
+  } catch {
+    return null;
   }
 }
 

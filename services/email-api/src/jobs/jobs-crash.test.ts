@@ -14,6 +14,7 @@ import type { EmailTables } from '../db/schema.js';
 import { jobsEnv, slowAddresses } from './jobs.test-support.js';
 
 const SERVER = fileURLToPath(new URL('../server.js', import.meta.url));
+const WORKER = fileURLToPath(new URL('../worker.js', import.meta.url));
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -24,9 +25,9 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Starts `server.js` and resolves once it logged `ready`. */
-async function start(env: Record<string, string>, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [SERVER], { env: { ...process.env, ...env, EMAIL_LOG_LEVEL: 'info', EMAIL_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+/** Starts `server.js` (or `worker.js`) and resolves once it logged `ready`. */
+async function start(env: Record<string, string>, port: number, file = SERVER): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [file], { env: { ...process.env, ...env, EMAIL_LOG_LEVEL: 'info', EMAIL_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       if ((JSON.parse(line) as { event?: string }).event === 'ready') resolve();
@@ -46,16 +47,16 @@ for (const backend of testBackends()) {
   test(`SIGKILL mid-job, restart: the job completes with every address stored exactly once, counters and quota exact (${backend})`, async () => {
     const rig = await useRig();
     const db = await createTestDatabase(backend);
-    const env = jobsEnv(rig, db.url, { EMAIL_JOBS_WORKERS: '1', EMAIL_JOBS_LEASE_MS: '1000' });
+    const env = jobsEnv(rig, db.url, { EMAIL_JOBS_WORKERS: '1', EMAIL_JOBS_LEASE_MS: '600' });
     const admin = await openServiceCore<EmailTables>({ database: loadEmailConfig(env).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
     let child: ChildProcess | null = null;
     try {
       const acct = await admin.accounts.createAccount({ email: 'crash@example.test', plan: 'growth' });
       assert.ok(acct.ok);
-      // Eight chunks of ten; one slow address per chunk keeps each chunk busy for a while.
-      const slow = slowAddresses(8, 'k');
+      // Five chunks of ten; one slow address per chunk keeps each chunk busy for a while.
+      const slow = slowAddresses(5, 'k');
       const domains = loadDomains();
-      const emails = Array.from({ length: 80 }, (_, i) => (i % 10 === 5 ? slow[Math.floor(i / 10)]! : i % 2 ? `a${i}@${D.valid}` : `u${i}@${domains[i]!}`));
+      const emails = Array.from({ length: 50 }, (_, i) => (i % 10 === 5 ? slow[Math.floor(i / 10)]! : i % 2 ? `a${i}@${D.valid}` : `u${i}@${domains[i]!}`));
       const port = await freePort();
       const base = `http://127.0.0.1:${port}`;
       const auth = { authorization: `Bearer ${acct.apiKey}` };
@@ -75,7 +76,7 @@ for (const backend of testBackends()) {
       child = null;
       const killed = await admin.database.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
       assert.equal(killed.status, 'processing');
-      assert.ok(killed.processed < 80);
+      assert.ok(killed.processed < 50);
 
       child = await start(env, port);
       let done: Record<string, unknown>;
@@ -89,17 +90,85 @@ for (const backend of testBackends()) {
       assert.deepEqual(results.map((r) => r.email), emails, 'every address once, in input order');
       const tally = { valid: 0, invalid: 0, risky: 0, unknown: 0 };
       for (const r of results) tally[r.status] += 1;
-      assert.deepEqual([done.processed, done.valid, done.invalid, done.risky, done.unknown], [80, tally.valid, tally.invalid, tally.risky, tally.unknown]);
-      assert.equal(tally.unknown, 8, 'the slow addresses are undecided');
-      assert.equal(await admin.quota.used(acct.account.id), 80, 'charged once per address');
+      assert.deepEqual([done.processed, done.valid, done.invalid, done.risky, done.unknown], [50, tally.valid, tally.invalid, tally.risky, tally.unknown]);
+      assert.equal(tally.unknown, 5, 'the slow addresses are undecided');
+      assert.equal(await admin.quota.used(acct.account.id), 50, 'charged once per address');
       const reservation = await admin.database.db.selectFrom('quota_reservations').select(['units', 'refunded']).where('account_id', '=', acct.account.id).execute();
-      assert.deepEqual(reservation, [{ units: 80, refunded: 0 }]);
+      assert.deepEqual(reservation, [{ units: 50, refunded: 0 }]);
       const events = await admin.database.db.selectFrom('events').select('type').where('account_id', '=', acct.account.id).execute();
       assert.deepEqual(events, [{ type: 'job.completed' }]);
       assert.equal(await stop(child, 'SIGTERM'), 0);
       child = null;
     } finally {
       if (child) await stop(child, 'SIGKILL');
+      await admin.close();
+      await db.drop();
+      await rig.release();
+    }
+  });
+}
+
+for (const backend of testBackends().filter((b) => b === 'postgres')) {
+  test(`scale-out: a job stored by an API process without a worker is done by worker processes; one SIGKILLed mid-job, another finishes it exactly once (${backend})`, async () => {
+    const rig = await useRig();
+    const db = await createTestDatabase(backend);
+    const env = jobsEnv(rig, db.url, { EMAIL_JOBS_WORKERS: '1', EMAIL_JOBS_LEASE_MS: '600' });
+    const admin = await openServiceCore<EmailTables>({ database: loadEmailConfig(env).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
+    let child: ChildProcess | null = null;
+    let api: ChildProcess | null = null;
+    try {
+      const acct = await admin.accounts.createAccount({ email: 'scale@example.test', plan: 'growth' });
+      assert.ok(acct.ok);
+      // Five chunks of ten; one slow address per chunk keeps each chunk busy for a while.
+      const slow = slowAddresses(5, 'k');
+      const domains = loadDomains();
+      const emails = Array.from({ length: 50 }, (_, i) => (i % 10 === 5 ? slow[Math.floor(i / 10)]! : i % 2 ? `a${i}@${D.valid}` : `u${i}@${domains[i]!}`));
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      const auth = { authorization: `Bearer ${acct.apiKey}` };
+      const get = async (path: string) => (await fetch(`${base}${path}`, { headers: auth })).json() as Promise<Record<string, unknown>>;
+
+      api = await start({ ...env, EMAIL_JOBS_WORKERS: '0' }, port);
+      child = await start(env, 0, WORKER);
+      const res = await fetch(`${base}/api/v1/jobs`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ emails }) });
+      assert.equal(res.status, 202);
+      const id = ((await res.json()) as { job_id: string }).job_id;
+      for (;;) {
+        const s = await get(`/api/v1/jobs/${id}`);
+        assert.notEqual(s.status, 'completed', 'the job must still be running when the process is killed');
+        if ((s.processed as number) >= 20) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await stop(child, 'SIGKILL');
+      child = null;
+      const killed = await admin.database.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      assert.equal(killed.status, 'processing');
+      assert.ok(killed.processed < 50);
+
+      child = await start(env, 0, WORKER);
+      let done: Record<string, unknown>;
+      for (;;) {
+        done = await get(`/api/v1/jobs/${id}`);
+        if (done.status !== 'processing' && done.status !== 'queued') break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(done.status, 'completed');
+      const results = ((await get(`/api/v1/jobs/${id}/results?per_page=5000`)).results as Array<{ email: string; status: 'valid' | 'invalid' | 'risky' | 'unknown' }>);
+      assert.deepEqual(results.map((r) => r.email), emails, 'every address once, in input order');
+      const tally = { valid: 0, invalid: 0, risky: 0, unknown: 0 };
+      for (const r of results) tally[r.status] += 1;
+      assert.deepEqual([done.processed, done.valid, done.invalid, done.risky, done.unknown], [50, tally.valid, tally.invalid, tally.risky, tally.unknown]);
+      assert.equal(tally.unknown, 5, 'the slow addresses are undecided');
+      assert.equal(await admin.quota.used(acct.account.id), 50, 'charged once per address');
+      const reservation = await admin.database.db.selectFrom('quota_reservations').select(['units', 'refunded']).where('account_id', '=', acct.account.id).execute();
+      assert.deepEqual(reservation, [{ units: 50, refunded: 0 }]);
+      const events = await admin.database.db.selectFrom('events').select('type').where('account_id', '=', acct.account.id).execute();
+      assert.deepEqual(events, [{ type: 'job.completed' }]);
+      assert.equal(await stop(child, 'SIGTERM'), 0);
+      child = null;
+    } finally {
+      if (child) await stop(child, 'SIGKILL');
+      if (api) await stop(api, 'SIGTERM');
       await admin.close();
       await db.drop();
       await rig.release();

@@ -17,6 +17,9 @@ export const CSV_HEADER = 'email,is_valid,status,reason,score,suggestion';
 /** One stored result row: `[email, status, reason, score, suggestion]` (`is_valid` is `status == "valid"`). */
 export type StoredResult = [string, VerificationResult['status'], VerificationResult['reason'], number | null, string | null];
 
+/** The stored form of a verdict. */
+export const toStored = (r: VerificationResult): StoredResult => [r.email, r.status, r.reason, r.score, r.suggestion];
+
 export interface JobSubmitAnswer {
   success: true;
   job_id: string;
@@ -249,18 +252,15 @@ export class JobsService {
    * (recording `job.completed`) when it was the last — one transaction. Returns false when
    * nothing was stored: the lease was lost or the job is no longer running.
    */
-  async storeChunk(chunk: ClaimedChunk, results: readonly VerificationResult[]): Promise<boolean> {
+  async storeChunk(chunk: ClaimedChunk, rows: readonly StoredResult[]): Promise<boolean> {
     const counts: VerdictCounts = { valid: 0, invalid: 0, risky: 0, unknown: 0 };
-    const rows: StoredResult[] = results.map((r) => {
-      counts[r.status] += 1;
-      return [r.email, r.status, r.reason, r.score, r.suggestion];
-    });
+    for (const r of rows) counts[r[1]] += 1;
     const text = JSON.stringify(rows);
     const now = this.deps.clock();
     try {
       return await this.deps.database.writeTransaction(async (trx) => {
         if (!(await this.deps.jobs.storeChunk(trx, chunk, text))) return false;
-        const job = await this.deps.jobs.advance(trx, chunk.jobId, results.length, counts);
+        const job = await this.deps.jobs.advance(trx, chunk.jobId, rows.length, counts);
         // Cancelled (or failed) meanwhile: the chunk's work is dropped with its lease.
         if (!job) throw new Rollback();
         if (job.processed === job.total) {

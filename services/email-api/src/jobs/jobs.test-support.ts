@@ -18,6 +18,14 @@ export function jobsEnv(rig: RigHandle, databaseUrl: string, extra: Record<strin
     EMAIL_JOBS_CHUNK_SIZE: '10',
     EMAIL_JOBS_POLL_MS: '20',
     EMAIL_JOBS_LEASE_MS: '1500',
+    // SMTP probes reach the rig's loopback peers and nothing else.
+    EMAIL_SMTP_HELO: 'probe.mailconv.test',
+    EMAIL_SMTP_FROM: 'probe@mailconv.test',
+    EMAIL_SMTP_ALLOW_PRIVATE: 'true',
+    EMAIL_SMTP_RESTRICT_TO: '127.0.0.0/8',
+    EMAIL_SMTP_PORT: String(rig.smtpPort),
+    EMAIL_JOBS_GREYLIST_RETRY_MS: '100',
+    EMAIL_JOBS_GREYLIST_RETRIES: '2',
     ...extra,
   };
 }

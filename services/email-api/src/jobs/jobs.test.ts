@@ -250,6 +250,62 @@ for (const backend of testBackends()) {
       await waitFor(keys.scale!, first.json().job_id, finished);
     });
 
+    test('upload: a CSV file (named column, quoted cells) or a text file, with form fields', async () => {
+      const form = (parts: Array<{ name: string; value: string; filename?: string; type?: string }>) => {
+        const boundary = 'mailconvBoundary7MA4YWxk';
+        const body = parts
+          .map((p) => `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"${p.filename ? `; filename="${p.filename}"\r\nContent-Type: ${p.type ?? 'text/csv'}` : ''}\r\n\r\n${p.value}\r\n`)
+          .join('');
+        return { payload: `${body}--${boundary}--\r\n`, headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, authorization: `Bearer ${keys.scale}` } };
+      };
+      const upload = (parts: Parameters<typeof form>[0]) => app.inject({ method: 'POST', url: '/api/v1/jobs', ...form(parts) });
+      const emailsOf = async (res: Awaited<ReturnType<typeof upload>>) => {
+        assert.equal(res.statusCode, 202, res.body);
+        const id = res.json().job_id as string;
+        await waitFor(keys.scale!, id, finished);
+        return (await allPages(keys.scale!, id, 1000)).map((r) => r.email);
+      };
+
+      const csv = `name,E-mail,notes\r\n"Doe, Jane",jane@${D.valid},"said ""hi"""\r\nBob,bob@${D.valid},\r\n\r\nBob again,BOB@${D.valid},x\r\n`;
+      const named = await upload([{ name: 'dedupe', value: 'true' }, { name: 'column', value: 'e-mail' }, { name: 'file', value: csv, filename: 'list.csv' }]);
+      assert.equal(named.json().duplicates_removed, 1);
+      assert.deepEqual(await emailsOf(named), [`jane@${D.valid}`, `bob@${D.valid}`]);
+      assert.deepEqual(await emailsOf(await upload([{ name: 'file', value: `carol@${D.valid},x\nalice@${D.valid},y\n`, filename: 'plain.csv' }])), [`carol@${D.valid}`, `alice@${D.valid}`]);
+      assert.deepEqual(await emailsOf(await upload([{ name: 'list', value: `email\n alice@${D.valid}\n\nbob@${D.valid}\n`, filename: 'list.txt', type: 'text/plain' }])), [`alice@${D.valid}`, `bob@${D.valid}`]);
+
+      for (const parts of [
+        [{ name: 'column', value: 'address' }, { name: 'file', value: csv, filename: 'list.csv' }],
+        [{ name: 'dedupe', value: 'true' }],
+        [{ name: 'dedupe', value: 'perhaps' }, { name: 'file', value: csv, filename: 'list.csv' }],
+        [{ name: 'file', value: 'email\n', filename: 'empty.csv' }],
+      ]) {
+        const res = await upload(parts);
+        assert.equal(res.statusCode, 400, JSON.stringify(parts).slice(0, 80));
+        assert.equal(res.json().error, 'invalid_request');
+      }
+      // Multipart stays refused on the other routes.
+      const single = await app.inject({ method: 'POST', url: '/api/v1/verify-single', ...form([{ name: 'email', value: `a@${D.valid}` }]) });
+      assert.equal(single.statusCode, 415);
+    });
+
+    test('use_smtp: mailbox verdicts; greylisted addresses are retried (bounded) before they stay unknown', async () => {
+      const emails = [`alice@${D.valid}`, `x@${D.greylist}`, `nobody@${D.valid}`];
+      const { job_id: id } = await submit(keys.growth!, { emails, use_smtp: true });
+      const done = await waitFor(keys.growth!, id, finished);
+      assert.deepEqual([done.status, done.valid, done.invalid, done.unknown], ['completed', 1, 1, 1]);
+      const results = await allPages(keys.growth!, id, 1000);
+      assert.deepEqual(results.map((r) => [r.email, r.status, r.reason]), [
+        [`alice@${D.valid}`, 'valid', null],
+        [`x@${D.greylist}`, 'unknown', 'greylisted'],
+        [`nobody@${D.valid}`, 'invalid', 'user_unknown'],
+      ]);
+      const chunk = await admin.database.db.selectFrom('job_chunks').select(['attempts', 'state']).where('job_id', '=', id).executeTakeFirstOrThrow();
+      assert.deepEqual(chunk, { attempts: 2, state: 'done' }, 'two retries (EMAIL_JOBS_GREYLIST_RETRIES), then the verdict stands');
+      const refused = await call('POST', '/api/v1/jobs', keys.free!, { emails, use_smtp: true });
+      assert.equal(refused.statusCode, 403);
+      assert.equal(refused.json().error, 'feature_not_available');
+    });
+
     test('results paging limits: per_page above 5,000 or page 0 is 400', async () => {
       const { job_id: id } = await submit(keys.scale!, { emails: [`alice@${D.valid}`] });
       await waitFor(keys.scale!, id, finished);

@@ -13,6 +13,9 @@ export interface ClaimedChunk {
   size: number;
   /** The chunk's addresses as stored (JSON text); the worker parses and checks it. */
   emails: string;
+  /** Results of an earlier attempt whose greylisted addresses are to be retried; null on a first attempt. */
+  results: string | null;
+  attempts: number;
   useSmtp: boolean;
   catchAll: boolean;
   token: string;
@@ -52,6 +55,7 @@ export class JobsRepository {
         size: emails.length,
         emails: JSON.stringify(emails),
         state: 'pending' as const,
+        attempts: 0,
         lease_token: null,
         lease_until: null,
         results: null,
@@ -103,7 +107,7 @@ export class JobsRepository {
           .where('job_id', '=', candidate.job_id)
           .where('idx', '=', candidate.idx)
           .where((eb) => eb.or([eb('state', '=', 'pending'), eb.and([eb('state', '=', 'leased'), eb('lease_until', '<', nowIso)])]))
-          .returning(['job_id', 'idx', 'size', 'emails'])
+          .returning(['job_id', 'idx', 'size', 'emails', 'results', 'attempts'])
           .executeTakeFirst();
         if (!chunk) return null;
         const job = await trx
@@ -114,7 +118,7 @@ export class JobsRepository {
           .returning(['account_id', 'use_smtp', 'catch_all'])
           .executeTakeFirst();
         if (!job) return null;
-        return { jobId: chunk.job_id, accountId: job.account_id, idx: chunk.idx, size: chunk.size, emails: chunk.emails, useSmtp: job.use_smtp === 1, catchAll: job.catch_all === 1, token };
+        return { jobId: chunk.job_id, accountId: job.account_id, idx: chunk.idx, size: chunk.size, emails: chunk.emails, results: chunk.results, attempts: chunk.attempts, useSmtp: job.use_smtp === 1, catchAll: job.catch_all === 1, token };
       });
       if (claimed) return claimed;
     }
@@ -144,6 +148,22 @@ export class JobsRepository {
       .where('state', '=', 'leased')
       .where('lease_token', '=', chunk.token)
       .execute();
+  }
+
+  /**
+   * Keeps the results so far and gives the chunk up until `retryAt`, when any worker may
+   * claim it again (like an expired lease) to retry its greylisted addresses.
+   */
+  async defer(chunk: ClaimedChunk, results: string, retryAt: Date): Promise<boolean> {
+    const r = await this.database.db
+      .updateTable('job_chunks')
+      .set((eb) => ({ results, attempts: eb('attempts', '+', 1), lease_token: null, lease_until: retryAt.toISOString() }))
+      .where('job_id', '=', chunk.jobId)
+      .where('idx', '=', chunk.idx)
+      .where('state', '=', 'leased')
+      .where('lease_token', '=', chunk.token)
+      .executeTakeFirst();
+    return r.numUpdatedRows > 0n;
   }
 
   /**

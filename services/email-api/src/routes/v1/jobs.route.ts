@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { AppError, DateTime, Nullable, StringEnum, type ServiceApp } from '@mailconv/platform';
 import { REASONS, STATUSES } from '@mailconv/verifier';
 import { planOf, type EmailDeps } from '../../deps.js';
 import { CSV_HEADER, jobView, MAX_JOB_EMAILS, type JobsService } from '../../jobs/jobs.service.js';
+import { readUpload } from '../../jobs/upload.js';
 import { SECURED, errors } from '../../schemas.js';
 import { MAX_EMAIL_INPUT } from './verify.route.js';
 
@@ -107,6 +108,10 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
     '/api/v1/jobs',
     {
       bodyLimit: options.bodyLimit,
+      // A multipart body is read from its stream by the handler; the schema check sees an empty form.
+      preValidation: async (request) => {
+        if (request.isMultipart()) request.body = {};
+      },
       schema: {
         tags: ['jobs'],
         summary: 'Submit up to 1,000,000 addresses for asynchronous verification',
@@ -116,7 +121,22 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
           'With an `Idempotency-Key` header, a retry with the same key and body within 24 h returns the first answer (header `Idempotent-Replayed: true`) and creates no second job; the same key with another body is 409 `conflict`.',
         security: SECURED,
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: 'Unique per request, 1–255 visible ASCII characters.' })) }),
-        body: SubmitBody,
+        body: {
+          content: {
+            'application/json': { schema: SubmitBody },
+            'multipart/form-data': {
+              schema: Type.Object(
+                {
+                  file: Type.Optional(Type.String({ format: 'binary', description: 'Required. The list: a CSV file (the column named by `column`, else the first; a first row without `@` is a header) or a text file (`text/plain` or `.txt`: one address per line).' })),
+                  column: Type.Optional(Type.String({ description: 'Header of the CSV column holding the addresses (case-insensitive).' })),
+                  use_smtp: Type.Optional(Type.String({ enum: ['true', 'false'] })),
+                  dedupe: Type.Optional(Type.String({ enum: ['true', 'false'] })),
+                },
+                { description: 'Upload form: one file part and optional fields.' },
+              ),
+            },
+          },
+        } as never,
         response: {
           202: SubmitResponse,
           402: {
@@ -138,9 +158,17 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
     async (request, reply) => {
       const principal = request.principal!;
       const plan = planOf(deps, principal.plan);
-      const { emails } = request.body;
-      const useSmtp = request.body.use_smtp ?? false;
-      const dedupe = request.body.dedupe ?? false;
+      let emails: string[];
+      let useSmtp: boolean;
+      let dedupe: boolean;
+      if (request.isMultipart()) {
+        ({ emails, useSmtp, dedupe } = await readUpload(request, options.bodyLimit));
+      } else {
+        const body = request.body as Static<typeof SubmitBody>;
+        emails = body.emails;
+        useSmtp = body.use_smtp ?? false;
+        dedupe = body.dedupe ?? false;
+      }
       const key = request.headers['idempotency-key'];
       if (key === undefined) return reply.code(202).send(await jobs.submit(principal, plan, emails, { useSmtp, dedupe }));
       if (!IDEMPOTENCY_KEY.test(key)) throw new AppError('invalid_request', 'Idempotency-Key must be 1–255 visible ASCII characters.', { field: 'Idempotency-Key' });

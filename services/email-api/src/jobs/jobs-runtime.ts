@@ -1,0 +1,43 @@
+import type { Database, QuotaLedger } from '@mailconv/platform';
+import type { EmailConfig } from '../config.js';
+import type { EmailTables } from '../db/schema.js';
+import type { EventsRepository } from '../repositories/events.repository.js';
+import { JobsRepository } from '../repositories/jobs.repository.js';
+import type { VerificationService } from '../verification/verification.service.js';
+import { ChunkWorker } from './chunk-worker.job.js';
+import { JobsService } from './jobs.service.js';
+
+/** The jobs service and, when `concurrency` > 0, the worker of this process, wired to each other. */
+export function createJobsRuntime(options: {
+  database: Database<EmailTables>;
+  quota: QuotaLedger;
+  events: EventsRepository;
+  verification: VerificationService;
+  clock: () => Date;
+  config: EmailConfig;
+  /** Chunks this process verifies at once; 0: no worker here. */
+  concurrency: number;
+  log: { error(obj: object, msg: string): void };
+}): { service: JobsService; worker: ChunkWorker | null } {
+  const { config } = options;
+  const repository = new JobsRepository(options.database);
+  let worker: ChunkWorker | null = null;
+  const service = new JobsService({
+    database: options.database,
+    jobs: repository,
+    quota: options.quota,
+    events: options.events,
+    verification: options.verification,
+    clock: options.clock,
+    chunkSize: config.jobs.chunkSize,
+    publicBaseUrl: config.publicBaseUrl,
+    // A submit or cancel in this process reaches its own worker at once; other processes
+    // notice at their next poll or lease renewal.
+    onSubmitted: () => worker?.wake(),
+    onCancelled: (id) => worker?.cancelled(id),
+  });
+  if (options.concurrency > 0) {
+    worker = new ChunkWorker({ jobs: repository, service, verification: options.verification, concurrency: options.concurrency, leaseMs: config.jobs.leaseMs, pollMs: config.jobs.pollMs, greylistRetryMs: config.jobs.greylistRetryMs, greylistRetries: config.jobs.greylistRetries, log: options.log });
+  }
+  return { service, worker };
+}
