@@ -1,7 +1,7 @@
 import type { DestinationStream } from 'pino';
 import multipart from '@fastify/multipart';
 import { Converter } from '@mailconv/converter';
-import { apiKeyAuth, createServiceBase, type ReadinessCheck, type ServiceApp } from '@mailconv/platform';
+import { createServiceBase, type ReadinessCheck, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
 import { ConversionService } from './conversion/conversion.service.js';
 import { JobQueue } from './conversion/job-queue.js';
 import type { ConvertConfig } from './config.js';
@@ -35,6 +35,18 @@ export interface ConvertAppOptions {
 }
 
 /** Builds the file conversion service: its own database, keys and routes. */
+/** What makes this service itself: name, errors, keys, tables. */
+const CONVERT_IDENTITY: ServiceIdentity = {
+  title: 'File Conversion API',
+  version: '1.0.0',
+  description: 'Converts files between formats. A separate service from the email verification API.',
+  errorTable: CONVERT_ERROR_STATUS,
+  keyLocations: KEY_LOCATIONS,
+  keyPrefix: CONVERT_KEY_PREFIX,
+  redisPrefix: 'convert',
+  migrations: CONVERT_MIGRATIONS,
+};
+
 export async function buildApp(config: ConvertConfig, options: ConvertAppOptions = {}): Promise<ServiceApp> {
   const plans = convertPlans(config.plansFile);
   const store = new FileStore(config.storageDir);
@@ -56,23 +68,7 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
       },
     ]),
   );
-  const { app, core, limiter } = await createServiceBase<ConvertTables>({
-    app: {
-      title: 'File Conversion API',
-      version: '1.0.0',
-      description: 'Converts files between formats. A separate service from the email verification API.',
-      errorTable: CONVERT_ERROR_STATUS,
-      logLevel: config.logLevel,
-      bodyLimit: config.bodyLimitBytes,
-      trustProxy: config.trustProxy,
-      keyLocations: KEY_LOCATIONS,
-      ...(options.logStream ? { logStream: options.logStream } : {}),
-    },
-    redisUrl: config.redisUrl,
-    redisPrefix: 'convert',
-    readiness,
-    core: { database: config.database, migrations: CONVERT_MIGRATIONS, keyPrefix: CONVERT_KEY_PREFIX },
-  });
+  const { app, core, authenticate } = await createServiceBase<ConvertTables>({ config, identity: CONVERT_IDENTITY, readiness, logStream: options.logStream });
   const clock = options.clock ?? (() => new Date());
   const conversions = new ConversionService({
     converter,
@@ -105,10 +101,7 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
   await app.register(multipart);
 
   await app.register(async (scope) => {
-    scope.addHook(
-      'onRequest',
-      apiKeyAuth({ accounts: core.accounts, usage: core.keyUsage, accept: KEY_LOCATIONS, rateLimit: { limiter, perMinute: (p) => planOf(deps, p.plan).rateLimitRpm } }),
-    );
+    scope.addHook('onRequest', authenticate((p) => planOf(deps, p.plan).rateLimitRpm));
     registerAccountRoutes(scope, deps);
     registerUploadRoutes(scope, deps);
     registerConversionRoutes(scope, deps);

@@ -1,6 +1,6 @@
 import multipart from '@fastify/multipart';
 import type { DestinationStream } from 'pino';
-import { apiKeyAuth, createRateLimiter, createServiceBase, type ServiceApp } from '@mailconv/platform';
+import { createRateLimiter, createServiceBase, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
 import { createEngine, type Engine } from '@mailconv/verifier';
 import type { EmailConfig } from './config.js';
 import { EMAIL_MIGRATIONS } from './db/migrations.js';
@@ -47,24 +47,21 @@ export function engineFromConfig(config: EmailConfig): Engine {
 }
 
 /** Builds the email verification service: its own database, keys and routes. */
+/** What makes this service itself: name, errors, keys, tables. */
+const EMAIL_IDENTITY: ServiceIdentity = {
+  title: 'Email Verification API',
+  version: '1.0.0',
+  description: 'Verifies whether e-mail addresses can receive mail. A separate service from the file conversion API.',
+  errorTable: EMAIL_ERROR_STATUS,
+  keyLocations: KEY_LOCATIONS,
+  keyPrefix: EMAIL_KEY_PREFIX,
+  redisPrefix: 'email',
+  migrations: EMAIL_MIGRATIONS,
+};
+
 export async function buildApp(config: EmailConfig, options: EmailAppOptions = {}): Promise<ServiceApp> {
   const plans = emailPlans(config.plansFile);
-  const { app, core, limiter } = await createServiceBase<EmailTables>({
-    app: {
-      title: 'Email Verification API',
-      version: '1.0.0',
-      description: 'Verifies whether e-mail addresses can receive mail. A separate service from the file conversion API.',
-      errorTable: EMAIL_ERROR_STATUS,
-      logLevel: config.logLevel,
-      bodyLimit: config.bodyLimitBytes,
-      trustProxy: config.trustProxy,
-      keyLocations: KEY_LOCATIONS,
-      ...(options.logStream ? { logStream: options.logStream } : {}),
-    },
-    redisUrl: config.redisUrl,
-    redisPrefix: 'email',
-    core: { database: config.database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX },
-  });
+  const { app, core, authenticate } = await createServiceBase<EmailTables>({ config, identity: EMAIL_IDENTITY, logStream: options.logStream });
   const clock = options.clock ?? (() => new Date());
   const engine = options.engine ?? engineFromConfig(config);
   const verification = new VerificationService({ verifier: engine.verifier, quota: core.quota, clock, smtpAvailable: engine.prober !== null, batchConcurrency: config.batchConcurrency });
@@ -92,10 +89,7 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
   registerPublicRoutes(app, deps, publicLimits);
 
   await app.register(async (scope) => {
-    scope.addHook(
-      'onRequest',
-      apiKeyAuth({ accounts: core.accounts, usage: core.keyUsage, accept: KEY_LOCATIONS, rateLimit: { limiter, perMinute: (p) => planOf(deps, p.plan).rateLimitRpm } }),
-    );
+    scope.addHook('onRequest', authenticate((p) => planOf(deps, p.plan).rateLimitRpm));
     registerAccountRoutes(scope, deps);
     registerApiKeyRoutes(scope, deps);
     registerVerifyRoutes(scope, deps, { batchBodyLimit: config.batchBodyLimitBytes });
