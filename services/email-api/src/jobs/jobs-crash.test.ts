@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { openServiceCore } from '@mailconv/platform';
+import { openServiceCore, type ServiceCore } from '@mailconv/platform';
 import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
 import { D, loadDomains, useRig } from '@mailconv/test-rig';
 import { EMAIL_KEY_PREFIX } from '../app.js';
@@ -15,6 +15,37 @@ import { jobsEnv, slowAddresses } from './jobs.test-support.js';
 
 const SERVER = fileURLToPath(new URL('../server.js', import.meta.url));
 const WORKER = fileURLToPath(new URL('../worker.js', import.meta.url));
+
+/**
+ * After the restart: the job completes with every address exactly once and in order, exact
+ * counters, quota charged once per address, nothing refunded, one completion event.
+ */
+async function assertRecovered(
+  get: (path: string) => Promise<Record<string, unknown>>,
+  admin: ServiceCore<EmailTables>,
+  accountId: string,
+  id: string,
+  emails: readonly string[],
+): Promise<void> {
+  let done: Record<string, unknown>;
+  for (;;) {
+    done = await get(`/api/v1/jobs/${id}`);
+    if (done.status !== 'processing' && done.status !== 'queued') break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.equal(done.status, 'completed');
+  const results = ((await get(`/api/v1/jobs/${id}/results?per_page=5000`)).results as Array<{ email: string; status: 'valid' | 'invalid' | 'risky' | 'unknown' }>);
+  assert.deepEqual(results.map((r) => r.email), emails, 'every address once, in input order');
+  const tally = { valid: 0, invalid: 0, risky: 0, unknown: 0 };
+  for (const r of results) tally[r.status] += 1;
+  assert.deepEqual([done.processed, done.valid, done.invalid, done.risky, done.unknown], [50, tally.valid, tally.invalid, tally.risky, tally.unknown]);
+  assert.equal(tally.unknown, 5, 'the slow addresses are undecided');
+  assert.equal(await admin.quota.used(accountId), 50, 'charged once per address');
+  const reservation = await admin.database.db.selectFrom('quota_reservations').select(['units', 'refunded']).where('account_id', '=', accountId).execute();
+  assert.deepEqual(reservation, [{ units: 50, refunded: 0 }]);
+  const events = await admin.database.db.selectFrom('events').select('type').where('account_id', '=', accountId).execute();
+  assert.deepEqual(events, [{ type: 'job.completed' }]);
+}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -79,24 +110,7 @@ for (const backend of testBackends()) {
       assert.ok(killed.processed < 50);
 
       child = await start(env, port);
-      let done: Record<string, unknown>;
-      for (;;) {
-        done = await get(`/api/v1/jobs/${id}`);
-        if (done.status !== 'processing' && done.status !== 'queued') break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      assert.equal(done.status, 'completed');
-      const results = ((await get(`/api/v1/jobs/${id}/results?per_page=5000`)).results as Array<{ email: string; status: 'valid' | 'invalid' | 'risky' | 'unknown' }>);
-      assert.deepEqual(results.map((r) => r.email), emails, 'every address once, in input order');
-      const tally = { valid: 0, invalid: 0, risky: 0, unknown: 0 };
-      for (const r of results) tally[r.status] += 1;
-      assert.deepEqual([done.processed, done.valid, done.invalid, done.risky, done.unknown], [50, tally.valid, tally.invalid, tally.risky, tally.unknown]);
-      assert.equal(tally.unknown, 5, 'the slow addresses are undecided');
-      assert.equal(await admin.quota.used(acct.account.id), 50, 'charged once per address');
-      const reservation = await admin.database.db.selectFrom('quota_reservations').select(['units', 'refunded']).where('account_id', '=', acct.account.id).execute();
-      assert.deepEqual(reservation, [{ units: 50, refunded: 0 }]);
-      const events = await admin.database.db.selectFrom('events').select('type').where('account_id', '=', acct.account.id).execute();
-      assert.deepEqual(events, [{ type: 'job.completed' }]);
+      await assertRecovered(get, admin, acct.account.id, id, emails);
       assert.equal(await stop(child, 'SIGTERM'), 0);
       child = null;
     } finally {
@@ -146,24 +160,7 @@ for (const backend of testBackends().filter((b) => b === 'postgres')) {
       assert.ok(killed.processed < 50);
 
       child = await start(env, 0, WORKER);
-      let done: Record<string, unknown>;
-      for (;;) {
-        done = await get(`/api/v1/jobs/${id}`);
-        if (done.status !== 'processing' && done.status !== 'queued') break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      assert.equal(done.status, 'completed');
-      const results = ((await get(`/api/v1/jobs/${id}/results?per_page=5000`)).results as Array<{ email: string; status: 'valid' | 'invalid' | 'risky' | 'unknown' }>);
-      assert.deepEqual(results.map((r) => r.email), emails, 'every address once, in input order');
-      const tally = { valid: 0, invalid: 0, risky: 0, unknown: 0 };
-      for (const r of results) tally[r.status] += 1;
-      assert.deepEqual([done.processed, done.valid, done.invalid, done.risky, done.unknown], [50, tally.valid, tally.invalid, tally.risky, tally.unknown]);
-      assert.equal(tally.unknown, 5, 'the slow addresses are undecided');
-      assert.equal(await admin.quota.used(acct.account.id), 50, 'charged once per address');
-      const reservation = await admin.database.db.selectFrom('quota_reservations').select(['units', 'refunded']).where('account_id', '=', acct.account.id).execute();
-      assert.deepEqual(reservation, [{ units: 50, refunded: 0 }]);
-      const events = await admin.database.db.selectFrom('events').select('type').where('account_id', '=', acct.account.id).execute();
-      assert.deepEqual(events, [{ type: 'job.completed' }]);
+      await assertRecovered(get, admin, acct.account.id, id, emails);
       assert.equal(await stop(child, 'SIGTERM'), 0);
       child = null;
     } finally {
