@@ -51,6 +51,22 @@ export function securityRequirement(locations: readonly KeyLocation[]): Array<Re
   return locations.map((l) => ({ [SECURITY_SCHEMES[l].name]: [] }));
 }
 
+/** Path parameters whose values are credentials (download tokens and the like). */
+const SECRET_PARAM = /token|secret|key/i;
+
+/**
+ * The request path for the log: no query string (a legacy `?api_key=` stays out), and path
+ * parameters that are credentials (e.g. `/download/{token}`) replaced by `[redacted]`.
+ */
+export function loggablePath(request: { url: string; params?: unknown }): string {
+  let path = request.url.split('?')[0] ?? '/';
+  const params = (request.params ?? {}) as Record<string, unknown>;
+  for (const [name, value] of Object.entries(params)) {
+    if (SECRET_PARAM.test(name) && typeof value === 'string' && value) path = path.split(encodeURIComponent(value)).join('[redacted]').split(value).join('[redacted]');
+  }
+  return path;
+}
+
 /** Trust the nearest `n` proxies (proxy-addr calls this with the hop index). */
 const hops = (n: number) => (_address: string, hop: number) => hop < n;
 
@@ -127,10 +143,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
     reply.header('x-request-id', request.id);
   });
   app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
-      'request completed',
-    );
+    request.log.info({ method: request.method, path: loggablePath(request), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
   });
 
   installErrorHandling(app, options.errorTable, routes);

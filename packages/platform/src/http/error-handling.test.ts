@@ -33,6 +33,7 @@ async function makeApp() {
     async (request) => ({ name: request.body.name, flag: request.body.flag ?? false }),
   );
   app.get('/things', { schema: { querystring: Type.Object({ page: Type.Optional(Type.Integer({ minimum: 1 })) }), response: errors } }, async (request) => ({ page: request.query.page ?? 1 }));
+  app.get('/files/:id/download/:token', async (request) => ({ id: (request.params as { id: string }).id }));
   app.get('/boom', { schema: { response: errors } }, async () => {
     throw new Error('secret database password is hunter2');
   });
@@ -167,10 +168,14 @@ test('unexpected failures: 500 without internals, logged in full with the reques
   assert.ok(logged, 'the cause is logged with the request id');
 });
 
-test('the request log line carries the path only: a query-string API key never reaches the logs', async () => {
+test('the request log line carries the path only: no query-string API key, no token path parameter', async () => {
   const { app, logs } = await makeApp();
   await app.inject({ method: 'GET', url: '/things?api_key=ev_live_SECRETSECRETSECRETSECRETSECRET12' });
   const line = logs.lines.find((l) => l.msg === 'request completed');
   assert.equal(line?.path, '/things');
   assert.doesNotMatch(logs.text(), /SECRETSECRET/);
+  await app.inject({ method: 'GET', url: '/files/cnv_42/download/dl_TOPSECRETTOKEN123' });
+  const download = logs.lines.filter((l) => l.msg === 'request completed').at(-1);
+  assert.equal(download?.path, '/files/cnv_42/download/[redacted]', 'credential path parameters are redacted; ids stay');
+  assert.doesNotMatch(logs.text(), /TOPSECRET/);
 });
