@@ -11,6 +11,8 @@ import { emailPlans } from './plans.js';
 import { registerApiKeyRoutes } from './routes/dashboard/api-keys.route.js';
 import { EventsRepository } from './repositories/events.repository.js';
 import { IdempotencyRepository } from './repositories/idempotency.repository.js';
+import { WebhooksRepository } from './repositories/webhooks.repository.js';
+import { registerWebhookRoutes } from './routes/dashboard/webhooks.route.js';
 import { createJobsRuntime } from './jobs/jobs-runtime.js';
 import { registerJobRoutes } from './routes/v1/jobs.route.js';
 import { registerPublicRoutes } from './routes/public/validate-email.route.js';
@@ -65,7 +67,7 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
   const clock = options.clock ?? (() => new Date());
   const engine = options.engine ?? engineFromConfig(config);
   const verification = new VerificationService({ verifier: engine.verifier, quota: core.quota, clock, smtpAvailable: engine.prober !== null, batchConcurrency: config.batchConcurrency });
-  const deps: EmailDeps = { core, plans, clock, verification, idempotency: new IdempotencyRepository(core.database), events: new EventsRepository(core.database) };
+  const deps: EmailDeps = { core, plans, clock, verification, idempotency: new IdempotencyRepository(core.database), events: new EventsRepository(core.database), webhooks: new WebhooksRepository(core.database) };
 
   // Bulk jobs: the database is the state of record; this process's worker claims chunks
   // from it (so several processes on one database share the work).
@@ -92,6 +94,7 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
     scope.addHook('onRequest', authenticate((p) => planOf(deps, p.plan).rateLimitRpm));
     registerAccountRoutes(scope, deps);
     registerApiKeyRoutes(scope, deps);
+    registerWebhookRoutes(scope, deps, { allowInsecure: config.webhooksAllowInsecure });
     registerVerifyRoutes(scope, deps, { batchBodyLimit: config.batchBodyLimitBytes });
     // Uploads (multipart) are accepted by the jobs routes only; elsewhere they stay 415.
     await scope.register(async (jobsScope) => {

@@ -13,6 +13,7 @@ const EmailSettings = z.object({
   EMAIL_BATCH_BODY_LIMIT_BYTES: setting.positiveInt(6 * 1_048_576),
   EMAIL_BATCH_CONCURRENCY: setting.positiveInt(64),
   EMAIL_JOBS_BODY_LIMIT_BYTES: setting.positiveInt(64 * 1_048_576),
+  EMAIL_WEBHOOKS_ALLOW_INSECURE: setting.bool(false),
   EMAIL_JOBS_CHUNK_SIZE: setting.positiveInt(1000),
   EMAIL_JOBS_WORKERS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(2),
   EMAIL_JOBS_LEASE_MS: setting.positiveInt(60_000),
@@ -57,6 +58,8 @@ export interface EmailConfig extends CommonServiceConfig {
   batchBodyLimitBytes: number;
   /** Addresses of one batch verified at the same time. */
   batchConcurrency: number;
+  /** Allow `http://` and loopback/private webhook targets (development and tests only). */
+  webhooksAllowInsecure: boolean;
   /** Bulk jobs: body limit of `POST /api/v1/jobs`, addresses per stored chunk, chunks verified at once by this process (0: none), lease and poll intervals, greylisting retries. */
   jobs: { bodyLimitBytes: number; chunkSize: number; workers: number; leaseMs: number; pollMs: number; greylistRetryMs: number; greylistRetries: number };
   /** `POST /api/validate-email`: requests per minute per client IP. */
@@ -77,6 +80,7 @@ export function loadEmailConfig(env: Readonly<Record<string, string | undefined>
     ...commonConfig('EMAIL', parsed, DEFAULTS, root),
     batchBodyLimitBytes: parsed.EMAIL_BATCH_BODY_LIMIT_BYTES as number,
     batchConcurrency: parsed.EMAIL_BATCH_CONCURRENCY as number,
+    webhooksAllowInsecure: parsed.EMAIL_WEBHOOKS_ALLOW_INSECURE as boolean,
     jobs: {
       bodyLimitBytes: parsed.EMAIL_JOBS_BODY_LIMIT_BYTES as number,
       chunkSize: parsed.EMAIL_JOBS_CHUNK_SIZE as number,

@@ -3,6 +3,7 @@ import type { EmailTables } from './db/schema.js';
 import type { EmailPlan } from './plans.js';
 import type { EventsRepository } from './repositories/events.repository.js';
 import type { IdempotencyRepository } from './repositories/idempotency.repository.js';
+import type { WebhooksRepository } from './repositories/webhooks.repository.js';
 import type { VerificationService } from './verification/verification.service.js';
 
 /** What route handlers of the email service get: services, repositories, plans and the clock. */
@@ -13,6 +14,7 @@ export interface EmailDeps {
   verification: VerificationService;
   idempotency: IdempotencyRepository;
   events: EventsRepository;
+  webhooks: WebhooksRepository;
 }
 
 /** The plan of an account; an account left on a plan that a plans file removed falls back to the default. */

@@ -78,4 +78,24 @@ export const EMAIL_MIGRATIONS: Record<string, Migration> = {
       await db.schema.dropTable('jobs').ifExists().execute();
     },
   },
+  '2026_11_21_1700_webhooks': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('webhooks')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('events', 'text', (c) => c.notNull())
+        .addColumn('secret', 'text', (c) => c.notNull())
+        .addColumn('active', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('last_triggered', 'text')
+        .addColumn('deleted_at', 'text')
+        .execute();
+      await db.schema.createIndex('webhooks_account_idx').on('webhooks').columns(['account_id', 'active']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('webhooks').ifExists().execute();
+    },
+  },
 };

@@ -83,7 +83,23 @@ export interface JobChunksTable {
 }
 
 /** Tables of the email service's own database. */
+/** A webhook endpoint of an account. `secret` signs deliveries, so it is kept (shown to the owner once). */
+export interface WebhooksTable {
+  id: string;
+  account_id: string;
+  url: string;
+  /** Comma-separated event names. */
+  events: string;
+  secret: string;
+  /** 1 active; 0 once deleted (kept for the delivery log). */
+  active: number;
+  created_at: string;
+  last_triggered: string | null;
+  deleted_at: string | null;
+}
+
 export interface EmailTables extends CoreTables {
+  webhooks: WebhooksTable;
   idempotency_keys: IdempotencyKeysTable;
   events: EventsTable;
   jobs: JobsTable;
