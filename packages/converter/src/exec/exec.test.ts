@@ -83,3 +83,33 @@ test('an abort signal kills the run', async () => {
   assert.equal(r.aborted, true);
   assert.equal(processGone(r.pid), true);
 });
+
+test('engines die with the service: a SIGKILLed parent leaves no orphan behind', async () => {
+  const { spawn } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const execModule = fileURLToPath(new URL('./exec.js', import.meta.url));
+  // A parent process starts a long sandboxed sleep, prints its pid, and is then killed -9.
+  const script = `import { spawnSandboxed } from ${JSON.stringify(execModule)};
+    const p = spawnSandboxed('/bin/sleep', ['300'], { cwd: '/tmp', timeoutMs: 600000 });
+    console.log(p.pid); setInterval(() => {}, 1000);`;
+  const parent = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const pid = await new Promise<number>((resolve) => parent.stdout!.once('data', (b: Buffer) => resolve(Number(b.toString().trim()))));
+  assert.ok(pid > 0);
+  const alive = (p: number) => {
+    try {
+      process.kill(p, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  assert.equal(alive(pid), true);
+  parent.kill('SIGKILL');
+  let gone = false;
+  for (let i = 0; i < 100 && !gone; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    gone = !alive(pid);
+  }
+  if (!gone) process.kill(pid, 'SIGKILL');
+  assert.equal(gone, true, 'the sandboxed process died with its parent');
+});

@@ -20,6 +20,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 
 const UNSHARE = '/usr/bin/unshare';
 const PRLIMIT = '/usr/bin/prlimit';
+const SETPRIV = '/usr/bin/setpriv';
 /** `/usr/local/bin` is left out on purpose: engines run the distribution's binaries only. */
 const SAFE_PATH = '/usr/bin:/bin';
 
@@ -33,9 +34,9 @@ export interface SandboxCapabilities {
   readonly resource_limits: boolean;
 }
 
-let capabilities: { caps: SandboxCapabilities; unsharePrefix: string[] } | undefined;
+let capabilities: { caps: SandboxCapabilities; unsharePrefix: string[]; orphanGuard: boolean } | undefined;
 
-function probeCapabilities(): { caps: SandboxCapabilities; unsharePrefix: string[] } {
+function probeCapabilities(): { caps: SandboxCapabilities; unsharePrefix: string[]; orphanGuard: boolean } {
   if (capabilities) return capabilities;
   const works = (cmd: string, args: string[]): boolean => {
     try {
@@ -55,9 +56,13 @@ function probeCapabilities(): { caps: SandboxCapabilities; unsharePrefix: string
     }
   }
   const resource = works(PRLIMIT, ['--fsize=1048576', '--', '/bin/true']);
+  // util-linux setpriv sets the parent-death signal and execs in place: if the service dies
+  // without closing (SIGKILL, OOM), its engines (a warm soffice) die with it, not orphaned.
+  const orphanGuard = works(SETPRIV, ['--pdeathsig', 'KILL', '--', '/bin/true']);
   capabilities = {
     caps: { network_isolated: unsharePrefix.length > 0, network_method: method, resource_limits: resource },
     unsharePrefix,
+    orphanGuard,
   };
   return capabilities;
 }
@@ -102,8 +107,8 @@ function buildEnv(opts: SandboxOptions): Record<string, string> {
 
 function wrap(command: string, args: readonly string[], opts: SandboxOptions): { cmd: string; argv: string[] } {
   if (!command.startsWith('/')) throw new Error(`sandboxed programs need an absolute path, got ${command}`);
-  const { caps, unsharePrefix } = probeCapabilities();
-  const prefix: string[] = [];
+  const { caps, unsharePrefix, orphanGuard } = probeCapabilities();
+  const prefix: string[] = orphanGuard ? [SETPRIV, '--pdeathsig', 'KILL', '--'] : [];
   if (!opts.network && caps.network_isolated) prefix.push(...unsharePrefix);
   if (caps.resource_limits) {
     prefix.push(PRLIMIT, `--fsize=${opts.maxFileBytes ?? 4 * 1024 ** 3}`);
