@@ -16,6 +16,27 @@ import { jobsEnv, slowAddresses } from './jobs.test-support.js';
 const SERVER = fileURLToPath(new URL('../server.js', import.meta.url));
 const WORKER = fileURLToPath(new URL('../worker.js', import.meta.url));
 
+/** Submits the job and waits until it is part-way done (the moment to kill a process). */
+async function submitAndWaitMidway(base: string, auth: Record<string, string>, get: (path: string) => Promise<Record<string, unknown>>, emails: readonly string[]): Promise<string> {
+  const res = await fetch(`${base}/api/v1/jobs`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ emails }) });
+  assert.equal(res.status, 202);
+  const id = ((await res.json()) as { job_id: string }).job_id;
+  for (;;) {
+    const s = await get(`/api/v1/jobs/${id}`);
+    assert.notEqual(s.status, 'completed', 'the job must still be running when the process is killed');
+    if ((s.processed as number) >= 20) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return id;
+}
+
+/** The kill really hit a running job: still `processing`, not all addresses stored. */
+async function assertStoppedMidJob(admin: ServiceCore<EmailTables>, id: string): Promise<void> {
+  const killed = await admin.database.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  assert.equal(killed.status, 'processing');
+  assert.ok(killed.processed < 50);
+}
+
 /**
  * After the restart: the job completes with every address exactly once and in order, exact
  * counters, quota charged once per address, nothing refunded, one completion event.
@@ -94,20 +115,10 @@ for (const backend of testBackends()) {
       const get = async (path: string) => (await fetch(`${base}${path}`, { headers: auth })).json() as Promise<Record<string, unknown>>;
 
       child = await start(env, port);
-      const res = await fetch(`${base}/api/v1/jobs`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ emails }) });
-      assert.equal(res.status, 202);
-      const id = ((await res.json()) as { job_id: string }).job_id;
-      for (;;) {
-        const s = await get(`/api/v1/jobs/${id}`);
-        assert.notEqual(s.status, 'completed', 'the job must still be running when the process is killed');
-        if ((s.processed as number) >= 20) break;
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      const id = await submitAndWaitMidway(base, auth, get, emails);
       await stop(child, 'SIGKILL');
       child = null;
-      const killed = await admin.database.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-      assert.equal(killed.status, 'processing');
-      assert.ok(killed.processed < 50);
+      await assertStoppedMidJob(admin, id);
 
       child = await start(env, port);
       await assertRecovered(get, admin, acct.account.id, id, emails);
@@ -144,20 +155,10 @@ for (const backend of testBackends().filter((b) => b === 'postgres')) {
 
       api = await start({ ...env, EMAIL_JOBS_WORKERS: '0' }, port);
       child = await start(env, 0, WORKER);
-      const res = await fetch(`${base}/api/v1/jobs`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ emails }) });
-      assert.equal(res.status, 202);
-      const id = ((await res.json()) as { job_id: string }).job_id;
-      for (;;) {
-        const s = await get(`/api/v1/jobs/${id}`);
-        assert.notEqual(s.status, 'completed', 'the job must still be running when the process is killed');
-        if ((s.processed as number) >= 20) break;
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      const id = await submitAndWaitMidway(base, auth, get, emails);
       await stop(child, 'SIGKILL');
       child = null;
-      const killed = await admin.database.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-      assert.equal(killed.status, 'processing');
-      assert.ok(killed.processed < 50);
+      await assertStoppedMidJob(admin, id);
 
       child = await start(env, 0, WORKER);
       await assertRecovered(get, admin, acct.account.id, id, emails);

@@ -1,6 +1,12 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { Database } from '@mailconv/platform';
 import type { EmailTables, JobsTable, JobState } from '../db/schema.js';
+
+/** The chunk row as long as the caller still holds its lease (same job, index and lease token). */
+function heldLease(chunk: { jobId: string; idx: number; token: string }) {
+  return (eb: ExpressionBuilder<EmailTables, 'job_chunks'>) =>
+    eb.and([eb('job_id', '=', chunk.jobId), eb('idx', '=', chunk.idx), eb('state', '=', 'leased'), eb('lease_token', '=', chunk.token)]);
+}
 
 /** A stored job row. */
 export type JobRow = Selectable<JobsTable>;
@@ -130,10 +136,7 @@ export class JobsRepository {
     const r = await this.database.db
       .updateTable('job_chunks')
       .set({ lease_until: until.toISOString() })
-      .where('job_id', '=', chunk.jobId)
-      .where('idx', '=', chunk.idx)
-      .where('state', '=', 'leased')
-      .where('lease_token', '=', chunk.token)
+      .where(heldLease(chunk))
       .executeTakeFirst();
     return r.numUpdatedRows > 0n;
   }
@@ -143,10 +146,7 @@ export class JobsRepository {
     await this.database.db
       .updateTable('job_chunks')
       .set({ state: 'pending', lease_token: null, lease_until: null })
-      .where('job_id', '=', chunk.jobId)
-      .where('idx', '=', chunk.idx)
-      .where('state', '=', 'leased')
-      .where('lease_token', '=', chunk.token)
+      .where(heldLease(chunk))
       .execute();
   }
 
@@ -158,10 +158,7 @@ export class JobsRepository {
     const r = await this.database.db
       .updateTable('job_chunks')
       .set((eb) => ({ results, attempts: eb('attempts', '+', 1), lease_token: null, lease_until: retryAt.toISOString() }))
-      .where('job_id', '=', chunk.jobId)
-      .where('idx', '=', chunk.idx)
-      .where('state', '=', 'leased')
-      .where('lease_token', '=', chunk.token)
+      .where(heldLease(chunk))
       .executeTakeFirst();
     return r.numUpdatedRows > 0n;
   }
@@ -174,10 +171,7 @@ export class JobsRepository {
     const r = await trx
       .updateTable('job_chunks')
       .set({ state: 'done', results, lease_token: null, lease_until: null })
-      .where('job_id', '=', chunk.jobId)
-      .where('idx', '=', chunk.idx)
-      .where('state', '=', 'leased')
-      .where('lease_token', '=', chunk.token)
+      .where(heldLease(chunk))
       .executeTakeFirst();
     return r.numUpdatedRows > 0n;
   }
