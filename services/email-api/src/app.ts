@@ -9,10 +9,13 @@ import { planOf, type EmailDeps } from './deps.js';
 import { EMAIL_ERROR_STATUS } from './errors.js';
 import { emailPlans } from './plans.js';
 import { registerApiKeyRoutes } from './routes/dashboard/api-keys.route.js';
+import { DeliveriesRepository } from './repositories/deliveries.repository.js';
 import { EventsRepository } from './repositories/events.repository.js';
 import { IdempotencyRepository } from './repositories/idempotency.repository.js';
 import { WebhooksRepository } from './repositories/webhooks.repository.js';
-import { registerWebhookRoutes } from './routes/dashboard/webhooks.route.js';
+import { registerDeliveryRoutes, registerWebhookRoutes } from './routes/dashboard/webhooks.route.js';
+import { createDispatcher } from './webhooks/runtime.js';
+import type { Lookup } from './webhooks/url-guard.js';
 import { createJobsRuntime } from './jobs/jobs-runtime.js';
 import { registerJobRoutes } from './routes/v1/jobs.route.js';
 import { registerPublicRoutes } from './routes/public/validate-email.route.js';
@@ -30,6 +33,8 @@ export interface EmailAppOptions {
   logStream?: DestinationStream;
   /** The verification engine; built from the DNS and SMTP settings when absent. */
   engine?: Engine;
+  /** Host lookup of the webhook address check at delivery (the system resolver when absent). */
+  webhookLookup?: Lookup;
 }
 
 /** The engine the settings describe: the configured resolvers, and SMTP probing when HELO and FROM are set. */
@@ -67,7 +72,17 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
   const clock = options.clock ?? (() => new Date());
   const engine = options.engine ?? engineFromConfig(config);
   const verification = new VerificationService({ verifier: engine.verifier, quota: core.quota, clock, smtpAvailable: engine.prober !== null, batchConcurrency: config.batchConcurrency });
-  const deps: EmailDeps = { core, plans, clock, verification, idempotency: new IdempotencyRepository(core.database), events: new EventsRepository(core.database), webhooks: new WebhooksRepository(core.database) };
+  const deliveries = new DeliveriesRepository(core.database);
+  const events = new EventsRepository(core.database, deliveries);
+  const deps: EmailDeps = { core, plans, clock, verification, idempotency: new IdempotencyRepository(core.database), events, webhooks: new WebhooksRepository(core.database), deliveries };
+
+  // Webhooks: events and their deliveries are rows (the outbox); this process's dispatcher
+  // sends whatever is due, sharing the work with other processes through leases.
+  const dispatcher = createDispatcher({ config, deliveries, events, clock, log: app.log, ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}) });
+  if (dispatcher) {
+    app.addHook('onReady', async () => dispatcher.start());
+    app.addHook('preClose', async () => dispatcher.stop());
+  }
 
   // Bulk jobs: the database is the state of record; this process's worker claims chunks
   // from it (so several processes on one database share the work).
@@ -94,7 +109,8 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
     scope.addHook('onRequest', authenticate((p) => planOf(deps, p.plan).rateLimitRpm));
     registerAccountRoutes(scope, deps);
     registerApiKeyRoutes(scope, deps);
-    registerWebhookRoutes(scope, deps, { allowInsecure: config.webhooksAllowInsecure });
+    registerWebhookRoutes(scope, deps, { allowInsecure: config.webhooks.allowInsecure });
+    registerDeliveryRoutes(scope, deps);
     registerVerifyRoutes(scope, deps, { batchBodyLimit: config.batchBodyLimitBytes });
     // Uploads (multipart) are accepted by the jobs routes only; elsewhere they stay 415.
     await scope.register(async (jobsScope) => {

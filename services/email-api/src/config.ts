@@ -1,8 +1,22 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { commonConfig, commonSettings, findProjectRoot, parseSettings, setting, type CommonServiceConfig } from '@mailconv/platform';
 import { parseDnsServers } from '@mailconv/verifier';
 
 const DEFAULTS = { port: 8080, dataDir: 'data/email', databaseFile: 'email.db' };
+
+/** Comma-separated CIDR networks (a fence for outgoing connections). */
+function cidrList() {
+  return z
+    .string()
+    .transform((v, ctx) => {
+      const list = v.split(',').map((x) => x.trim()).filter(Boolean);
+      if (list.every((x) => /^[0-9a-fA-F:.]+\/\d{1,3}$/.test(x))) return list;
+      ctx.addIssue({ code: 'custom', message: 'must be comma-separated CIDR networks, e.g. 127.0.0.0/8' });
+      return z.NEVER;
+    })
+    .optional();
+}
 
 /**
  * Every setting of the email service, each `EMAIL_…` (documented with its default in
@@ -14,6 +28,34 @@ const EmailSettings = z.object({
   EMAIL_BATCH_CONCURRENCY: setting.positiveInt(64),
   EMAIL_JOBS_BODY_LIMIT_BYTES: setting.positiveInt(64 * 1_048_576),
   EMAIL_WEBHOOKS_ALLOW_INSECURE: setting.bool(false),
+  EMAIL_WEBHOOKS_CONCURRENCY: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(16),
+  EMAIL_WEBHOOKS_PER_ENDPOINT: setting.positiveInt(2),
+  EMAIL_WEBHOOKS_TIMEOUT_MS: setting.positiveInt(10_000),
+  EMAIL_WEBHOOKS_RETRY_SCHEDULE: z
+    .string()
+    .default('1m,5m,30m,2h,6h,12h')
+    .transform((v, ctx) => {
+      const waits = v.toLowerCase() === 'none' ? [] : v.split(',').map((x) => parseDuration(x.trim()));
+      if (waits.every((w): w is number => w !== null)) return waits;
+      ctx.addIssue({ code: 'custom', message: 'must be comma-separated waits such as 1m,5m,30m,2h (units ms, s, m, h, d), or none' });
+      return z.NEVER;
+    }),
+  EMAIL_WEBHOOKS_POLL_MS: setting.positiveInt(1000),
+  EMAIL_WEBHOOKS_CA_FILE: z
+    .string()
+    .transform((path, ctx) => {
+      try {
+        const pem = readFileSync(path, 'utf8');
+        if (pem.includes('-----BEGIN CERTIFICATE-----')) return pem;
+        ctx.addIssue({ code: 'custom', message: 'must be a PEM file of CA certificates' });
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: `cannot be read: ${(err as Error).message}` });
+      }
+      return z.NEVER;
+    })
+    .optional(),
+  EMAIL_WEBHOOKS_LOG_DAYS: setting.positiveInt(30),
+  EMAIL_WEBHOOKS_RESTRICT_TO: cidrList(),
   EMAIL_JOBS_CHUNK_SIZE: setting.positiveInt(1000),
   EMAIL_JOBS_WORKERS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(2),
   EMAIL_JOBS_LEASE_MS: setting.positiveInt(60_000),
@@ -38,15 +80,7 @@ const EmailSettings = z.object({
   EMAIL_SMTP_HELO: z.string().regex(/^(?=.{1,253}$)[a-z0-9-]{1,63}(\.[a-z0-9-]{1,63})+$/i, 'must be a fully qualified host name of your own').optional(),
   EMAIL_SMTP_FROM: z.string().regex(/^[^\s<>@]+@[^\s<>@]+\.[^\s<>@]+$/, 'must be an e-mail address on your own domain').optional(),
   EMAIL_SMTP_ALLOW_PRIVATE: setting.bool(false),
-  EMAIL_SMTP_RESTRICT_TO: z
-    .string()
-    .transform((v, ctx) => {
-      const list = v.split(',').map((x) => x.trim()).filter(Boolean);
-      if (list.every((x) => /^[0-9a-fA-F:.]+\/\d{1,3}$/.test(x))) return list;
-      ctx.addIssue({ code: 'custom', message: 'must be comma-separated CIDR networks, e.g. 127.0.0.0/8' });
-      return z.NEVER;
-    })
-    .optional(),
+  EMAIL_SMTP_RESTRICT_TO: cidrList(),
 }).superRefine((s, ctx) => {
   if (Boolean(s.EMAIL_SMTP_HELO) !== Boolean(s.EMAIL_SMTP_FROM)) {
     ctx.addIssue({ code: 'custom', path: [s.EMAIL_SMTP_HELO ? 'EMAIL_SMTP_FROM' : 'EMAIL_SMTP_HELO'], message: 'SMTP probing needs both EMAIL_SMTP_HELO and EMAIL_SMTP_FROM' });
@@ -58,8 +92,25 @@ export interface EmailConfig extends CommonServiceConfig {
   batchBodyLimitBytes: number;
   /** Addresses of one batch verified at the same time. */
   batchConcurrency: number;
-  /** Allow `http://` and loopback/private webhook targets (development and tests only). */
-  webhooksAllowInsecure: boolean;
+  /** Webhook delivery (decisions 20–23). */
+  webhooks: {
+    /** Allow `http://` and loopback/private targets (development and tests only). */
+    allowInsecure: boolean;
+    /** Deliveries in flight at once in this process (0: this process sends none). */
+    concurrency: number;
+    /** In flight at once per endpoint in this process. */
+    perEndpoint: number;
+    timeoutMs: number;
+    /** Waits (ms) before retries 1, 2, …; then dead-letter. */
+    retrySchedule: number[];
+    pollMs: number;
+    /** Extra CA certificates (PEM) trusted for HTTPS endpoints, besides the system's. */
+    ca: string | null;
+    /** Days finished deliveries stay in the delivery log. */
+    logDays: number;
+    /** When set, deliveries connect only to addresses in these networks (tests: loopback). */
+    restrictTo: string[] | null;
+  };
   /** Bulk jobs: body limit of `POST /api/v1/jobs`, addresses per stored chunk, chunks verified at once by this process (0: none), lease and poll intervals, greylisting retries. */
   jobs: { bodyLimitBytes: number; chunkSize: number; workers: number; leaseMs: number; pollMs: number; greylistRetryMs: number; greylistRetries: number };
   /** `POST /api/validate-email`: requests per minute per client IP. */
@@ -80,7 +131,17 @@ export function loadEmailConfig(env: Readonly<Record<string, string | undefined>
     ...commonConfig('EMAIL', parsed, DEFAULTS, root),
     batchBodyLimitBytes: parsed.EMAIL_BATCH_BODY_LIMIT_BYTES as number,
     batchConcurrency: parsed.EMAIL_BATCH_CONCURRENCY as number,
-    webhooksAllowInsecure: parsed.EMAIL_WEBHOOKS_ALLOW_INSECURE as boolean,
+    webhooks: {
+      allowInsecure: parsed.EMAIL_WEBHOOKS_ALLOW_INSECURE as boolean,
+      concurrency: parsed.EMAIL_WEBHOOKS_CONCURRENCY as number,
+      perEndpoint: parsed.EMAIL_WEBHOOKS_PER_ENDPOINT as number,
+      timeoutMs: parsed.EMAIL_WEBHOOKS_TIMEOUT_MS as number,
+      retrySchedule: parsed.EMAIL_WEBHOOKS_RETRY_SCHEDULE as number[],
+      pollMs: parsed.EMAIL_WEBHOOKS_POLL_MS as number,
+      ca: (parsed.EMAIL_WEBHOOKS_CA_FILE as string | undefined) ?? null,
+      logDays: parsed.EMAIL_WEBHOOKS_LOG_DAYS as number,
+      restrictTo: (parsed.EMAIL_WEBHOOKS_RESTRICT_TO as string[] | undefined) ?? null,
+    },
     jobs: {
       bodyLimitBytes: parsed.EMAIL_JOBS_BODY_LIMIT_BYTES as number,
       chunkSize: parsed.EMAIL_JOBS_CHUNK_SIZE as number,
@@ -104,4 +165,14 @@ export function loadEmailConfig(env: Readonly<Record<string, string | undefined>
         }
       : null,
   };
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `90s`, `5m`, `2h`, `250ms`, `1d` → milliseconds; null when malformed. */
+export function parseDuration(text: string): number | null {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text.toLowerCase());
+  if (!m) return null;
+  const ms = Math.round(Number(m[1]) * UNIT_MS[m[2]!]!);
+  return ms > 0 ? ms : null;
 }

@@ -1,6 +1,7 @@
 import type { PlanCatalog, ServiceCore } from '@mailconv/platform';
 import type { EmailTables } from './db/schema.js';
 import type { EmailPlan } from './plans.js';
+import type { DeliveriesRepository } from './repositories/deliveries.repository.js';
 import type { EventsRepository } from './repositories/events.repository.js';
 import type { IdempotencyRepository } from './repositories/idempotency.repository.js';
 import type { WebhooksRepository } from './repositories/webhooks.repository.js';
@@ -15,6 +16,7 @@ export interface EmailDeps {
   idempotency: IdempotencyRepository;
   events: EventsRepository;
   webhooks: WebhooksRepository;
+  deliveries: DeliveriesRepository;
 }
 
 /** The plan of an account; an account left on a plan that a plans file removed falls back to the default. */

@@ -98,4 +98,43 @@ export const EMAIL_MIGRATIONS: Record<string, Migration> = {
       await db.schema.dropTable('webhooks').ifExists().execute();
     },
   },
+  '2026_11_21_1800_webhook_deliveries': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('webhook_deliveries')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('event_id', 'text', (c) => c.notNull().references('events.id').onDelete('cascade'))
+        .addColumn('webhook_id', 'text', (c) => c.notNull().references('webhooks.id').onDelete('cascade'))
+        .addColumn('account_id', 'text', (c) => c.notNull())
+        .addColumn('event', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('failures', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', 'text')
+        .addColumn('lease_token', 'text')
+        .addColumn('last_status', 'integer')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('finished_at', 'text')
+        .addUniqueConstraint('webhook_deliveries_event_webhook', ['event_id', 'webhook_id'])
+        .execute();
+      await db.schema.createIndex('webhook_deliveries_due_idx').on('webhook_deliveries').columns(['state', 'next_attempt_at']).execute();
+      await db.schema.createIndex('webhook_deliveries_webhook_idx').on('webhook_deliveries').columns(['webhook_id', 'created_at']).execute();
+      await db.schema
+        .createTable('webhook_attempts')
+        .addColumn('delivery_id', 'text', (c) => c.notNull().references('webhook_deliveries.id').onDelete('cascade'))
+        .addColumn('attempt', 'integer', (c) => c.notNull())
+        .addColumn('started_at', 'text', (c) => c.notNull())
+        .addColumn('status_code', 'integer')
+        .addColumn('duration_ms', 'integer', (c) => c.notNull())
+        .addColumn('error', 'text')
+        .addColumn('next_retry_at', 'text')
+        .addPrimaryKeyConstraint('webhook_attempts_pk', ['delivery_id', 'attempt'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('webhook_attempts').ifExists().execute();
+      await db.schema.dropTable('webhook_deliveries').ifExists().execute();
+    },
+  },
 };

@@ -238,13 +238,14 @@ export class JobsService {
    */
   async fail(jobId: string, error: string): Promise<void> {
     const now = this.deps.clock();
-    await this.deps.database.writeTransaction(async (trx) => {
+    const recorded = await this.deps.database.writeTransaction(async (trx) => {
       const job = await this.deps.jobs.finish(trx, jobId, 'failed', now, { error });
-      if (!job) return;
+      if (!job) return null;
       const remainder = job.total - job.processed;
       if (remainder > 0) await this.refund(trx, job, remainder);
-      await this.deps.events.record(job.account_id, 'job.failed', { event: 'job.failed', job_id: job.id, error, summary: summaryOf(job), timestamp: now.toISOString() }, now, trx);
+      return this.deps.events.record(job.account_id, 'job.failed', { event: 'job.failed', job_id: job.id, error, summary: summaryOf(job), timestamp: now.toISOString() }, now, trx);
     });
+    if (recorded?.deliveries) this.deps.events.notify();
   }
 
   /**
@@ -257,18 +258,21 @@ export class JobsService {
     for (const r of rows) counts[r[1]] += 1;
     const text = JSON.stringify(rows);
     const now = this.deps.clock();
+    let deliveries = 0;
     try {
-      return await this.deps.database.writeTransaction(async (trx) => {
+      const stored = await this.deps.database.writeTransaction(async (trx) => {
         if (!(await this.deps.jobs.storeChunk(trx, chunk, text))) return false;
         const job = await this.deps.jobs.advance(trx, chunk.jobId, rows.length, counts);
         // Cancelled (or failed) meanwhile: the chunk's work is dropped with its lease.
         if (!job) throw new Rollback();
         if (job.processed === job.total) {
           const done = await this.deps.jobs.finish(trx, job.id, 'completed', now);
-          if (done) await this.deps.events.record(job.account_id, 'job.completed', { event: 'job.completed', job_id: job.id, summary: summaryOf(job), timestamp: now.toISOString() }, now, trx);
+          if (done) ({ deliveries } = await this.deps.events.record(job.account_id, 'job.completed', { event: 'job.completed', job_id: job.id, summary: summaryOf(job), timestamp: now.toISOString() }, now, trx));
         }
         return true;
       });
+      if (deliveries) this.deps.events.notify();
+      return stored;
     } catch (err) {
       if (err instanceof Rollback) return false;
       throw err;

@@ -26,6 +26,8 @@ export function jobsEnv(rig: RigHandle, databaseUrl: string, extra: Record<strin
     EMAIL_SMTP_PORT: String(rig.smtpPort),
     EMAIL_JOBS_GREYLIST_RETRY_MS: '100',
     EMAIL_JOBS_GREYLIST_RETRIES: '2',
+    // Webhook deliveries reach loopback receivers and nothing else.
+    EMAIL_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128',
     ...extra,
   };
 }

@@ -1,22 +1,60 @@
 import type { Kysely } from 'kysely';
 import { newId, type Database } from '@mailconv/platform';
 import type { EmailTables } from '../db/schema.js';
+import type { DeliveriesRepository } from './deliveries.repository.js';
 
-/** The webhook outbox: events recorded for delivery. */
+/** A recorded event: its id and how many endpoint deliveries it created. */
+export interface RecordedEvent {
+  id: string;
+  deliveries: number;
+}
+
+/**
+ * The webhook outbox: events, each with one delivery per active endpoint of the account
+ * subscribed to it, written together.
+ */
 export class EventsRepository {
-  constructor(private readonly database: Database<EmailTables>) {}
+  private readonly listeners: Array<() => void> = [];
 
-  /**
-   * Records `payload` (serialised once, so every delivery sends the same bytes). Pass the
-   * transaction of the state change that causes the event, so both commit or neither does.
-   */
-  async record(accountId: string, type: string, payload: Record<string, unknown>, now: Date, exec?: Kysely<EmailTables>): Promise<string> {
-    const id = newId('evt', now.getTime());
-    await (exec ?? this.database.db).insertInto('events').values({ id, account_id: accountId, type, payload: JSON.stringify(payload), created_at: now.toISOString() }).execute();
-    return id;
+  constructor(
+    private readonly database: Database<EmailTables>,
+    private readonly deliveries: DeliveriesRepository,
+  ) {}
+
+  /** `fn` runs when deliveries may have become due (a dispatcher of this process wakes up). */
+  onDue(fn: () => void): void {
+    this.listeners.push(fn);
   }
 
-  async list(accountId: string): Promise<Array<{ id: string; type: string; payload: string; created_at: string }>> {
-    return this.database.db.selectFrom('events').select(['id', 'type', 'payload', 'created_at']).where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
+  /** Tells this process's dispatchers that deliveries are due; call after the commit that created them. */
+  notify(): void {
+    for (const fn of this.listeners) fn();
+  }
+
+  /**
+   * Records `payload` (serialised once, so every attempt sends the same bytes) and its
+   * deliveries. Pass the transaction of the state change that causes the event, so that
+   * all commit or none does, and call {@link notify} after the commit. Without one, the
+   * event has its own transaction and the dispatchers are told at once, unless `holdMs`
+   * is given: the deliveries then wait until {@link release} (or `holdMs`, should this
+   * process die first).
+   */
+  async record(accountId: string, type: string, payload: Record<string, unknown>, now: Date, exec?: Kysely<EmailTables>, options: { holdMs?: number } = {}): Promise<RecordedEvent> {
+    const id = newId('evt', now.getTime());
+    const dueAt = new Date(now.getTime() + (options.holdMs ?? 0));
+    const write = async (trx: Kysely<EmailTables>) => {
+      await trx.insertInto('events').values({ id, account_id: accountId, type, payload: JSON.stringify(payload), created_at: now.toISOString() }).execute();
+      return this.deliveries.fanOut(trx, { id, accountId, type }, now, dueAt);
+    };
+    if (exec) return { id, deliveries: await write(exec) };
+    const deliveries = await this.database.writeTransaction(write);
+    if (deliveries > 0 && !options.holdMs) this.notify();
+    return { id, deliveries };
+  }
+
+  /** Makes a held event's deliveries due now and tells the dispatchers. */
+  async release(eventId: string, now: Date): Promise<void> {
+    await this.deliveries.releaseEvent(eventId, now);
+    this.notify();
   }
 }

@@ -1,3 +1,4 @@
+import type { Kysely } from 'kysely';
 import type { Database } from '@mailconv/platform';
 import { isUniqueViolation } from '@mailconv/platform';
 import type { EmailTables } from '../db/schema.js';
@@ -38,8 +39,9 @@ export class IdempotencyRepository {
     return { kind: 'replay', statusCode: row.status_code, body: row.response_body };
   }
 
-  async complete(accountId: string, key: string, statusCode: number, body: string): Promise<void> {
-    await this.database.db
+  /** Stores the answer; pass `exec` to store it in the caller's transaction. */
+  async complete(accountId: string, key: string, statusCode: number, body: string, exec: Kysely<EmailTables> = this.database.db): Promise<void> {
+    await exec
       .updateTable('idempotency_keys')
       .set({ state: 'done', status_code: statusCode, response_body: body })
       .where('account_id', '=', accountId)

@@ -1,5 +1,5 @@
 import { promises as dns } from 'node:dns';
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import { isPrivateAddress } from '@mailconv/verifier';
 
 /** An address the delivery must connect to: the one that was checked (no second lookup). */
@@ -52,4 +52,15 @@ export async function checkWebhookTarget(raw: string, options: { allowInsecure: 
   }
   const first = addresses[0]!;
   return { ok: true, url, target: { address: first.address, family: first.family === 6 ? 6 : 4 } };
+}
+
+/** A fence of CIDR networks (`EMAIL_WEBHOOKS_RESTRICT_TO`): deliveries connect only inside it. */
+export function networkFence(cidrs: readonly string[]): (address: string) => boolean {
+  const list = new BlockList();
+  for (const cidr of cidrs) {
+    const [net, bits] = cidr.split('/');
+    const family = isIP(net ?? '') === 6 ? 'ipv6' : 'ipv4';
+    list.addSubnet(net!, Number(bits), family);
+  }
+  return (address) => list.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
 }

@@ -1,13 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpsServer, type Server } from 'node:https';
+import { createHmac } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createServer as createTcpServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { signatureValid, TestReceiver } from './receiver.test-support.js';
 import { sendWebhook } from './sender.js';
 import { checkWebhookTarget, type Lookup } from './url-guard.js';
 
@@ -73,45 +69,20 @@ describe('webhook URL guard', () => {
 });
 
 describe('webhook sender against a real HTTPS receiver on loopback', () => {
-  let dir: string;
-  let ca: Buffer;
-  let server: Server;
+  let receiver: TestReceiver;
   let port: number;
+  let ca: Buffer;
   const secret = 'whsec_test_0123456789';
-  const seen: Array<{ path: string; headers: Record<string, string | string[] | undefined>; body: string; signatureOk: boolean }> = [];
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'webhook-ca-'));
-    const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-    ssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=mailconv test CA');
-    ssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'srv.key', '-out', 'srv.csr', '-subj', '/CN=hooks.example.test');
-    writeFileSync(join(dir, 'ext'), 'subjectAltName=DNS:hooks.example.test,IP:127.0.0.1\n');
-    ssl('x509', '-req', '-in', 'srv.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'srv.crt', '-days', '1', '-extfile', 'ext');
-    ca = readFileSync(join(dir, 'ca.crt'));
-    server = createHttpsServer({ key: readFileSync(join(dir, 'srv.key')), cert: readFileSync(join(dir, 'srv.crt')) }, (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const raw = Buffer.concat(chunks);
-        // Verified independently of the project's helper, as a receiver would.
-        const expected = Buffer.from(createHmac('sha256', secret).update(raw).digest('hex'));
-        const given = Buffer.from(String(req.headers['x-service-signature'] ?? '').replace(/^sha256=/, ''));
-        const signatureOk = given.length === expected.length && timingSafeEqual(given, expected);
-        seen.push({ path: req.url ?? '', headers: req.headers, body: raw.toString('utf8'), signatureOk });
-        if (req.url === '/slow') return; // never answers
-        if (req.url === '/fail') res.writeHead(500).end('boom');
-        else if (req.url === '/redirect') res.writeHead(302, { location: '/ok-after-redirect' }).end();
-        else res.writeHead(signatureOk ? 204 : 401).end();
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    port = (server.address() as AddressInfo).port;
+    receiver = await TestReceiver.start();
+    ({ port, ca } = receiver);
+    receiver.behave('/ok', (_n, r) => (signatureValid(r, secret) ? 204 : 401));
+    receiver.behave('/slow', () => 'hang');
+    receiver.behave('/fail', () => 500);
+    receiver.behave('/redirect', () => ({ status: 302, headers: { location: '/ok-after-redirect' } }));
   });
-  after(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => receiver.close());
 
   const body = JSON.stringify({ event: 'job.completed', job_id: 'job_x', summary: { total: 1, valid: 1, invalid: 0, risky: 0 }, timestamp: '2026-11-21T12:00:00.000Z' });
   const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
@@ -130,9 +101,9 @@ describe('webhook sender against a real HTTPS receiver on loopback', () => {
   test('a 2xx answer is success; the receiver sees the signed raw body and the headers', async () => {
     const r = await send('/ok');
     assert.deepEqual([r.ok, r.status, r.error], [true, 204, null]);
-    const got = seen.find((s) => s.path === '/ok')!;
-    assert.equal(got.signatureOk, true);
-    assert.equal(got.body, body);
+    const got = receiver.at('/ok')[0]!;
+    assert.equal(signatureValid(got, secret), true);
+    assert.equal(got.body.toString('utf8'), body);
     assert.equal(got.headers['x-service-event'], 'job.completed');
     assert.equal(got.headers['x-service-delivery'], 'dlv_1');
     assert.equal(got.headers.host, `hooks.example.test:${port}`);
@@ -149,7 +120,7 @@ describe('webhook sender against a real HTTPS receiver on loopback', () => {
     assert.deepEqual([slow.ok, slow.error], [false, 'timeout']);
     const redirect = await send('/redirect');
     assert.deepEqual([redirect.ok, redirect.status, redirect.error], [false, 302, 'redirect_not_followed']);
-    assert.equal(seen.some((s) => s.path === '/ok-after-redirect'), false);
+    assert.equal(receiver.at('/ok-after-redirect').length, 0);
     const closed = createTcpServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
     const closedPort = (closed.address() as AddressInfo).port;

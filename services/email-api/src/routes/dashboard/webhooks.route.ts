@@ -87,6 +87,90 @@ export function registerWebhookRoutes(app: ServiceApp, deps: EmailDeps, options:
   );
 }
 
+const Attempt = Type.Object({
+  attempt: Type.Integer({ minimum: 1 }),
+  started_at: Type.String({ format: 'date-time' }),
+  status_code: Nullable(Type.Integer({ description: 'HTTP status of the answer; null when none came (time-out, refused, refused by the address check).' })),
+  duration_ms: Type.Integer({ minimum: 0 }),
+  error: Nullable(Type.String({ description: '`http_<status>`, `timeout`, `connection_refused`, `connection_reset`, `redirect_not_followed`, `private_address`, `unresolvable`, `webhook_deleted`, …; null on success.' })),
+  next_retry_at: Nullable(Type.String({ format: 'date-time', description: 'When the retry after this attempt was scheduled; null when none followed.' })),
+});
+
+const Delivery = Type.Object({
+  delivery_id: Type.String({ description: '`dlv_…`: the `X-Service-Delivery` header, the same on every attempt.' }),
+  event_id: Type.String(),
+  event: Type.String(),
+  state: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('dead'), Type.Literal('cancelled')], { description: '`dead`: dead-lettered after the retry schedule; `cancelled`: the endpoint was deleted first.' }),
+  attempts: Type.Integer({ minimum: 0 }),
+  next_retry_at: Nullable(Type.String({ format: 'date-time' })),
+  created_at: Type.String({ format: 'date-time' }),
+  finished_at: Nullable(Type.String({ format: 'date-time' })),
+  history: Type.Array(Attempt),
+});
+
+const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'The webhook id (`wh_…`).' }) });
+
+/**
+ * Extensions beyond the contract (`x-extension` in OpenAPI): the delivery log of an
+ * endpoint and redelivery of a dead-lettered event.
+ */
+export function registerDeliveryRoutes(app: ServiceApp, deps: EmailDeps): void {
+  const tags = ['webhooks'];
+  const requireFeature = (planId: string) => {
+    const plan = planOf(deps, planId);
+    if (!plan.features.webhooks) throw new AppError('feature_not_available', `The ${plan.name} plan does not include webhooks; they start with the Starter plan.`);
+  };
+
+  app.get(
+    '/api/dashboard/webhooks/:id/deliveries',
+    {
+      schema: {
+        tags,
+        summary: 'Recent deliveries of an endpoint, with every attempt (extension)',
+        description: 'Newest first, at most `limit` (default 50, at most 200). Works for deleted endpoints too, while their log is kept (`EMAIL_WEBHOOKS_LOG_DAYS`).',
+        security: SECURED,
+        params: IdParam,
+        querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })) }),
+        response: { 200: Type.Object({ success: Type.Boolean(), webhook_id: Type.String(), deliveries: Type.Array(Delivery) }), ...errors(400, 401, 403, 404, 429, 500) },
+        'x-extension': true,
+      },
+    },
+    async (request) => {
+      const principal = request.principal!;
+      requireFeature(principal.plan);
+      const log = await deps.deliveries.log(principal.accountId, request.params.id, request.query.limit ?? 50);
+      if (!log) throw new AppError('not_found', `No webhook ${request.params.id} on this account.`);
+      return { success: true, webhook_id: request.params.id, deliveries: log };
+    },
+  );
+
+  app.post(
+    '/api/dashboard/webhooks/:id/deliveries/:delivery_id/redeliver',
+    {
+      schema: {
+        tags,
+        summary: 'Send a dead-lettered delivery again (extension)',
+        description: 'The delivery goes back in the queue, due now, with a fresh retry schedule; its id and body are unchanged, so receivers still deduplicate. Only `dead` deliveries of an active endpoint: otherwise 409 `conflict`.',
+        security: SECURED,
+        params: Type.Object({ id: IdParam.properties.id, delivery_id: Type.String({ minLength: 1, maxLength: 64, description: 'The delivery id (`dlv_…`).' }) }),
+        response: { 200: Type.Object({ success: Type.Boolean(), webhook_id: Type.String(), delivery_id: Type.String(), state: Type.Literal('pending') }), ...errors(400, 401, 403, 404, 409, 429, 500) },
+        'x-extension': true,
+      },
+    },
+    async (request) => {
+      const principal = request.principal!;
+      requireFeature(principal.plan);
+      const { id, delivery_id } = request.params;
+      const r = await deps.deliveries.redeliver(principal.accountId, id, delivery_id, deps.clock());
+      if (r === 'not_found') throw new AppError('not_found', `No delivery ${delivery_id} of webhook ${id} on this account.`);
+      if (r === 'not_dead') throw new AppError('conflict', `Delivery ${delivery_id} is not dead-lettered; only dead-lettered deliveries can be sent again.`);
+      if (r === 'webhook_inactive') throw new AppError('conflict', `Webhook ${id} was deleted; its deliveries cannot be sent again.`);
+      deps.events.notify();
+      return { success: true, webhook_id: id, delivery_id, state: 'pending' as const };
+    },
+  );
+}
+
 /** `events` as stored: the given names, checked, deduplicated, in the canonical order; all three when omitted. */
 function parseEvents(raw: string | undefined): string {
   if (raw === undefined) return WEBHOOK_EVENTS.join(',');

@@ -8,7 +8,7 @@ import { EMAIL_MIGRATIONS } from '../../db/migrations.js';
 import type { EmailTables } from '../../db/schema.js';
 
 // Only IP-literal URLs here: creating a webhook resolves its host, and these tests must not
-// ask any resolver. A public literal is only classified, never connected to (no delivery runs).
+// ask any resolver. A public literal is only classified, never connected to.
 const PUBLIC_HOOK = 'https://93.184.216.34/hooks/mailconv';
 
 for (const backend of testBackends()) {
@@ -21,7 +21,8 @@ for (const backend of testBackends()) {
 
     before(async () => {
       ({ url, drop } = await createTestDatabase(backend));
-      app = await buildApp(loadEmailConfig({ EMAIL_DATABASE_URL: url, EMAIL_LOG_LEVEL: 'silent', EMAIL_JOBS_WORKERS: '0' }));
+      // No delivery runs here (no dispatcher), and none could leave loopback (the fence).
+      app = await buildApp(loadEmailConfig({ EMAIL_DATABASE_URL: url, EMAIL_LOG_LEVEL: 'silent', EMAIL_JOBS_WORKERS: '0', EMAIL_WEBHOOKS_CONCURRENCY: '0', EMAIL_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128' }));
       admin = await openServiceCore<EmailTables>({ database: loadEmailConfig({ EMAIL_DATABASE_URL: url }).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
       for (const [name, plan] of [['free', 'free'], ['starter', 'starter'], ['other', 'growth'], ['full', 'scale']] as const) {
         const r = await admin.accounts.createAccount({ email: `${name}@example.test`, plan });

@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Type } from 'typebox';
+import type { Kysely } from 'kysely';
 import { AppError, type ServiceApp } from '@mailconv/platform';
+import type { EmailTables } from '../../db/schema.js';
 import { planOf, type EmailDeps } from '../../deps.js';
 import { SECURED, errors } from '../../schemas.js';
 import { BatchResponse, SingleResponse } from '../../verification/schemas.js';
+import type { RecordedEvent } from '../../repositories/events.repository.js';
 import type { BatchAnswer } from '../../verification/verification.service.js';
 import { throwValidationError } from '../validation-errors.js';
 
@@ -27,6 +30,8 @@ const BatchBody = Type.Object(
 );
 
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+/** How long a batch's deliveries wait for its answer to be sent (only reached if the process dies in between). */
+const BATCH_EVENT_HOLD_MS = 10_000;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** `POST /api/v1/verify-single` and `POST /api/v1/verify-batch`. */
@@ -53,7 +58,24 @@ export function registerVerifyRoutes(app: ServiceApp, deps: EmailDeps, options: 
     },
   );
 
-  const batchEvents = new WeakMap<object, { accountId: string; answer: BatchAnswer }>();
+  /** Events of answered batches, by request: their deliveries are held until the answer is sent. */
+  const batchEvents = new WeakMap<object, RecordedEvent>();
+  /**
+   * Records `batch.completed` before the answer is sent (nothing lost should the process
+   * stop right after), its deliveries held until `onResponse` releases them, so that no
+   * webhook arrives before the caller has its answer (contract: delivered after the API
+   * response). Should the process die first, they go out after the hold.
+   */
+  const recordBatch = async (request: object, accountId: string, answer: BatchAnswer, also?: (trx: Kysely<EmailTables>) => Promise<void>) => {
+    const { total, valid, invalid, risky } = answer.summary;
+    const now = deps.clock();
+    const payload = { event: 'batch.completed', batch_id: answer.batch_id, summary: { total, valid, invalid, risky }, timestamp: now.toISOString() };
+    const event = await deps.core.database.writeTransaction(async (trx) => {
+      await also?.(trx);
+      return deps.events.record(accountId, 'batch.completed', payload, now, trx, { holdMs: BATCH_EVENT_HOLD_MS });
+    });
+    batchEvents.set(request, event);
+  };
 
   app.post(
     '/api/v1/verify-batch',
@@ -71,12 +93,10 @@ export function registerVerifyRoutes(app: ServiceApp, deps: EmailDeps, options: 
         body: BatchBody,
         response: { 200: BatchResponse, ...errors(400, 401, 403, 409, 413, 415, 429, 500, 503) },
       },
-      onResponse: async (request, reply) => {
-        const done = batchEvents.get(request);
-        if (!done || reply.statusCode !== 200) return;
-        const { answer } = done;
-        const { total, valid, invalid, risky } = answer.summary;
-        await deps.events.record(done.accountId, 'batch.completed', { event: 'batch.completed', batch_id: answer.batch_id, summary: { total, valid, invalid, risky }, timestamp: deps.clock().toISOString() }, deps.clock());
+      onResponse: async (request) => {
+        // The answer is out: the event's deliveries may go now.
+        const event = batchEvents.get(request);
+        if (event?.deliveries) await deps.events.release(event.id, deps.clock());
       },
     },
     async (request, reply) => {
@@ -86,7 +106,7 @@ export function registerVerifyRoutes(app: ServiceApp, deps: EmailDeps, options: 
       const useSmtp = request.body.use_smtp ?? false;
       if (key === undefined) {
         const answer = await deps.verification.batch(principal, plan, request.body.emails, useSmtp);
-        batchEvents.set(request, { accountId: principal.accountId, answer });
+        await recordBatch(request, principal.accountId, answer);
         return answer;
       }
       if (!IDEMPOTENCY_KEY.test(key)) throw new AppError('invalid_request', 'Idempotency-Key must be 1–255 visible ASCII characters.', { field: 'Idempotency-Key' });
@@ -101,8 +121,8 @@ export function registerVerifyRoutes(app: ServiceApp, deps: EmailDeps, options: 
       try {
         const answer = await deps.verification.batch(principal, plan, request.body.emails, useSmtp);
         const body = reply.serialize(answer) as string;
-        await deps.idempotency.complete(principal.accountId, key, 200, body);
-        batchEvents.set(request, { accountId: principal.accountId, answer });
+        // The stored answer and the event commit together.
+        await recordBatch(request, principal.accountId, answer, (trx) => deps.idempotency.complete(principal.accountId, key, 200, body, trx));
         return reply.type('application/json; charset=utf-8').send(body as never);
       } catch (err) {
         await deps.idempotency.release(principal.accountId, key);
