@@ -20,6 +20,9 @@ export interface ChunkWorkerOptions {
   log: { error(obj: object, msg: string): void };
 }
 
+/** How often a chunk in flight reads its job's status (a cancel from another process). */
+const STATUS_CHECK_MS = 1000;
+
 interface Flight {
   chunk: ClaimedChunk;
   stop: boolean;
@@ -105,18 +108,26 @@ export class ChunkWorker {
     const flight: Flight = { chunk, stop: false };
     this.flights.add(flight);
     let renewing = Promise.resolve();
-    // Renew well before expiry; each renewal also notices a cancel made by another process.
+    // The job's status is read every STATUS_CHECK_MS (a cancel made by another process stops
+    // the chunk within about that long); the lease is renewed well before it runs out.
+    const renewEvery = Math.max(50, Math.floor(this.o.leaseMs / 3));
+    const tick = Math.min(renewEvery, STATUS_CHECK_MS);
+    let renewedAt = Date.now();
     const timer = setInterval(() => {
       renewing = renewing.then(async () => {
         try {
-          const held = await this.o.jobs.renew(chunk, new Date(Date.now() + this.o.leaseMs));
+          let held = true;
+          if (Date.now() - renewedAt + tick >= renewEvery) {
+            held = await this.o.jobs.renew(chunk, new Date(Date.now() + this.o.leaseMs));
+            renewedAt = Date.now();
+          }
           const status = await this.o.jobs.status(chunk.jobId);
           if (!held || !status || !ACTIVE_STATES.includes(status)) flight.stop = true;
         } catch (err) {
           this.o.log.error({ err, job_id: chunk.jobId }, 'lease renewal failed');
         }
       });
-    }, Math.max(50, Math.floor(this.o.leaseMs / 3)));
+    }, tick);
     // A retry verifies only the addresses that were greylisted last time.
     const previous = chunk.results === null ? null : parseResults(chunk.results, chunk.size);
     const todo = previous ? emails.map((_, i) => i).filter((i) => previous[i]![2] === 'greylisted') : emails.map((_, i) => i);

@@ -360,3 +360,41 @@ for (const backend of testBackends()) {
     }
   });
 }
+
+for (const backend of testBackends()) {
+  test(`a cancel made in another process stops the chunk in flight within about a second, even with a long lease (${backend})`, async () => {
+    const rig = await useRig();
+    const db = await createTestDatabase(backend);
+    // One worker loop, a 60 s lease (renewals 20 s apart) and a chunk that takes far longer
+    // than the bound below: only the status check inside the chunk can free the loop in time.
+    const env = jobsEnv(rig, db.url, { EMAIL_JOBS_WORKERS: '1', EMAIL_JOBS_LEASE_MS: '60000', EMAIL_JOBS_CHUNK_SIZE: '400', EMAIL_BATCH_CONCURRENCY: '2' });
+    const worker = await buildApp(loadEmailConfig(env));
+    const api = await buildApp(loadEmailConfig({ ...env, EMAIL_JOBS_WORKERS: '0' }));
+    const admin = await openServiceCore<EmailTables>({ database: loadEmailConfig(env).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
+    try {
+      await worker.ready();
+      const acct = await admin.accounts.createAccount({ email: 'cancel@example.test', plan: 'growth' });
+      assert.ok(acct.ok);
+      const auth = { authorization: `Bearer ${acct.apiKey}`, 'content-type': 'application/json' };
+      const submit = async (emails: string[]) => (await api.inject({ method: 'POST', url: '/api/v1/jobs', headers: auth, payload: JSON.stringify({ emails }) })).json().job_id as string;
+      const statusOf = async (id: string) => (await admin.database.db.selectFrom('jobs').select(['status']).where('id', '=', id).executeTakeFirstOrThrow()).status;
+      const slow = await submit(slowAddresses(400, 'cx'));
+      while ((await admin.database.db.selectFrom('job_chunks').select('state').where('job_id', '=', slow).executeTakeFirstOrThrow()).state !== 'leased') await new Promise((r) => setTimeout(r, 20));
+      const cancel = await api.inject({ method: 'DELETE', url: `/api/v1/jobs/${slow}`, headers: { authorization: auth.authorization } });
+      assert.equal(cancel.statusCode, 200, cancel.body);
+      const cancelledAt = performance.now();
+      const next = await submit([`next@${D.valid}`]);
+      while ((await statusOf(next)) !== 'completed') {
+        assert.ok(performance.now() - cancelledAt < 5000, 'the worker is still busy with the cancelled chunk');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(await statusOf(slow), 'cancelled');
+    } finally {
+      await worker.close();
+      await api.close();
+      await admin.close();
+      await db.drop();
+      await rig.release();
+    }
+  });
+}
