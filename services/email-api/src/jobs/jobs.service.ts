@@ -129,10 +129,16 @@ export function jobView(job: JobRow): JobView {
 
 const toItem = (r: StoredResult): ResultItem => ({ email: r[0], is_valid: r[1] === 'valid', status: r[1], reason: r[2], score: r[3], suggestion: r[4] });
 
-/** One CSV field per RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes doubled. */
-function csvField(v: string | number | boolean | null): string {
+/**
+ * One CSV field per RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes
+ * doubled. A text that a spreadsheet would run as a formula (it starts with `=`, `+`, `-`,
+ * `@`, a tab or a CR: addresses come from sign-up forms, and invalid ones are echoed as
+ * given) gets a leading `'` (OWASP's CSV-injection advice); JSON results stay exact.
+ */
+export function csvField(v: string | number | boolean | null): string {
   if (v === null) return '';
-  const s = String(v);
+  let s = String(v);
+  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 

@@ -147,6 +147,18 @@ for (const backend of testBackends()) {
       assert.deepEqual(rows.slice(1).map((r) => r.length), [6, 6, 6]);
     });
 
+    test('CSV: cells a spreadsheet would run as formulas are neutralised; JSON keeps them exact', async () => {
+      const emails = [`=1+2@${D.valid}`, `+x@${D.valid}`, `-y@${D.valid}`, `@cmd|'/C calc'!A0`, `\tz@${D.valid}`, `ok=1@${D.valid}`];
+      const { job_id: id } = await submit(keys.scale!, { emails, dedupe: false });
+      assert.equal((await waitFor(keys.scale!, id, finished)).status, 'completed');
+      const rows = parseCsv((await call('GET', `/api/v1/jobs/${id}/results?format=csv`, keys.scale!)).body);
+      const cells = rows.slice(1).map((r) => r[0]);
+      const json = (await allPages(keys.scale!, id, 100)).map((r) => r.email as string);
+      assert.deepEqual(cells.slice(0, 4), json.slice(0, 4).map((e) => `'${e}`));
+      assert.equal(cells[5], `ok=1@${D.valid}`, 'only a leading trigger character is neutralised');
+      assert.ok(cells.every((c) => !/^[=+\-@\t]/.test(c!)));
+    });
+
     test('dedupe: trimmed, empty entries dropped, case-insensitive duplicates removed and not charged', async () => {
       const before = await admin.quota.used(ids.scale!);
       const emails = [` Alice@${D.valid} `, `alice@${D.valid}`, '', `Bob@${D.valid}`, '   ', `bob@${D.valid.toUpperCase()}`, `BOB@${D.valid.toUpperCase()}`];
