@@ -6,7 +6,8 @@
 // Last line: `RESULT count=… submit_s=… job_s=… csv_s=… peak_rss_mb=… pipeline_s=… ratio=…`.
 // Options: `--count N` (default 1,000,000), `--workers N` (EMAIL_JOBS_WORKERS, default 2),
 // `--postgres URL` (an empty PostgreSQL database instead of SQLite), `--processes N`
-// (service processes sharing the database, default 1), `--no-baseline`.
+// (service processes sharing the database, default 1), `--redis URL` (with `--postgres`:
+// the BullMQ queue carries the chunks between the processes), `--no-baseline`.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -24,6 +25,7 @@ const COUNT = Number(arg('count', 1_000_000));
 const WORKERS = Number(arg('workers', 2));
 const PROCESSES = Number(arg('processes', 1));
 const POSTGRES = arg('postgres', null);
+const REDIS = arg('redis', null);
 const BASELINE = !process.argv.includes('--no-baseline');
 
 const build = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-b'], { stdio: 'inherit', cwd: ROOT });
@@ -63,6 +65,7 @@ try {
     EMAIL_LOG_LEVEL: 'info',
     EMAIL_JOBS_WORKERS: String(WORKERS),
     EMAIL_JOBS_POLL_MS: '200',
+    ...(REDIS ? { EMAIL_REDIS_URL: REDIS, EMAIL_JOBS_QUEUE: `bench-${process.pid}-${Date.now()}` } : {}),
   };
   const admin = spawnSync(process.execPath, [ADMIN, 'create-account', '--email', 'bench@example.test', '--plan', 'bench', '--json'], { env, encoding: 'utf8' });
   if (admin.status !== 0) throw new Error(admin.stderr);
@@ -145,7 +148,7 @@ try {
   console.log(`job ${id}: ${status.total} addresses, valid ${status.valid}, invalid ${status.invalid}, risky ${status.risky}, unknown ${status.unknown}`);
   console.log(`submit ${((submitted - t0) / 1000).toFixed(2)} s, submit→completed ${jobS.toFixed(2)} s, CSV ${(bytes / 1048576).toFixed(1)} MiB in ${csvS.toFixed(2)} s (RSS ${(csvBefore / 1024).toFixed(0)} MiB before the download, at most ${(csvPeak / 1024).toFixed(0)} MiB during it)`);
   console.log(
-    `RESULT count=${COUNT} backend=${POSTGRES ? 'postgres' : 'sqlite'} processes=${PROCESSES} workers=${WORKERS} submit_s=${((submitted - t0) / 1000).toFixed(2)} job_s=${jobS.toFixed(2)} csv_s=${csvS.toFixed(2)} peak_rss_mb=${(jobPeak / 1024).toFixed(0)} csv_rss_before_mb=${(csvBefore / 1024).toFixed(0)} csv_rss_mb=${(csvPeak / 1024).toFixed(0)} pipeline_s=${pipelineS.toFixed(2)} ratio=${(jobS / pipelineS).toFixed(2)}`,
+    `RESULT count=${COUNT} backend=${POSTGRES ? 'postgres' : 'sqlite'}${REDIS ? '+bullmq' : ''} processes=${PROCESSES} workers=${WORKERS} submit_s=${((submitted - t0) / 1000).toFixed(2)} job_s=${jobS.toFixed(2)} csv_s=${csvS.toFixed(2)} peak_rss_mb=${(jobPeak / 1024).toFixed(0)} csv_rss_before_mb=${(csvBefore / 1024).toFixed(0)} csv_rss_mb=${(csvPeak / 1024).toFixed(0)} pipeline_s=${pipelineS.toFixed(2)} ratio=${(jobS / pipelineS).toFixed(2)}`,
   );
 } finally {
   for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');

@@ -86,12 +86,13 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
 
   // Bulk jobs: the database is the state of record; this process's worker claims chunks
   // from it (so several processes on one database share the work).
-  const { service: jobs, worker } = createJobsRuntime({ database: core.database, quota: core.quota, events: deps.events, verification, clock, config, concurrency: config.jobs.workers, log: app.log });
-  if (worker) {
-    // preClose runs before the database is closed: chunks in flight are handed back first.
-    app.addHook('preClose', async () => worker.stop());
-    app.addHook('onReady', async () => worker.start());
-  }
+  const { service: jobs, worker, queue } = createJobsRuntime({ database: core.database, quota: core.quota, events: deps.events, verification, clock, config, concurrency: config.jobs.workers, log: app.log });
+  if (worker) app.addHook('onReady', async () => worker.start());
+  // preClose runs before the database is closed: chunks in flight are handed back first.
+  app.addHook('preClose', async () => {
+    await worker?.stop();
+    await queue?.close();
+  });
 
   const publicLimits = {
     perMinute: config.publicRpm,

@@ -60,6 +60,7 @@ const EmailSettings = z.object({
   EMAIL_JOBS_WORKERS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(2),
   EMAIL_JOBS_LEASE_MS: setting.positiveInt(60_000),
   EMAIL_JOBS_POLL_MS: setting.positiveInt(1000),
+  EMAIL_JOBS_QUEUE: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1–100 letters, digits, - or _').default('email-chunks'),
   EMAIL_JOBS_GREYLIST_RETRY_MS: setting.positiveInt(300_000),
   EMAIL_JOBS_GREYLIST_RETRIES: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(2),
   EMAIL_PUBLIC_RPM: setting.positiveInt(20),
@@ -111,8 +112,12 @@ export interface EmailConfig extends CommonServiceConfig {
     /** When set, deliveries connect only to addresses in these networks (tests: loopback). */
     restrictTo: string[] | null;
   };
-  /** Bulk jobs: body limit of `POST /api/v1/jobs`, addresses per stored chunk, chunks verified at once by this process (0: none), lease and poll intervals, greylisting retries. */
-  jobs: { bodyLimitBytes: number; chunkSize: number; workers: number; leaseMs: number; pollMs: number; greylistRetryMs: number; greylistRetries: number };
+  /**
+   * Bulk jobs: body limit of `POST /api/v1/jobs`, addresses per stored chunk, chunks
+   * verified at once by this process (0: none), lease and poll intervals, greylisting
+   * retries, and the BullMQ queue name (used with `EMAIL_REDIS_URL` on PostgreSQL).
+   */
+  jobs: { bodyLimitBytes: number; chunkSize: number; workers: number; leaseMs: number; pollMs: number; greylistRetryMs: number; greylistRetries: number; queueName: string };
   /** `POST /api/validate-email`: requests per minute per client IP. */
   publicRpm: number;
   /** `POST /api/validate-email`: SMTP probes per day per client IP. */
@@ -150,6 +155,7 @@ export function loadEmailConfig(env: Readonly<Record<string, string | undefined>
       pollMs: parsed.EMAIL_JOBS_POLL_MS as number,
       greylistRetryMs: parsed.EMAIL_JOBS_GREYLIST_RETRY_MS as number,
       greylistRetries: parsed.EMAIL_JOBS_GREYLIST_RETRIES as number,
+      queueName: parsed.EMAIL_JOBS_QUEUE as string,
     },
     publicRpm: parsed.EMAIL_PUBLIC_RPM as number,
     publicSmtpPerDay: parsed.EMAIL_PUBLIC_SMTP_PER_DAY as number,

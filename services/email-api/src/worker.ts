@@ -32,7 +32,7 @@ const clock = () => new Date();
 const verification = new VerificationService({ verifier: engine.verifier, quota: core.quota, clock, smtpAvailable: engine.prober !== null, batchConcurrency: config.batchConcurrency });
 const deliveries = new DeliveriesRepository(core.database);
 const events = new EventsRepository(core.database, deliveries);
-const { worker } = createJobsRuntime({ database: core.database, quota: core.quota, events, verification, clock, config, concurrency: config.jobs.workers || 2, log });
+const { worker, queue } = createJobsRuntime({ database: core.database, quota: core.quota, events, verification, clock, config, concurrency: config.jobs.workers || 2, log });
 const dispatcher = createDispatcher({ config, deliveries, events, clock, log });
 worker!.start();
 dispatcher?.start();
@@ -40,6 +40,7 @@ log.info({ event: 'ready', service: 'email-worker' }, 'email job worker ready');
 const shutdown = async () => {
   log.info('shutting down');
   await Promise.all([worker!.stop(), dispatcher?.stop()]);
+  await queue?.close();
   await core.close();
   process.exit(0);
 };

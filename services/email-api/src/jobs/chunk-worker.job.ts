@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ClaimedChunk, JobsRepository } from '../repositories/jobs.repository.js';
+import type { BullChunkQueue, ChunkMessage } from './chunk-queue.js';
 import { ACTIVE_STATES } from '../repositories/jobs.repository.js';
 import type { VerificationService } from '../verification/verification.service.js';
 import { toStored, type JobsService, type StoredResult } from './jobs.service.js';
@@ -18,6 +19,13 @@ export interface ChunkWorkerOptions {
   greylistRetryMs: number;
   greylistRetries: number;
   log: { error(obj: object, msg: string): void };
+  /**
+   * With a queue (BullMQ), chunks arrive as messages, `concurrency` at once, and one loop
+   * polls the database every `fallbackPollMs` for anything no message brought (a submit
+   * whose enqueue failed, a crashed holder's expired lease).
+   */
+  queue?: BullChunkQueue | null;
+  fallbackPollMs?: number;
 }
 
 /** How often a chunk in flight reads its job's status (a cancel from another process). */
@@ -58,7 +66,24 @@ export class ChunkWorker {
 
   start(): void {
     if (this.loops.length) return;
-    for (let i = 0; i < this.o.concurrency; i++) this.loops.push(this.loop());
+    if (this.o.queue) {
+      this.o.queue.consume(this.o.concurrency, (m) => this.runMessage(m));
+      this.loops.push(this.loop(this.o.fallbackPollMs ?? this.o.pollMs));
+    } else {
+      for (let i = 0; i < this.o.concurrency; i++) this.loops.push(this.loop(this.o.pollMs));
+    }
+  }
+
+  /** A queue message: claims the chunk it names, if it is still claimable, and verifies it. */
+  private async runMessage(m: ChunkMessage): Promise<void> {
+    if (this.stopping) return;
+    let chunk: ClaimedChunk | null = null;
+    try {
+      chunk = await this.o.jobs.claim(`${this.owner}:${++this.claims}`, new Date(), this.o.leaseMs, m);
+      if (chunk) await this.process(chunk);
+    } catch (err) {
+      this.o.log.error({ err, job_id: m.jobId, chunk: m.idx }, 'job chunk failed');
+    }
   }
 
   /** New work was stored: idle loops look now instead of at their next poll. */
@@ -76,11 +101,11 @@ export class ChunkWorker {
     this.stopping = true;
     for (const f of this.flights) f.stop = true;
     this.wake();
-    await Promise.all(this.loops);
+    await Promise.all([...this.loops, this.o.queue?.stopConsuming()]);
     this.loops = [];
   }
 
-  private async loop(): Promise<void> {
+  private async loop(pollMs: number): Promise<void> {
     while (!this.stopping) {
       let chunk: ClaimedChunk | null = null;
       try {
@@ -93,7 +118,7 @@ export class ChunkWorker {
       if (!chunk && !this.stopping) {
         const signal: { wake?: () => void } = {};
         this.sleepers.add(signal);
-        await sleep(this.o.pollMs, signal);
+        await sleep(pollMs, signal);
         this.sleepers.delete(signal);
       }
     }
@@ -151,10 +176,15 @@ export class ChunkWorker {
     this.flights.delete(flight);
     if (results) {
       const greylisted = chunk.useSmtp && chunk.attempts < this.o.greylistRetries && results.some((r) => r[2] === 'greylisted');
-      if (greylisted) await this.o.jobs.defer(chunk, JSON.stringify(results), new Date(Date.now() + this.o.greylistRetryMs));
-      else await this.o.service.storeChunk(chunk, results);
+      if (greylisted) {
+        if ((await this.o.jobs.defer(chunk, JSON.stringify(results), new Date(Date.now() + this.o.greylistRetryMs))) && this.o.queue) {
+          await this.o.queue.enqueueChunk({ jobId: chunk.jobId, idx: chunk.idx }, this.o.greylistRetryMs, `g${chunk.attempts + 1}`);
+        }
+      } else await this.o.service.storeChunk(chunk, results);
     } else if (this.stopping) {
       await this.o.jobs.release(chunk);
+      // Handed back: another process gets a message for it at once.
+      await this.o.queue?.enqueueChunk({ jobId: chunk.jobId, idx: chunk.idx }, 0, `r${chunk.token.replaceAll(':', '-')}`);
     }
   }
 }

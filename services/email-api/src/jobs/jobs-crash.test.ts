@@ -1,11 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { openServiceCore, type ServiceCore } from '@mailconv/platform';
-import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
+import { createTestDatabase, testBackends, testRedisUrl } from '@mailconv/platform/testing';
 import { D, loadDomains, useRig } from '@mailconv/test-rig';
 import { EMAIL_KEY_PREFIX } from '../app.js';
 import { loadEmailConfig } from '../config.js';
@@ -160,6 +161,87 @@ for (const backend of testBackends().filter((b) => b === 'postgres')) {
       child = null;
       await assertStoppedMidJob(admin, id);
 
+      child = await start(env, 0, WORKER);
+      await assertRecovered(get, admin, acct.account.id, id, emails);
+      assert.equal(await stop(child, 'SIGTERM'), 0);
+      child = null;
+    } finally {
+      if (child) await stop(child, 'SIGKILL');
+      if (api) await stop(api, 'SIGTERM');
+      await admin.close();
+      await db.drop();
+      await rig.release();
+    }
+  });
+}
+
+if (testBackends().includes('postgres')) {
+  /** Settings of the scale-out setup: PostgreSQL and Redis, a queue of this test's own. */
+  const scaleOut = (env: Record<string, string>) => ({ ...env, EMAIL_REDIS_URL: testRedisUrl(), EMAIL_JOBS_QUEUE: `test-${randomUUID()}` });
+
+  test('scale-out with Redis: BullMQ messages bring the chunks to two worker processes (their database poll is hours apart)', async () => {
+    const rig = await useRig();
+    const db = await createTestDatabase('postgres');
+    // A fallback poll of ten hours: only queue messages can bring the work in time.
+    const env = scaleOut(jobsEnv(rig, db.url, { EMAIL_JOBS_WORKERS: '1', EMAIL_JOBS_POLL_MS: '3600000' }));
+    const admin = await openServiceCore<EmailTables>({ database: loadEmailConfig(env).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
+    const children: ChildProcess[] = [];
+    try {
+      const acct = await admin.accounts.createAccount({ email: 'bull@example.test', plan: 'growth' });
+      assert.ok(acct.ok);
+      const domains = loadDomains();
+      const emails = Array.from({ length: 60 }, (_, i) => (i % 2 ? `a${i}@${D.valid}` : `u${i}@${domains[i]!}`));
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      const auth = { authorization: `Bearer ${acct.apiKey}` };
+      const get = async (path: string) => (await fetch(`${base}${path}`, { headers: auth })).json() as Promise<Record<string, unknown>>;
+      children.push(await start({ ...env, EMAIL_JOBS_WORKERS: '0' }, port));
+      children.push(await start(env, 0, WORKER), await start(env, 0, WORKER));
+      const res = await fetch(`${base}/api/v1/jobs`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ emails }) });
+      assert.equal(res.status, 202);
+      const id = ((await res.json()) as { job_id: string }).job_id;
+      let done: Record<string, unknown>;
+      const deadline = Date.now() + 30_000;
+      do {
+        assert.ok(Date.now() < deadline, 'the job did not finish: no message reached a worker');
+        await new Promise((r) => setTimeout(r, 20));
+        done = await get(`/api/v1/jobs/${id}`);
+      } while (done.status === 'queued' || done.status === 'processing');
+      assert.equal(done.status, 'completed');
+      const results = (await get(`/api/v1/jobs/${id}/results?per_page=5000`)).results as Array<{ email: string }>;
+      assert.deepEqual(results.map((r) => r.email), emails, 'every address once, in input order');
+      assert.equal(await admin.quota.used(acct.account.id), 60);
+    } finally {
+      for (const c of children.reverse()) await stop(c, 'SIGTERM');
+      await admin.close();
+      await db.drop();
+      await rig.release();
+    }
+  });
+
+  test('scale-out with Redis: a worker process SIGKILLed mid-job, another finishes the job exactly once', async () => {
+    const rig = await useRig();
+    const db = await createTestDatabase('postgres');
+    const env = scaleOut(jobsEnv(rig, db.url, { EMAIL_JOBS_WORKERS: '1', EMAIL_JOBS_LEASE_MS: '600' }));
+    const admin = await openServiceCore<EmailTables>({ database: loadEmailConfig(env).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
+    let child: ChildProcess | null = null;
+    let api: ChildProcess | null = null;
+    try {
+      const acct = await admin.accounts.createAccount({ email: 'bullcrash@example.test', plan: 'growth' });
+      assert.ok(acct.ok);
+      const slow = slowAddresses(5, 'b');
+      const domains = loadDomains();
+      const emails = Array.from({ length: 50 }, (_, i) => (i % 10 === 5 ? slow[Math.floor(i / 10)]! : i % 2 ? `a${i}@${D.valid}` : `u${i}@${domains[i]!}`));
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      const auth = { authorization: `Bearer ${acct.apiKey}` };
+      const get = async (path: string) => (await fetch(`${base}${path}`, { headers: auth })).json() as Promise<Record<string, unknown>>;
+      api = await start({ ...env, EMAIL_JOBS_WORKERS: '0' }, port);
+      child = await start(env, 0, WORKER);
+      const id = await submitAndWaitMidway(base, auth, get, emails);
+      await stop(child, 'SIGKILL');
+      child = null;
+      await assertStoppedMidJob(admin, id);
       child = await start(env, 0, WORKER);
       await assertRecovered(get, admin, acct.account.id, id, emails);
       assert.equal(await stop(child, 'SIGTERM'), 0);

@@ -4,10 +4,15 @@ import type { EmailTables } from '../db/schema.js';
 import type { EventsRepository } from '../repositories/events.repository.js';
 import { JobsRepository } from '../repositories/jobs.repository.js';
 import type { VerificationService } from '../verification/verification.service.js';
+import { BullChunkQueue } from './chunk-queue.js';
 import { ChunkWorker } from './chunk-worker.job.js';
 import { JobsService } from './jobs.service.js';
 
-/** The jobs service and, when `concurrency` > 0, the worker of this process, wired to each other. */
+/**
+ * The jobs service and, when `concurrency` > 0, the worker of this process, wired to each
+ * other, and the BullMQ queue when Redis and PostgreSQL are configured (close it after the
+ * worker has stopped).
+ */
 export function createJobsRuntime(options: {
   database: Database<EmailTables>;
   quota: QuotaLedger;
@@ -18,10 +23,12 @@ export function createJobsRuntime(options: {
   /** Chunks this process verifies at once; 0: no worker here. */
   concurrency: number;
   log: { error(obj: object, msg: string): void };
-}): { service: JobsService; worker: ChunkWorker | null } {
+}): { service: JobsService; worker: ChunkWorker | null; queue: BullChunkQueue | null } {
   const { config } = options;
   const repository = new JobsRepository(options.database);
   let worker: ChunkWorker | null = null;
+  // Redis with PostgreSQL (the scale-out setup): BullMQ carries chunk work between processes.
+  const queue = config.redisUrl && config.database.kind === 'postgres' ? new BullChunkQueue(config.redisUrl, config.jobs.queueName, options.log) : null;
   const service = new JobsService({
     database: options.database,
     jobs: repository,
@@ -33,11 +40,31 @@ export function createJobsRuntime(options: {
     publicBaseUrl: config.publicBaseUrl,
     // A submit or cancel in this process reaches its own worker at once; other processes
     // notice at their next poll or lease renewal.
-    onSubmitted: () => worker?.wake(),
+    onSubmitted: async (jobId, chunkCount) => {
+      if (!queue) return worker?.wake();
+      try {
+        await queue.enqueueJob(jobId, chunkCount);
+      } catch (err) {
+        // Stored all the same: the workers' database poll finds the chunks.
+        options.log.error({ err, job_id: jobId }, 'could not enqueue the chunks of a job');
+      }
+    },
     onCancelled: (id) => worker?.cancelled(id),
   });
   if (options.concurrency > 0) {
-    worker = new ChunkWorker({ jobs: repository, service, verification: options.verification, concurrency: options.concurrency, leaseMs: config.jobs.leaseMs, pollMs: config.jobs.pollMs, greylistRetryMs: config.jobs.greylistRetryMs, greylistRetries: config.jobs.greylistRetries, log: options.log });
+    worker = new ChunkWorker({
+      jobs: repository,
+      service,
+      verification: options.verification,
+      concurrency: options.concurrency,
+      leaseMs: config.jobs.leaseMs,
+      pollMs: config.jobs.pollMs,
+      greylistRetryMs: config.jobs.greylistRetryMs,
+      greylistRetries: config.jobs.greylistRetries,
+      log: options.log,
+      queue,
+      fallbackPollMs: Math.max(10 * config.jobs.pollMs, 1000),
+    });
   }
-  return { service, worker };
+  return { service, worker, queue };
 }

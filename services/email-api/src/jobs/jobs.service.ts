@@ -71,8 +71,8 @@ export interface JobsServiceDeps {
   chunkSize: number;
   /** Base of absolute URLs (`status_url`). */
   publicBaseUrl: string;
-  /** Called after a job is stored, so that idle workers look at once. */
-  onSubmitted?: () => void;
+  /** Called after a job is stored, so that workers get its chunks at once (queue messages, or a wake-up). */
+  onSubmitted?: (jobId: string, chunkCount: number) => Promise<void>;
   /** Called after a job is cancelled, so that a worker stops inside the chunk it holds. */
   onCancelled?: (jobId: string) => void;
 }
@@ -193,7 +193,7 @@ export class JobsService {
         chunks,
       );
     });
-    this.deps.onSubmitted?.();
+    await this.deps.onSubmitted?.(id, chunks.length);
     return {
       success: true,
       job_id: id,

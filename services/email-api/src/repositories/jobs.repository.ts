@@ -86,15 +86,18 @@ export class JobsRepository {
   }
 
   /**
-   * Leases the oldest claimable chunk of an active job: pending, or leased by a worker whose
-   * lease expired (it crashed or was killed). The claim is a conditional UPDATE, so of two
-   * workers that picked the same chunk only one gets it; the other looks again.
+   * Leases the oldest claimable chunk of an active job (or the `target` chunk, named by a
+   * queue message, if it is claimable): pending, or leased by a worker whose lease expired
+   * (it crashed or was killed). The claim is a conditional UPDATE, so of two workers that
+   * picked the same chunk only one gets it; the other looks again.
    */
-  async claim(token: string, now: Date, leaseMs: number): Promise<ClaimedChunk | null> {
+  async claim(token: string, now: Date, leaseMs: number, target?: { jobId: string; idx: number }): Promise<ClaimedChunk | null> {
     const db = this.database.db;
     const nowIso = now.toISOString();
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const candidate = await db
+    for (let attempt = 0; attempt < (target ? 1 : 5); attempt++) {
+      const candidate = target
+        ? { job_id: target.jobId, idx: target.idx }
+        : await db
         .selectFrom('job_chunks as c')
         .innerJoin('jobs as j', 'j.id', 'c.job_id')
         .select(['c.job_id', 'c.idx'])
