@@ -1,4 +1,4 @@
-// `npm run bench:jobs`: one bulk job of 1,000,000 addresses over the rig's 1,000 load-test
+// `npm run bench:jobs`: one bulk job of 1,000,000 addresses over the rig's 10,000 load-test
 // domains (DNS answered by the loopback rig, no SMTP), on a fresh SQLite database, with
 // the service's in-process workers: submit → completed, peak RSS of the service process,
 // then the CSV download of every row. In the same run, the engine alone verifies the same
@@ -96,11 +96,25 @@ try {
   };
   const sampler = setInterval(sample, 100);
 
+  // While the submit runs, /healthz is asked back to back: the slowest answer is how long
+  // the service could not answer anyone (its event loop blocked by the 29 MB body).
+  let probing = true;
+  let stallMs = 0;
+  const probe = (async () => {
+    while (probing) {
+      const t = performance.now();
+      await fetch(`${base}/healthz`).then((r) => r.arrayBuffer());
+      stallMs = Math.max(stallMs, performance.now() - t);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  })();
   const t0 = performance.now();
   const res = await fetch(`${base}/api/v1/jobs`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body });
   if (res.status !== 202) throw new Error(`submit: ${res.status} ${await res.text()}`);
   const { job_id: id } = await res.json();
   const submitted = performance.now();
+  probing = false;
+  await probe;
   let status;
   for (;;) {
     status = await (await fetch(`${base}/api/v1/jobs/${id}`, { headers: auth })).json();
@@ -148,7 +162,7 @@ try {
   console.log(`job ${id}: ${status.total} addresses, valid ${status.valid}, invalid ${status.invalid}, risky ${status.risky}, unknown ${status.unknown}`);
   console.log(`submit ${((submitted - t0) / 1000).toFixed(2)} s, submit→completed ${jobS.toFixed(2)} s, CSV ${(bytes / 1048576).toFixed(1)} MiB in ${csvS.toFixed(2)} s (RSS ${(csvBefore / 1024).toFixed(0)} MiB before the download, at most ${(csvPeak / 1024).toFixed(0)} MiB during it)`);
   console.log(
-    `RESULT count=${COUNT} backend=${POSTGRES ? 'postgres' : 'sqlite'}${REDIS ? '+bullmq' : ''} processes=${PROCESSES} workers=${WORKERS} submit_s=${((submitted - t0) / 1000).toFixed(2)} job_s=${jobS.toFixed(2)} csv_s=${csvS.toFixed(2)} peak_rss_mb=${(jobPeak / 1024).toFixed(0)} csv_rss_before_mb=${(csvBefore / 1024).toFixed(0)} csv_rss_mb=${(csvPeak / 1024).toFixed(0)} pipeline_s=${pipelineS.toFixed(2)} ratio=${(jobS / pipelineS).toFixed(2)}`,
+    `RESULT count=${COUNT} backend=${POSTGRES ? 'postgres' : 'sqlite'}${REDIS ? '+bullmq' : ''} processes=${PROCESSES} workers=${WORKERS} submit_s=${((submitted - t0) / 1000).toFixed(2)} submit_max_stall_ms=${stallMs.toFixed(0)} job_s=${jobS.toFixed(2)} csv_s=${csvS.toFixed(2)} peak_rss_mb=${(jobPeak / 1024).toFixed(0)} csv_rss_before_mb=${(csvBefore / 1024).toFixed(0)} csv_rss_mb=${(csvPeak / 1024).toFixed(0)} pipeline_s=${pipelineS.toFixed(2)} ratio=${(jobS / pipelineS).toFixed(2)}`,
   );
 } finally {
   for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');

@@ -87,7 +87,7 @@ export const D = {
   yahoo: 'yahoo-like.test',
   /** MX at Google and two more hosts, for the provider/grade checks (not probed). */
   google: 'google-hosted.test',
-  /** `d0000.wild.test` … `d0999.wild.test`: MX → Postfix. A thousand domains for load tests. */
+  /** `d0000.wild.test` … `d9999.wild.test`: MX → Postfix. Ten thousand domains for load tests. */
   wildcard: 'wild.test',
 } as const;
 
@@ -160,9 +160,9 @@ export function zoneMx(): ZoneMx[] {
   ];
 }
 
-/** The thousand domains under {@link D.wildcard}, for API load benchmarks. */
+/** The ten thousand domains under {@link D.wildcard}, for load benchmarks (a bulk job over 10,000 domains). */
 export function loadDomains(): string[] {
-  return Array.from({ length: 1000 }, (_, i) => `d${String(i).padStart(4, '0')}.${D.wildcard}`);
+  return Array.from({ length: 10_000 }, (_, i) => `d${String(i).padStart(4, '0')}.${D.wildcard}`);
 }
 
 // ---- Benchmark population ------------------------------------------------------------
