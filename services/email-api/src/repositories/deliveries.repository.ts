@@ -245,9 +245,18 @@ export class DeliveriesRepository {
     });
   }
 
-  /** Deletes finished deliveries (and their attempts) older than `before`: the log's retention. */
-  async prune(before: Date): Promise<number> {
-    const res = await this.database.db.deleteFrom('webhook_deliveries').where('state', '!=', 'pending').where('finished_at', '<', before.toISOString()).executeTakeFirst();
-    return Number(res.numDeletedRows);
+  /**
+   * The log's retention: deletes deliveries finished before `before` (their attempts go
+   * with them), then events older than that with no delivery left. Returns both counts.
+   */
+  async prune(before: Date): Promise<{ deliveries: number; events: number }> {
+    const cutoff = before.toISOString();
+    const deliveries = await this.database.db.deleteFrom('webhook_deliveries').where('state', '!=', 'pending').where('finished_at', '<', cutoff).executeTakeFirst();
+    const events = await this.database.db
+      .deleteFrom('events')
+      .where('created_at', '<', cutoff)
+      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'events.id'))))
+      .executeTakeFirst();
+    return { deliveries: Number(deliveries.numDeletedRows), events: Number(events.numDeletedRows) };
   }
 }

@@ -342,6 +342,30 @@ for (const backend of testBackends()) {
       }
     });
 
+    test('retention: finished deliveries and their events go after the log period; pending ones stay', async () => {
+      const acct = await account('retention');
+      const deliveries = new DeliveriesRepository(admin.database);
+      const old = new Date(Date.now() - 40 * 86_400_000);
+      const hookId = (await hook(acct.key, '/retention')).webhook_id;
+      await call(app, 'DELETE', `/api/dashboard/webhooks?id=${hookId}`, acct.key);
+      const ids: string[] = [];
+      for (const state of ['delivered', 'pending', 'none'] as const) {
+        const eventId = newId('evt');
+        ids.push(eventId);
+        await admin.database.db.insertInto('events').values({ id: eventId, account_id: acct.id, type: 'batch.completed', payload: '{}', created_at: old.toISOString() }).execute();
+        if (state === 'none') continue;
+        const finished = state === 'delivered';
+        await admin.database.db
+          .insertInto('webhook_deliveries')
+          .values({ id: newId('dlv'), event_id: eventId, webhook_id: hookId, account_id: acct.id, event: 'batch.completed', state, attempts: 1, failures: 0, next_attempt_at: finished ? null : new Date(Date.now() + 86_400_000).toISOString(), lease_token: null, last_status: finished ? 204 : 500, last_error: null, created_at: old.toISOString(), finished_at: finished ? old.toISOString() : null })
+          .execute();
+      }
+      const pruned = await deliveries.prune(new Date(Date.now() - 30 * 86_400_000));
+      assert.ok(pruned.deliveries >= 1 && pruned.events >= 2, JSON.stringify(pruned));
+      const left = await admin.database.db.selectFrom('events').select('id').where('id', 'in', ids).execute();
+      assert.deepEqual(left.map((e) => e.id), [ids[1]], 'only the event with a pending delivery stays');
+    });
+
     test('delivery log and redeliver: plan, ownership and OpenAPI', async () => {
       const free = await account('free-plan', 'free');
       const res = await call(app, 'GET', '/api/dashboard/webhooks/wh_x/deliveries', free.key);
