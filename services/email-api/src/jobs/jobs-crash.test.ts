@@ -134,48 +134,52 @@ for (const backend of testBackends()) {
   });
 }
 
-for (const backend of testBackends().filter((b) => b === 'postgres')) {
-  test(`scale-out: a job stored by an API process without a worker is done by worker processes; one SIGKILLed mid-job, another finishes it exactly once (${backend})`, async () => {
-    const rig = await useRig();
-    const db = await createTestDatabase(backend);
-    const env = jobsEnv(rig, db.url, { EMAIL_JOBS_WORKERS: '1', EMAIL_JOBS_LEASE_MS: '600' });
-    const admin = await openServiceCore<EmailTables>({ database: loadEmailConfig(env).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
-    let child: ChildProcess | null = null;
-    let api: ChildProcess | null = null;
-    try {
-      const acct = await admin.accounts.createAccount({ email: 'scale@example.test', plan: 'growth' });
-      assert.ok(acct.ok);
-      // Five chunks of ten; one slow address per chunk keeps each chunk busy for a while.
-      const slow = slowAddresses(5, 'k');
-      const domains = loadDomains();
-      const emails = Array.from({ length: 50 }, (_, i) => (i % 10 === 5 ? slow[Math.floor(i / 10)]! : i % 2 ? `a${i}@${D.valid}` : `u${i}@${domains[i]!}`));
-      const port = await freePort();
-      const base = `http://127.0.0.1:${port}`;
-      const auth = { authorization: `Bearer ${acct.apiKey}` };
-      const get = async (path: string) => (await fetch(`${base}${path}`, { headers: auth })).json() as Promise<Record<string, unknown>>;
+/**
+ * Scale-out on PostgreSQL: an API process without a worker stores the job, a worker process
+ * is SIGKILLed mid-job, another finishes it exactly once. `extra` adds settings (Redis).
+ */
+async function scaleOutCrash(tag: string, extra: (env: Record<string, string>) => Record<string, string>): Promise<void> {
+  const rig = await useRig();
+  const db = await createTestDatabase('postgres');
+  const env = extra(jobsEnv(rig, db.url, { EMAIL_JOBS_WORKERS: '1', EMAIL_JOBS_LEASE_MS: '600' }));
+  const admin = await openServiceCore<EmailTables>({ database: loadEmailConfig(env).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
+  let child: ChildProcess | null = null;
+  let api: ChildProcess | null = null;
+  try {
+    const acct = await admin.accounts.createAccount({ email: `${tag}@example.test`, plan: 'growth' });
+    assert.ok(acct.ok);
+    // Five chunks of ten; one slow address per chunk keeps each chunk busy for a while.
+    const slow = slowAddresses(5, tag);
+    const domains = loadDomains();
+    const emails = Array.from({ length: 50 }, (_, i) => (i % 10 === 5 ? slow[Math.floor(i / 10)]! : i % 2 ? `a${i}@${D.valid}` : `u${i}@${domains[i]!}`));
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const auth = { authorization: `Bearer ${acct.apiKey}` };
+    const get = async (path: string) => (await fetch(`${base}${path}`, { headers: auth })).json() as Promise<Record<string, unknown>>;
 
-      api = await start({ ...env, EMAIL_JOBS_WORKERS: '0' }, port);
-      child = await start(env, 0, WORKER);
-      const id = await submitAndWaitMidway(base, auth, get, emails);
-      await stop(child, 'SIGKILL');
-      child = null;
-      await assertStoppedMidJob(admin, id);
+    api = await start({ ...env, EMAIL_JOBS_WORKERS: '0' }, port);
+    child = await start(env, 0, WORKER);
+    const id = await submitAndWaitMidway(base, auth, get, emails);
+    await stop(child, 'SIGKILL');
+    child = null;
+    await assertStoppedMidJob(admin, id);
 
-      child = await start(env, 0, WORKER);
-      await assertRecovered(get, admin, acct.account.id, id, emails);
-      assert.equal(await stop(child, 'SIGTERM'), 0);
-      child = null;
-    } finally {
-      if (child) await stop(child, 'SIGKILL');
-      if (api) await stop(api, 'SIGTERM');
-      await admin.close();
-      await db.drop();
-      await rig.release();
-    }
-  });
+    child = await start(env, 0, WORKER);
+    await assertRecovered(get, admin, acct.account.id, id, emails);
+    assert.equal(await stop(child, 'SIGTERM'), 0);
+    child = null;
+  } finally {
+    if (child) await stop(child, 'SIGKILL');
+    if (api) await stop(api, 'SIGTERM');
+    await admin.close();
+    await db.drop();
+    await rig.release();
+  }
 }
 
 if (testBackends().includes('postgres')) {
+  test('scale-out: a job stored by an API process without a worker is done by worker processes; one SIGKILLed mid-job, another finishes it exactly once (postgres)', () => scaleOutCrash('k', (env) => env));
+
   /** Settings of the scale-out setup: PostgreSQL and Redis, a queue of this test's own. */
   const scaleOut = (env: Record<string, string>) => ({ ...env, EMAIL_REDIS_URL: testRedisUrl(), EMAIL_JOBS_QUEUE: `test-${randomUUID()}` });
 
@@ -219,39 +223,5 @@ if (testBackends().includes('postgres')) {
     }
   });
 
-  test('scale-out with Redis: a worker process SIGKILLed mid-job, another finishes the job exactly once', async () => {
-    const rig = await useRig();
-    const db = await createTestDatabase('postgres');
-    const env = scaleOut(jobsEnv(rig, db.url, { EMAIL_JOBS_WORKERS: '1', EMAIL_JOBS_LEASE_MS: '600' }));
-    const admin = await openServiceCore<EmailTables>({ database: loadEmailConfig(env).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
-    let child: ChildProcess | null = null;
-    let api: ChildProcess | null = null;
-    try {
-      const acct = await admin.accounts.createAccount({ email: 'bullcrash@example.test', plan: 'growth' });
-      assert.ok(acct.ok);
-      const slow = slowAddresses(5, 'b');
-      const domains = loadDomains();
-      const emails = Array.from({ length: 50 }, (_, i) => (i % 10 === 5 ? slow[Math.floor(i / 10)]! : i % 2 ? `a${i}@${D.valid}` : `u${i}@${domains[i]!}`));
-      const port = await freePort();
-      const base = `http://127.0.0.1:${port}`;
-      const auth = { authorization: `Bearer ${acct.apiKey}` };
-      const get = async (path: string) => (await fetch(`${base}${path}`, { headers: auth })).json() as Promise<Record<string, unknown>>;
-      api = await start({ ...env, EMAIL_JOBS_WORKERS: '0' }, port);
-      child = await start(env, 0, WORKER);
-      const id = await submitAndWaitMidway(base, auth, get, emails);
-      await stop(child, 'SIGKILL');
-      child = null;
-      await assertStoppedMidJob(admin, id);
-      child = await start(env, 0, WORKER);
-      await assertRecovered(get, admin, acct.account.id, id, emails);
-      assert.equal(await stop(child, 'SIGTERM'), 0);
-      child = null;
-    } finally {
-      if (child) await stop(child, 'SIGKILL');
-      if (api) await stop(api, 'SIGTERM');
-      await admin.close();
-      await db.drop();
-      await rig.release();
-    }
-  });
+  test('scale-out with Redis: a worker process SIGKILLed mid-job, another finishes the job exactly once', () => scaleOutCrash('b', scaleOut));
 }
