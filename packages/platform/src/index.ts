@@ -14,7 +14,7 @@ export { QuotaLedger, type ChargeResult, type QuotaState, type RefundResult, typ
 export { quotaPeriod, type QuotaPeriod } from './quota/period.js';
 export { createRateLimiter, type RateDecision, type RateLimiter } from './ratelimit/rate-limiter.js';
 export { apiKeyAuth, extractApiKey, type ApiKeyAuthOptions, type KeyLocation } from './http/auth.js';
-export { createServiceApp, securityRequirement, type ServiceApp, type ServiceAppOptions } from './http/create-app.js';
+export { createServiceApp, securityRequirement, utf8JsonParser, type ServiceApp, type ServiceAppOptions } from './http/create-app.js';
 export { registerHealthRoutes, type ReadinessCheck } from './http/health.js';
 export { DateTime, Nullable, StringEnum, errorResponses, errorSchema } from './http/schemas.js';
 export { RouteIndex } from './http/route-index.js';

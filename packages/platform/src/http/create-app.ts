@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type RawServerDefault } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { pino, type DestinationStream } from 'pino';
@@ -108,17 +108,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
   addFormats.default(lenient);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : lenient).compile(schema));
 
-  // JSON bodies must be UTF-8 (RFC 8259): invalid bytes are refused rather than silently
-  // turned into U+FFFD, which would verify or store a different string than the one sent.
-  const json = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    const bytes = body as Buffer;
-    if (!isUtf8(bytes)) {
-      done(new AppError('invalid_json', 'The request body is not valid UTF-8.'), undefined);
-      return;
-    }
-    json(request, bytes.toString('utf8'), done);
-  });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, utf8JsonParser(app));
 
   // The APIs speak JSON; Fastify's built-in text/plain parser would let a text body reach
   // validation as a string instead of being refused as 415.
@@ -151,4 +141,22 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
   app.get('/openapi.json', { schema: { tags: ['meta'], summary: 'This OpenAPI 3.0.3 document' } }, async () => app.swagger());
 
   return { app, routes };
+}
+
+/**
+ * The services' JSON body parser (for `parseAs: 'buffer'`): bodies must be UTF-8 (RFC
+ * 8259): invalid bytes are refused rather than silently turned into U+FFFD, which would
+ * verify or store a different string than the one sent; `__proto__` and `constructor`
+ * keys are refused. A scope that adds its own JSON parser delegates to this one.
+ */
+export function utf8JsonParser(app: FastifyInstance): (request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => void {
+  const json = app.getDefaultJsonParser('error', 'error');
+  return (request, body, done) => {
+    const bytes = body as Buffer;
+    if (!isUtf8(bytes)) {
+      done(new AppError('invalid_json', 'The request body is not valid UTF-8.'), undefined);
+      return;
+    }
+    json(request, bytes.toString('utf8'), done);
+  };
 }

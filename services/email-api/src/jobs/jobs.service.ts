@@ -6,9 +6,9 @@ import type { EmailPlan } from '../plans.js';
 import type { EventsRepository } from '../repositories/events.repository.js';
 import type { ClaimedChunk, JobRow, JobsRepository, VerdictCounts } from '../repositories/jobs.repository.js';
 import type { VerificationService } from '../verification/verification.service.js';
+import { prepareList, type PreparedList } from './job-list.js';
 
 /** Contract limit of one job. */
-export const MAX_JOB_EMAILS = 1_000_000;
 /** Contract limit of `GET /api/v1/jobs`. */
 export const JOB_LIST_LENGTH = 50;
 /** Header row of the CSV download (contract). */
@@ -85,24 +85,6 @@ export function progressPct(job: Pick<JobRow, 'processed' | 'total'>): number {
   return job.total === 0 ? 100 : Math.floor((job.processed * 100) / job.total);
 }
 
-/**
- * Decision: `dedupe` trims, drops empty entries and removes later case-insensitive
- * duplicates, keeping the first spelling in its place.
- */
-export function dedupeEmails(emails: readonly string[]): string[] {
-  const seen = new Set<string>();
-  const out: string[] = [];
-  for (const raw of emails) {
-    const email = raw.trim();
-    if (email === '') continue;
-    const key = email.toLowerCase();
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push(email);
-  }
-  return out;
-}
-
 /** The contract's JobStatus (both counter namings, decision 2) from a stored row. */
 export function jobView(job: JobRow): JobView {
   return {
@@ -150,30 +132,32 @@ export function csvField(v: string | number | boolean | null): string {
 export class JobsService {
   constructor(private readonly deps: JobsServiceDeps) {}
 
-  async submit(principal: Principal, plan: EmailPlan, emails: readonly string[], options: { useSmtp: boolean; dedupe: boolean }): Promise<JobSubmitAnswer> {
-    this.deps.verification.checkSmtp(options.useSmtp, plan);
-    let list: readonly string[] = emails;
-    if (options.dedupe) {
-      list = dedupeEmails(emails);
-    } else {
-      const empty = emails.findIndex((e) => e.trim() === '');
-      if (empty >= 0) throw new AppError('invalid_request', `emails[${empty}] is empty; remove empty entries or send dedupe: true.`, { field: 'emails' });
-    }
-    if (list.length === 0) throw new AppError('invalid_request', 'emails holds no address once empty entries are dropped.', { field: 'emails' });
-    if (list.length > MAX_JOB_EMAILS) throw new AppError('invalid_request', `A job holds at most ${MAX_JOB_EMAILS} addresses; this one has ${list.length}.`, { field: 'emails' });
+  /** Addresses per stored chunk. */
+  get chunkSize(): number {
+    return this.deps.chunkSize;
+  }
 
+  /** Makes `emails` a list to store; 400 naming `emails` when it cannot be a job. Large lists do this in a worker thread instead (same function). */
+  prepare(emails: readonly string[], dedupe: boolean): PreparedList {
+    const prepared = prepareList(emails, dedupe, this.deps.chunkSize);
+    if ('problem' in prepared) throw new AppError('invalid_request', prepared.problem, { field: 'emails' });
+    return prepared;
+  }
+
+  /** Stores a prepared list as a job, reserving quota for all of it in the same transaction. */
+  async submit(principal: Principal, plan: EmailPlan, list: PreparedList, options: { useSmtp: boolean }): Promise<JobSubmitAnswer> {
+    this.deps.verification.checkSmtp(options.useSmtp, plan);
     const size = this.deps.chunkSize;
-    const chunks: string[][] = [];
-    for (let i = 0; i < list.length; i += size) chunks.push(list.slice(i, i + size));
+    const { chunks } = list;
     const now = this.deps.clock();
     const id = newId('job', now.getTime());
     await this.deps.database.writeTransaction(async (trx) => {
-      const reserved = await this.deps.quota.reserve(principal.accountId, list.length, plan.monthlyQuota, now, trx as unknown as Kysely<CoreTables>);
+      const reserved = await this.deps.quota.reserve(principal.accountId, list.total, plan.monthlyQuota, now, trx as unknown as Kysely<CoreTables>);
       if (!reserved.ok) {
         throw new AppError(
           'insufficient_quota',
-          `Not enough quota for this job: ${list.length} verifications needed, ${reserved.remaining} of ${reserved.limit} left this month (it resets on ${quotaPeriod(now).resetDate}). Nothing was stored or charged.`,
-          { remaining: reserved.remaining, required: list.length },
+          `Not enough quota for this job: ${list.total} verifications needed, ${reserved.remaining} of ${reserved.limit} left this month (it resets on ${quotaPeriod(now).resetDate}). Nothing was stored or charged.`,
+          { remaining: reserved.remaining, required: list.total },
         );
       }
       await this.deps.jobs.insert(
@@ -182,7 +166,7 @@ export class JobsService {
           id,
           account_id: principal.accountId,
           status: 'queued',
-          total: list.length,
+          total: list.total,
           use_smtp: options.useSmtp ? 1 : 0,
           catch_all: options.useSmtp && plan.features.catch_all ? 1 : 0,
           chunk_size: size,
@@ -198,9 +182,9 @@ export class JobsService {
       success: true,
       job_id: id,
       status: 'queued',
-      submitted: emails.length,
-      duplicates_removed: emails.length - list.length,
-      total: list.length,
+      submitted: list.submitted,
+      duplicates_removed: list.submitted - list.total,
+      total: list.total,
       status_url: `${this.deps.publicBaseUrl.replace(/\/+$/, '')}/api/v1/jobs/${id}`,
     };
   }

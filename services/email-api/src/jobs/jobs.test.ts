@@ -159,6 +159,39 @@ for (const backend of testBackends()) {
       assert.ok(cells.every((c) => !/^[=+\-@\t]/.test(c!)));
     });
 
+    test('large bodies (read in a worker thread) give the same answers and errors as small ones', async () => {
+      // 40,000 entries ≈ 1.3 MB: over the worker-thread threshold.
+      const many = Array.from({ length: 40_000 }, (_, i) => `user${i % 30_000}@${D.valid}`);
+      const res = await call('POST', '/api/v1/jobs', keys.scale!, { emails: [' ', ...many.map((e, i) => (i % 7 ? e : e.toUpperCase()))], dedupe: true }, { 'idempotency-key': 'big-1' });
+      assert.equal(res.statusCode, 202, res.body);
+      const body = res.json();
+      assert.deepEqual([body.submitted, body.duplicates_removed, body.total], [40_001, 10_001, 30_000]);
+      const chunks = await admin.database.db.selectFrom('job_chunks').select(['idx', 'size', 'emails']).where('job_id', '=', body.job_id).orderBy('idx').execute();
+      assert.deepEqual([chunks.length, chunks[0]!.size, chunks.at(-1)!.size], [3000, 10, 10]);
+      assert.deepEqual(JSON.parse(chunks[1]!.emails), many.slice(10, 20).map((e, i) => ((10 + i) % 7 ? e : e.toUpperCase())), 'first spelling kept, input order');
+      const replay = await call('POST', '/api/v1/jobs', keys.scale!, { emails: [' ', ...many.map((e, i) => (i % 7 ? e : e.toUpperCase()))], dedupe: true }, { 'idempotency-key': 'big-1' });
+      assert.deepEqual([replay.statusCode, replay.headers['idempotent-replayed'], replay.json().job_id], [202, 'true', body.job_id]);
+      const other = await call('POST', '/api/v1/jobs', keys.scale!, { emails: many, dedupe: true }, { 'idempotency-key': 'big-1' });
+      assert.deepEqual([other.statusCode, other.json().error], [409, 'conflict']);
+      await call('DELETE', `/api/v1/jobs/${body.job_id}`, keys.scale!);
+
+      const bad = async (payload: string, error: string, field?: string) => {
+        const r = await app.inject({ method: 'POST', url: '/api/v1/jobs', headers: { authorization: `Bearer ${keys.scale}`, 'content-type': 'application/json' }, payload });
+        assert.equal(r.statusCode, 400, payload.slice(0, 60));
+        assert.equal(r.json().error, error);
+        if (field) assert.equal(r.json().field, field);
+      };
+      const big = JSON.stringify(many);
+      await bad(`{"emails":${big.slice(0, -1)},""]}`, 'invalid_request', 'emails');
+      await bad(`{"emails":${big.slice(0, -1)},42]}`, 'invalid_request');
+      await bad(`{"emails":${big},"extra":1}`, 'invalid_request');
+      await bad(`{"emails":${big},"__proto__":{"x":1}}`, 'invalid_json');
+      await bad(`{"emails":${big.slice(0, -1)}`, 'invalid_json');
+      const invalidUtf8 = Buffer.concat([Buffer.from(`{"emails":${big.slice(0, -2)}`), Buffer.from([0xc3, 0x28]), Buffer.from('"]}')]);
+      const r = await app.inject({ method: 'POST', url: '/api/v1/jobs', headers: { authorization: `Bearer ${keys.scale}`, 'content-type': 'application/json' }, payload: invalidUtf8 });
+      assert.deepEqual([r.statusCode, r.json().error], [400, 'invalid_json']);
+    });
+
     test('dedupe: trimmed, empty entries dropped, case-insensitive duplicates removed and not charged', async () => {
       const before = await admin.quota.used(ids.scale!);
       const emails = [` Alice@${D.valid} `, `alice@${D.valid}`, '', `Bob@${D.valid}`, '   ', `bob@${D.valid.toUpperCase()}`, `BOB@${D.valid.toUpperCase()}`];

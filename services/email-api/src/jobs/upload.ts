@@ -2,10 +2,9 @@ import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '@mailconv/platform';
-import { MAX_JOB_EMAILS } from './jobs.service.js';
+import { MAX_EMAIL_INPUT, MAX_JOB_EMAILS } from './job-list.js';
 
 /** Longest cell accepted where an address is expected (as on the JSON routes). */
-const MAX_EMAIL_INPUT = 1024;
 
 /** A job submitted as an uploaded file, with the form fields that go with it. */
 export interface UploadedList {

@@ -51,15 +51,18 @@ const CHUNK_INSERT_BATCH = 50;
 export class JobsRepository {
   constructor(private readonly database: Database<EmailTables>) {}
 
-  /** Stores a job and its chunks (call inside the transaction that reserves its quota). */
-  async insert(trx: Exec, job: Omit<JobRow, 'processed' | 'valid_count' | 'invalid_count' | 'risky_count' | 'unknown_count' | 'error' | 'started_at' | 'completed_at'>, chunks: readonly string[][]): Promise<void> {
+  /**
+   * Stores a job and its chunks (call inside the transaction that reserves its quota).
+   * `chunks` are the chunks' address lists as JSON text, each `job.chunk_size` long but the last.
+   */
+  async insert(trx: Exec, job: Omit<JobRow, 'processed' | 'valid_count' | 'invalid_count' | 'risky_count' | 'unknown_count' | 'error' | 'started_at' | 'completed_at'>, chunks: readonly string[]): Promise<void> {
     await trx.insertInto('jobs').values({ ...job, processed: 0, valid_count: 0, invalid_count: 0, risky_count: 0, unknown_count: 0, error: null, started_at: null, completed_at: null }).execute();
     for (let start = 0; start < chunks.length; start += CHUNK_INSERT_BATCH) {
       const rows = chunks.slice(start, start + CHUNK_INSERT_BATCH).map((emails, i) => ({
         job_id: job.id,
         idx: start + i,
-        size: emails.length,
-        emails: JSON.stringify(emails),
+        size: start + i === chunks.length - 1 ? job.total - job.chunk_size * (chunks.length - 1) : job.chunk_size,
+        emails,
         state: 'pending' as const,
         attempts: 0,
         lease_token: null,
@@ -67,6 +70,8 @@ export class JobsRepository {
         results: null,
       }));
       await trx.insertInto('job_chunks').values(rows).execute();
+      // SQLite writes synchronously: between statements the event loop serves others.
+      await new Promise((r) => setImmediate(r));
     }
   }
 

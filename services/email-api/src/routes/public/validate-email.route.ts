@@ -4,7 +4,7 @@ import type { EmailDeps } from '../../deps.js';
 import { errors } from '../../schemas.js';
 import { VerificationResultSchema } from '../../verification/schemas.js';
 import { throwValidationError } from '../validation-errors.js';
-import { MAX_EMAIL_INPUT } from '../v1/verify.route.js';
+import { MAX_EMAIL_INPUT } from '../../jobs/job-list.js';
 
 export interface PublicLimits {
   perMinute: number;

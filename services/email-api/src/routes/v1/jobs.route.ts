@@ -1,13 +1,13 @@
-import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { Type, type Static } from 'typebox';
-import { AppError, DateTime, Nullable, StringEnum, type ServiceApp } from '@mailconv/platform';
+import { AppError, DateTime, Nullable, StringEnum, utf8JsonParser, type ServiceApp } from '@mailconv/platform';
 import { REASONS, STATUSES } from '@mailconv/verifier';
 import { planOf, type EmailDeps } from '../../deps.js';
-import { CSV_HEADER, jobView, MAX_JOB_EMAILS, type JobsService } from '../../jobs/jobs.service.js';
+import { MAX_EMAIL_INPUT, MAX_JOB_EMAILS, submitHash, type PreparedList } from '../../jobs/job-list.js';
+import { CSV_HEADER, jobView, type JobsService } from '../../jobs/jobs.service.js';
+import { ListReader, OFFLOAD_MIN_BYTES, OffloadedList } from '../../jobs/list-offload.js';
 import { readUpload } from '../../jobs/upload.js';
 import { SECURED, errors } from '../../schemas.js';
-import { MAX_EMAIL_INPUT } from './verify.route.js';
 
 const JOB_STATES = ['queued', 'processing', 'completed', 'failed', 'cancelled'] as const;
 
@@ -104,10 +104,40 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** `POST/GET /api/v1/jobs`, `GET/DELETE /api/v1/jobs/{job_id}`, `GET /api/v1/jobs/{job_id}/results`. */
 export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsService, options: { bodyLimit: number }): void {
+  // Large JSON lists are parsed and prepared in a worker thread; everything else (and any
+  // body that is not plainly well-formed) by the services' usual parser and validation.
+  const reader = new ListReader();
+  app.addHook('onClose', async () => reader.close());
+  const usualJson = utf8JsonParser(app);
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    if (bytes.length < OFFLOAD_MIN_BYTES || request.method !== 'POST' || request.routeOptions.url !== '/api/v1/jobs') return usualJson(request, bytes, done);
+    reader.read(bytes, jobs.chunkSize, request.headers['idempotency-key'] !== undefined).then(
+      (r) => (r.kind === 'fallback' ? usualJson(request, bytes, done) : done(null, new OffloadedList(r))),
+      (err: Error) => done(err),
+    );
+  });
+  const compile = app.validatorCompiler;
+  if (!compile) throw new Error('the service app has no validator compiler');
+
   app.post(
     '/api/v1/jobs',
     {
       bodyLimit: options.bodyLimit,
+      // A list read in the worker thread was checked there against the same shape.
+      validatorCompiler: (route) => {
+        const check = compile(route) as ((data: unknown) => unknown) & { errors?: unknown };
+        if (route.httpPart !== 'body') return check as never;
+        const body = (data: unknown) => {
+          if (data instanceof OffloadedList) return { value: data };
+          const result = check(data);
+          body.errors = check.errors; // Fastify reads a failed check's errors from the function itself
+          return result;
+        };
+        body.errors = undefined as unknown;
+        return body as never;
+      },
       // A multipart body is read from its stream by the handler; the schema check sees an empty form.
       preValidation: async (request) => {
         if (request.isMultipart()) request.body = {};
@@ -158,29 +188,41 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
     async (request, reply) => {
       const principal = request.principal!;
       const plan = planOf(deps, principal.plan);
-      let emails: string[];
-      let useSmtp: boolean;
-      let dedupe: boolean;
-      if (request.isMultipart()) {
-        ({ emails, useSmtp, dedupe } = await readUpload(request, options.bodyLimit));
-      } else {
-        const body = request.body as Static<typeof SubmitBody>;
-        emails = body.emails;
-        useSmtp = body.use_smtp ?? false;
-        dedupe = body.dedupe ?? false;
-      }
       const key = request.headers['idempotency-key'];
-      if (key === undefined) return reply.code(202).send(await jobs.submit(principal, plan, emails, { useSmtp, dedupe }));
+      let list: PreparedList;
+      let useSmtp: boolean;
+      let hash: string | null;
+      if (request.body instanceof OffloadedList) {
+        const read = request.body.result;
+        ({ useSmtp, hash } = read);
+        deps.verification.checkSmtp(useSmtp, plan);
+        if (read.kind === 'problem') throw new AppError('invalid_request', read.problem, { field: 'emails' });
+        list = read.list;
+      } else {
+        let emails: string[];
+        let dedupe: boolean;
+        if (request.isMultipart()) {
+          ({ emails, useSmtp, dedupe } = await readUpload(request, options.bodyLimit));
+        } else {
+          const body = request.body as Static<typeof SubmitBody>;
+          emails = body.emails;
+          useSmtp = body.use_smtp ?? false;
+          dedupe = body.dedupe ?? false;
+        }
+        deps.verification.checkSmtp(useSmtp, plan);
+        list = jobs.prepare(emails, dedupe);
+        hash = key === undefined ? null : submitHash(useSmtp, dedupe, emails);
+      }
+      if (key === undefined) return reply.code(202).send(await jobs.submit(principal, plan, list, { useSmtp }));
       if (!IDEMPOTENCY_KEY.test(key)) throw new AppError('invalid_request', 'Idempotency-Key must be 1–255 visible ASCII characters.', { field: 'Idempotency-Key' });
-      const hash = createHash('sha256').update(`jobs\n${useSmtp}\n${dedupe}\n${JSON.stringify(emails)}`).digest('hex');
-      const claim = await deps.idempotency.claim(principal.accountId, key, hash, deps.clock(), IDEMPOTENCY_TTL_MS);
+      const claim = await deps.idempotency.claim(principal.accountId, key, hash!, deps.clock(), IDEMPOTENCY_TTL_MS);
       if (claim.kind === 'mismatch') throw new AppError('conflict', 'This Idempotency-Key was already used with a different request body.');
       if (claim.kind === 'in_progress') throw new AppError('conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
       if (claim.kind === 'replay') {
         return reply.code(claim.statusCode as 202).header('idempotent-replayed', 'true').type('application/json; charset=utf-8').send(claim.body as never);
       }
       try {
-        const answer = await jobs.submit(principal, plan, emails, { useSmtp, dedupe });
+        const answer = await jobs.submit(principal, plan, list, { useSmtp });
         const body = reply.code(202).serialize(answer) as string;
         await deps.idempotency.complete(principal.accountId, key, 202, body);
         return reply.type('application/json; charset=utf-8').send(body as never);

@@ -4,14 +4,12 @@ import type { Kysely } from 'kysely';
 import { AppError, type ServiceApp } from '@mailconv/platform';
 import type { EmailTables } from '../../db/schema.js';
 import { planOf, type EmailDeps } from '../../deps.js';
+import { MAX_EMAIL_INPUT } from '../../jobs/job-list.js';
 import { SECURED, errors } from '../../schemas.js';
 import { BatchResponse, SingleResponse } from '../../verification/schemas.js';
 import type { RecordedEvent } from '../../repositories/events.repository.js';
 import type { BatchAnswer } from '../../verification/verification.service.js';
 import { throwValidationError } from '../validation-errors.js';
-
-/** Longest string accepted where an address is expected; longer is not an address (254 max) and is refused early. */
-export const MAX_EMAIL_INPUT = 1024;
 
 const SingleBody = Type.Object(
   {
