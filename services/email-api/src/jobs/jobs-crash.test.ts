@@ -78,6 +78,22 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** Fifty addresses in five chunks of ten; one slow address per chunk keeps each chunk busy for a while. */
+function crashList(tag: string): string[] {
+  const slow = slowAddresses(5, tag);
+  const domains = loadDomains();
+  return Array.from({ length: 50 }, (_, i) => (i % 10 === 5 ? slow[Math.floor(i / 10)]! : i % 2 ? `a${i}@${D.valid}` : `u${i}@${domains[i]!}`));
+}
+
+/** A free port for the API process and a JSON getter against it with the key. */
+async function client(apiKey: string) {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const auth = { authorization: `Bearer ${apiKey}` };
+  const get = async (path: string) => (await fetch(`${base}${path}`, { headers: auth })).json() as Promise<Record<string, unknown>>;
+  return { port, base, auth, get };
+}
+
 /** Starts `server.js` (or `worker.js`) and resolves once it logged `ready`. */
 async function start(env: Record<string, string>, port: number, file = SERVER): Promise<ChildProcess> {
   const child = spawn(process.execPath, [file], { env: { ...process.env, ...env, EMAIL_LOG_LEVEL: 'info', EMAIL_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -106,14 +122,8 @@ for (const backend of testBackends()) {
     try {
       const acct = await admin.accounts.createAccount({ email: 'crash@example.test', plan: 'growth' });
       assert.ok(acct.ok);
-      // Five chunks of ten; one slow address per chunk keeps each chunk busy for a while.
-      const slow = slowAddresses(5, 'k');
-      const domains = loadDomains();
-      const emails = Array.from({ length: 50 }, (_, i) => (i % 10 === 5 ? slow[Math.floor(i / 10)]! : i % 2 ? `a${i}@${D.valid}` : `u${i}@${domains[i]!}`));
-      const port = await freePort();
-      const base = `http://127.0.0.1:${port}`;
-      const auth = { authorization: `Bearer ${acct.apiKey}` };
-      const get = async (path: string) => (await fetch(`${base}${path}`, { headers: auth })).json() as Promise<Record<string, unknown>>;
+      const emails = crashList('k');
+      const { port, base, auth, get } = await client(acct.apiKey);
 
       child = await start(env, port);
       const id = await submitAndWaitMidway(base, auth, get, emails);
@@ -148,14 +158,8 @@ async function scaleOutCrash(tag: string, extra: (env: Record<string, string>) =
   try {
     const acct = await admin.accounts.createAccount({ email: `${tag}@example.test`, plan: 'growth' });
     assert.ok(acct.ok);
-    // Five chunks of ten; one slow address per chunk keeps each chunk busy for a while.
-    const slow = slowAddresses(5, tag);
-    const domains = loadDomains();
-    const emails = Array.from({ length: 50 }, (_, i) => (i % 10 === 5 ? slow[Math.floor(i / 10)]! : i % 2 ? `a${i}@${D.valid}` : `u${i}@${domains[i]!}`));
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const auth = { authorization: `Bearer ${acct.apiKey}` };
-    const get = async (path: string) => (await fetch(`${base}${path}`, { headers: auth })).json() as Promise<Record<string, unknown>>;
+    const emails = crashList(tag);
+    const { port, base, auth, get } = await client(acct.apiKey);
 
     api = await start({ ...env, EMAIL_JOBS_WORKERS: '0' }, port);
     child = await start(env, 0, WORKER);
@@ -195,10 +199,7 @@ if (testBackends().includes('postgres')) {
       assert.ok(acct.ok);
       const domains = loadDomains();
       const emails = Array.from({ length: 60 }, (_, i) => (i % 2 ? `a${i}@${D.valid}` : `u${i}@${domains[i]!}`));
-      const port = await freePort();
-      const base = `http://127.0.0.1:${port}`;
-      const auth = { authorization: `Bearer ${acct.apiKey}` };
-      const get = async (path: string) => (await fetch(`${base}${path}`, { headers: auth })).json() as Promise<Record<string, unknown>>;
+      const { port, base, auth, get } = await client(acct.apiKey);
       children.push(await start({ ...env, EMAIL_JOBS_WORKERS: '0' }, port));
       children.push(await start(env, 0, WORKER), await start(env, 0, WORKER));
       const res = await fetch(`${base}/api/v1/jobs`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ emails }) });
