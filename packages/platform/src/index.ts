@@ -11,6 +11,8 @@ export { generateApiKey, hashApiKey, previewApiKey } from './accounts/api-keys.j
 export { KeyUsageRecorder } from './accounts/key-usage-recorder.js';
 export { loadPlansFile, planCatalog, type BasePlan, type PlanCatalog } from './accounts/plans.js';
 export { QuotaLedger, type ChargeResult, type QuotaState, type RefundResult, type ReserveResult } from './quota/quota-ledger.js';
+export { ChargeBatcher } from './quota/charge-batcher.js';
+export { TurnBatcher } from './batching/turn-batcher.js';
 export { quotaPeriod, type QuotaPeriod } from './quota/period.js';
 export { createRateLimiter, type RateDecision, type RateLimiter } from './ratelimit/rate-limiter.js';
 export { apiKeyAuth, extractApiKey, type ApiKeyAuthOptions, type KeyLocation } from './http/auth.js';

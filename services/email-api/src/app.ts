@@ -71,7 +71,7 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
   const { app, core, authenticate } = await createServiceBase<EmailTables>({ config, identity: EMAIL_IDENTITY, logStream: options.logStream });
   const clock = options.clock ?? (() => new Date());
   const engine = options.engine ?? engineFromConfig(config);
-  const verification = new VerificationService({ verifier: engine.verifier, quota: core.quota, clock, smtpAvailable: engine.prober !== null, batchConcurrency: config.batchConcurrency });
+  const verification = new VerificationService({ verifier: engine.verifier, quota: core.quota, charges: core.charges, clock, smtpAvailable: engine.prober !== null, batchConcurrency: config.batchConcurrency });
   const deliveries = new DeliveriesRepository(core.database);
   const events = new EventsRepository(core.database, deliveries);
   const deps: EmailDeps = { core, plans, clock, verification, idempotency: new IdempotencyRepository(core.database), events, webhooks: new WebhooksRepository(core.database), deliveries };

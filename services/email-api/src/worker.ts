@@ -29,7 +29,7 @@ const log = pino({ level: config.logLevel });
 const core = await openServiceCore<EmailTables>({ database: config.database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
 const engine = engineFromConfig(config);
 const clock = () => new Date();
-const verification = new VerificationService({ verifier: engine.verifier, quota: core.quota, clock, smtpAvailable: engine.prober !== null, batchConcurrency: config.batchConcurrency });
+const verification = new VerificationService({ verifier: engine.verifier, quota: core.quota, charges: core.charges, clock, smtpAvailable: engine.prober !== null, batchConcurrency: config.batchConcurrency });
 const deliveries = new DeliveriesRepository(core.database);
 const events = new EventsRepository(core.database, deliveries);
 const { worker, queue } = createJobsRuntime({ database: core.database, quota: core.quota, events, verification, clock, config, concurrency: config.jobs.workers || 2, log });

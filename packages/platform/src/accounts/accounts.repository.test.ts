@@ -61,6 +61,20 @@ for (const backend of testBackends()) {
       assert.deepEqual((await repo.listKeys(r.account.id)).map((k) => k.id), [r.key.id]);
     });
 
+    test('lookups of one key in the same turn agree; one asked after a revocation has committed is refused', async () => {
+      const r = await repo.createAccount({ email: 'dave@example.test', plan: 'starter' });
+      assert.ok(r.ok);
+      const second = await repo.createKey(r.account.id, 'ci');
+      assert.ok(second);
+      const together = await Promise.all(Array.from({ length: 20 }, () => repo.findPrincipal(second.apiKey)));
+      assert.deepEqual(new Set(together.map((p) => p?.keyId)), new Set([second.key.id]));
+      together[0]!.plan = 'changed by a caller';
+      assert.equal(together[1]!.plan, 'starter', 'each caller has its own copy');
+      assert.equal(await repo.revokeKey(r.account.id, second.key.id), 'revoked');
+      assert.equal(await repo.findPrincipal(second.apiKey), null);
+      assert.deepEqual(await repo.findPrincipal(r.apiKey), { keyId: r.key.id, accountId: r.account.id, email: 'dave@example.test', plan: 'starter' });
+    });
+
     test('the last active key cannot be revoked, and another account’s key is not found', async () => {
       const a = await repo.createAccount({ email: 'dan@example.test', plan: 'free' });
       const b = await repo.createAccount({ email: 'erin@example.test', plan: 'free' });

@@ -3,6 +3,7 @@ import type { CoreTables } from '../db/core-schema.js';
 import type { Database } from '../db/database.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { reusableQuery } from '../db/reusable-query.js';
+import { TurnBatcher } from '../batching/turn-batcher.js';
 import { newId } from '../ids.js';
 import { generateApiKey, hashApiKey, looksLikeApiKey, previewApiKey } from './api-keys.js';
 
@@ -109,11 +110,21 @@ export class AccountsRepository {
   }
 
   /** The caller behind `apiKey`, or `null` for an unknown, malformed or revoked key. */
+  /**
+   * The caller behind an API key, or null for unknown and revoked keys. Lookups of one key
+   * made in the same event-loop turn share one query (the hot path of every authenticated
+   * request); none reuses an answer read before it was asked, so a revocation is seen at once.
+   */
   async findPrincipal(apiKey: string): Promise<Principal | null> {
     if (!looksLikeApiKey(apiKey, this.keyPrefix)) return null;
-    const { rows } = await this.database.db.executeQuery(this.principalQuery({ hash: hashApiKey(apiKey) }));
-    return rows[0] ?? null;
+    return this.lookups.add(hashApiKey(apiKey), undefined);
   }
+
+  private readonly lookups = new TurnBatcher<undefined, Principal | null>(async (hash, calls) => {
+    const { rows } = await this.database.db.executeQuery(this.principalQuery({ hash }));
+    // Each caller gets its own copy: request code may decorate the principal it is given.
+    return calls.map(() => (rows[0] ? { ...rows[0] } : null));
+  });
 
   async getAccount(id: string): Promise<AccountRecord | undefined> {
     return this.database.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();

@@ -48,7 +48,8 @@ export interface ApiKeyAuthOptions {
  * An onRequest hook that authenticates every request of the routes it is added to, then
  * applies the account's per-minute rate limit. It runs before the body is read, so an
  * unauthenticated or rate-limited caller cannot make the server parse a large body. Every
- * lookup hits the database: a revoked key stops working at once on every node. Every
+ * request's key is looked up in the database (lookups of one turn share a query): a revoked
+ * key stops working at once on every node. Every
  * answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; a refusal
  * is 429 `rate_limited` with `Retry-After`.
  */

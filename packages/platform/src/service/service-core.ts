@@ -5,6 +5,7 @@ import type { DatabaseTarget } from '../config/settings.js';
 import { CORE_MIGRATIONS } from '../db/core-migrations.js';
 import type { CoreTables } from '../db/core-schema.js';
 import { migrate, openDatabase, type Database } from '../db/database.js';
+import { ChargeBatcher } from '../quota/charge-batcher.js';
 import { QuotaLedger } from '../quota/quota-ledger.js';
 
 /** The parts of a service that live beside its database: accounts, keys, quota. */
@@ -14,6 +15,8 @@ export interface ServiceCore<DB extends CoreTables> {
   coreDatabase: Database<CoreTables>;
   accounts: AccountsRepository;
   quota: QuotaLedger;
+  /** The ledger's charges, coalesced per event-loop turn: for the request path. */
+  charges: ChargeBatcher;
   keyUsage: KeyUsageRecorder;
   /** Flushes buffered usage and closes the database. */
   close(): Promise<void>;
@@ -40,11 +43,13 @@ export async function openServiceCore<DB extends CoreTables>(options: ServiceCor
   const coreDatabase = database as unknown as Database<CoreTables>;
   const keyUsage = new KeyUsageRecorder(coreDatabase, options.keyUsageFlushMs ?? 1000, options.onBackgroundError ?? (() => undefined));
   let closed = false;
+  const quota = new QuotaLedger(coreDatabase);
   return {
     database,
     coreDatabase,
     accounts: new AccountsRepository(coreDatabase, options.keyPrefix),
-    quota: new QuotaLedger(coreDatabase),
+    quota,
+    charges: new ChargeBatcher(quota),
     keyUsage,
     close: async () => {
       if (closed) return;

@@ -1,4 +1,4 @@
-import { AppError, newId, quotaPeriod, type Principal, type QuotaLedger, type QuotaState } from '@mailconv/platform';
+import { AppError, newId, quotaPeriod, type ChargeBatcher, type Principal, type QuotaLedger, type QuotaState } from '@mailconv/platform';
 import type { VerificationResult, Verifier } from '@mailconv/verifier';
 import type { EmailPlan } from '../plans.js';
 
@@ -29,6 +29,8 @@ export interface BatchAnswer {
 export interface VerificationServiceDeps {
   verifier: Verifier;
   quota: QuotaLedger;
+  /** The ledger's charges coalesced per event-loop turn (requests arriving together share a statement). */
+  charges: ChargeBatcher;
   clock: () => Date;
   /** SMTP probing is configured on this server (HELO name and MAIL FROM set). */
   smtpAvailable: boolean;
@@ -87,7 +89,7 @@ export class VerificationService {
 
   private async charge(principal: Principal, plan: EmailPlan, units: number): Promise<QuotaState> {
     const now = this.deps.clock();
-    const charged = await this.deps.quota.charge(principal.accountId, units, plan.monthlyQuota, now);
+    const charged = await this.deps.charges.charge(principal.accountId, units, plan.monthlyQuota, now);
     if (!charged.ok) {
       throw new AppError(
         'quota_exceeded',
