@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { promises as dns } from 'node:dns';
-import { D, SOCKS_PASSWORD, SOCKS_USER, useRig, type RigHandle } from './index.js';
+import { D, SOCKS_PASSWORD, SOCKS_USER, postfixCpuMs, useRig, type RigHandle } from './index.js';
 
 // The rig's own guarantees: it answers from its zone only, and its Postfix never relays.
 let rig: RigHandle;
@@ -87,4 +87,14 @@ test('the SOCKS5 proxy wants the login and reaches only the rig', async () => {
   assert.equal(await ask('wrong', rig.hosts.postfix), -1);
   assert.equal(await ask(SOCKS_PASSWORD, rig.hosts.postfix), 0x00);
   assert.equal(await ask(SOCKS_PASSWORD, '127.0.0.1'), 0x02, 'outside the rig: not allowed by ruleset');
+});
+
+test('postfixCpuMs counts what the rig’s Postfix spends, including daemons it has reaped', async () => {
+  const before = postfixCpuMs(rig.dir);
+  assert.ok(Number.isFinite(before) && before >= 0);
+  // Enough whole sessions that Postfix spends well over one clock tick (10 ms) on them.
+  for (let i = 0; i < 40; i++) await dialogue(rig.hosts.postfix, ['EHLO probe.rig.test', 'MAIL FROM:<probe@rig.test>', `RCPT TO:<alice@${D.valid}>`, 'RSET', 'QUIT']);
+  const spent = postfixCpuMs(rig.dir) - before;
+  assert.ok(spent > 0, `Postfix CPU did not move (${spent} ms)`);
+  assert.throws(() => postfixCpuMs('/nonexistent'), /ENOENT/);
 });
