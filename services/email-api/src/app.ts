@@ -53,7 +53,6 @@ export function engineFromConfig(config: EmailConfig): Engine {
   });
 }
 
-/** Builds the email verification service: its own database, keys and routes. */
 /** What makes this service itself: name, errors, keys, tables. */
 const EMAIL_IDENTITY: ServiceIdentity = {
   title: 'Email Verification API',
@@ -66,6 +65,7 @@ const EMAIL_IDENTITY: ServiceIdentity = {
   migrations: EMAIL_MIGRATIONS,
 };
 
+/** Builds the email verification service: its own database, keys and routes. */
 export async function buildApp(config: EmailConfig, options: EmailAppOptions = {}): Promise<ServiceApp> {
   const plans = emailPlans(config.plansFile);
   const { app, core, authenticate } = await createServiceBase<EmailTables>({ config, identity: EMAIL_IDENTITY, logStream: options.logStream });

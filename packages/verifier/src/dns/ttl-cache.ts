@@ -53,13 +53,13 @@ export class TtlCache<V> {
     return promise;
   }
 
-  /** Number of stored (possibly expired) values. */
   /** The cached value of `key` if present and fresh, without starting a lookup. */
   peek(key: string): V | undefined {
     const hit = this.entries.get(key);
     return hit && hit.expiresAt > this.clock() ? hit.value : undefined;
   }
 
+  /** Number of stored (possibly expired) values. */
   get size(): number {
     return this.entries.size;
   }

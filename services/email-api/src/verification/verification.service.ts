@@ -1,6 +1,15 @@
 import { AppError, newId, quotaPeriod, type ChargeBatcher, type Principal, type QuotaLedger, type QuotaState } from '@mailconv/platform';
 import type { VerificationResult, Verifier } from '@mailconv/verifier';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { EmailPlan } from '../plans.js';
+
+/**
+ * Longest stretch (ms) a batch or chunk verifies before letting the event loop run. With
+ * DNS answers cached every verification resolves as a microtask, so without a pause a
+ * 10,000-address chunk would hold the loop for its whole length: no request answered, no
+ * lease renewed, no cancellation read until it ends.
+ */
+export const YIELD_EVERY_MS = 5;
 
 export interface QuotaBody {
   limit: number;
@@ -81,6 +90,24 @@ export class VerificationService {
     return { success: true, batch_id: newId('batch', this.deps.clock().getTime()), status: 'completed', summary: summarise(results), results, quota: quotaBody(charged) };
   }
 
+  /**
+   * Lets the event loop run once every {@link YIELD_EVERY_MS} of verification, for every
+   * batch and chunk of this process at once: the loop only turns when none of them has
+   * work queued as microtasks, so they must all pause together.
+   */
+  private breather(): Promise<void> | void {
+    if (!this.pause && performance.now() - this.lastYield >= YIELD_EVERY_MS) {
+      this.pause = nextTurn().then(() => {
+        this.pause = null;
+        this.lastYield = performance.now();
+      });
+    }
+    return this.pause ?? undefined;
+  }
+
+  private lastYield = performance.now();
+  private pause: Promise<void> | null = null;
+
   /** The public endpoint: no account, no quota. */
   async anonymous(email: string, useSmtp: boolean): Promise<VerificationResult> {
     this.checkSmtp(useSmtp, null);
@@ -135,6 +162,7 @@ export class VerificationService {
         }
         const i = order[next++]!;
         results[i] = await this.deps.verifier.verify(emails[i]!, options);
+        await this.breather();
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.deps.batchConcurrency, order.length) }, worker));
