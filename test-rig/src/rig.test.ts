@@ -92,8 +92,10 @@ test('the SOCKS5 proxy wants the login and reaches only the rig', async () => {
 test('postfixCpuMs counts what the rig’s Postfix spends, including daemons it has reaped', async () => {
   const before = postfixCpuMs(rig.dir);
   assert.ok(Number.isFinite(before) && before >= 0);
-  // Enough whole sessions that Postfix spends well over one clock tick (10 ms) on them.
-  for (let i = 0; i < 40; i++) await dialogue(rig.hosts.postfix, ['EHLO probe.rig.test', 'MAIL FROM:<probe@rig.test>', `RCPT TO:<alice@${D.valid}>`, 'RSET', 'QUIT']);
+  // The kernel charges CPU by clock tick (10 ms) to whichever process runs at the tick, so
+  // give Postfix well over that to do: sessions of many recipients each (~0.1 ms per RCPT).
+  const rcpts = Array.from({ length: 100 }, (_, i) => `RCPT TO:<${i % 2 ? 'alice' : 'bob'}@${D.valid}>`);
+  for (let i = 0; i < 20; i++) await dialogue(rig.hosts.postfix, ['EHLO probe.rig.test', 'MAIL FROM:<probe@rig.test>', ...rcpts, 'RSET', 'QUIT']);
   const spent = postfixCpuMs(rig.dir) - before;
   assert.ok(spent > 0, `Postfix CPU did not move (${spent} ms)`);
   assert.throws(() => postfixCpuMs('/nonexistent'), /ENOENT/);

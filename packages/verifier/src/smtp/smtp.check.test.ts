@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { D, M365_MX, SOCKS_PASSWORD, SOCKS_USER, useRig, type RigHandle } from '@mailconv/test-rig';
+import { BENCH_USERS_PER_DOMAIN, D, M365_MX, SOCKS_PASSWORD, SOCKS_USER, benchDomains, benchTruth, useRig, type RigHandle } from '@mailconv/test-rig';
 import { DnsResolver } from '../dns/dns.check.js';
 import { SmtpConfigError, SmtpProber, type SmtpProberOptions } from './smtp.check.js';
 import type { SmtpOutcome } from './types.js';
@@ -115,6 +115,22 @@ test('a tight error budget spreads recipients over more sessions and still answe
   const outcomes = await p.probeMany(emails, await dns.lookupMail(D.valid));
   assert.deepEqual(outcomes.map((o) => o.status), ['user_unknown', 'accepted', 'user_unknown', 'mailbox_full']);
   assert.ok(p.stats.sessions >= 3, `sessions: ${p.stats.sessions}`);
+});
+
+test('a long list of one domain is probed by parallel sessions up to the per-host limit, answers in order', async () => {
+  const domain = benchDomains()[0]!;
+  const emails = Array.from({ length: BENCH_USERS_PER_DOMAIN }, (_, u) => `u${String(u).padStart(3, '0')}@${domain}`);
+  const route = await dns.lookupMail(domain);
+  for (const perHostConcurrency of [1, 3]) {
+    const p = prober({ perHostConcurrency, maxRecipientsPerSession: 10 });
+    const outcomes = await p.probeMany(emails, route);
+    assert.deepEqual(
+      outcomes.map((o) => [o.email, o.status]),
+      emails.map((e, u) => [e, benchTruth(0, u)]),
+    );
+    assert.ok(outcomes.every((o) => o.status !== 'accepted' || o.catchAll === false));
+    assert.equal(p.stats.peakOpen, perHostConcurrency, `sessions open at once with a limit of ${perHostConcurrency}`);
+  }
 });
 
 describe('hostile and unusual peers', () => {

@@ -154,8 +154,9 @@ export class SmtpProber {
     randomLocalPart: () => string;
   };
   private readonly limiter: HostLimiter;
-  /** Counters since construction: sessions opened (after a greeting) and RCPT commands sent. */
-  readonly stats = { sessions: 0, recipients: 0 };
+  /** Counters since construction: sessions opened (after a greeting), RCPT commands sent, most sessions open at once. */
+  readonly stats = { sessions: 0, recipients: 0, peakOpen: 0 };
+  private open = 0;
   /** TLS sessions per MX address, so the next STARTTLS can resume instead of a full handshake. */
   private readonly tlsSessions = new Map<string, Buffer>();
   private readonly restrictTo: BlockList | null = null;
@@ -221,7 +222,7 @@ export class SmtpProber {
       provider,
       detail: null,
     }));
-    let pending: number[] = [];
+    const pending: number[] = [];
     results.forEach((r, i) => {
       if (isSafeAddress(r.email)) pending.push(i);
       else r.detail = 'invalid_address';
@@ -240,30 +241,40 @@ export class SmtpProber {
     const randomAddress = `${this.o.randomLocalPart()}@${route.domain}`;
     const perEnvelope = Math.max(1, Math.min(this.o.recipientsPerEnvelope, rule.recipientsPerEnvelope ?? Infinity));
     let randomReply: SmtpReply | null = null;
+    let randomAsked = false;
     let fruitlessLosses = 0;
 
-    while (pending.length > 0) {
-      const chunk = pending.slice(0, this.o.maxRecipientsPerSession);
-      const probeRandom = wantCatchAll && rule.catchAllProbe === 'same_session' && randomReply === null ? randomAddress : null;
-      const run = await this.session(targets, chunk.map((i) => results[i]?.email ?? ''), probeRandom, perEnvelope);
-      for (const [j, answer] of run.answered) {
-        const r = results[chunk[j] ?? -1];
-        if (r) Object.assign(r, answer, { mxHost: run.target?.host ?? null, mxAddress: run.target?.address ?? null, tls: run.tls });
+    // Sessions of one domain run side by side (up to the per-host limit), each taking the
+    // next chunk of the shared list: a list of one big domain is not probed one session
+    // after the other. Recipients a session could not ask go back to the front.
+    const lane = async (): Promise<void> => {
+      while (pending.length > 0) {
+        const chunk = pending.splice(0, this.o.maxRecipientsPerSession);
+        const probeRandom = wantCatchAll && rule.catchAllProbe === 'same_session' && !randomAsked ? randomAddress : null;
+        if (probeRandom) randomAsked = true;
+        const run = await this.session(targets, chunk.map((i) => results[i]?.email ?? ''), probeRandom, perEnvelope);
+        for (const [j, answer] of run.answered) {
+          const r = results[chunk[j] ?? -1];
+          if (r) Object.assign(r, answer, { mxHost: run.target?.host ?? null, mxAddress: run.target?.address ?? null, tls: run.tls });
+        }
+        randomReply ??= run.randomReply;
+        // Not answered (the session ended first): a later session asks it.
+        if (probeRandom && !run.randomReply) randomAsked = false;
+        pending.unshift(...run.leftover.map((j) => chunk[j] ?? -1));
+        if (!run.failure && run.answered.size > 0) continue;
+        run.failure ??= { status: 'unknown', detail: 'no_progress', reply: null, kind: null };
+        // A dropped connection is retried while sessions make progress, and once more after
+        // one that made none (some servers hang up after the first rejection).
+        if (run.failure.kind === 'connection_lost' && (run.answered.size > 0 || fruitlessLosses++ < 1)) continue;
+        for (const i of pending) {
+          const r = results[i];
+          if (r) Object.assign(r, { status: run.failure.status, detail: run.failure.detail, reply: run.failure.reply, mxHost: run.target?.host ?? null, mxAddress: run.target?.address ?? null, tls: run.tls });
+        }
+        pending.length = 0;
       }
-      randomReply ??= run.randomReply;
-      const leftover = run.leftover.map((j) => chunk[j] ?? -1);
-      pending = [...leftover, ...pending.slice(chunk.length)];
-      if (!run.failure && run.answered.size > 0) continue;
-      run.failure ??= { status: 'unknown', detail: 'no_progress', reply: null, kind: null };
-      // A dropped connection is retried while sessions make progress, and once more after
-      // one that made none (some servers hang up after the first rejection).
-      if (run.failure.kind === 'connection_lost' && (run.answered.size > 0 || fruitlessLosses++ < 1)) continue;
-      for (const i of pending) {
-        const r = results[i];
-        if (r) Object.assign(r, { status: run.failure.status, detail: run.failure.detail, reply: run.failure.reply, mxHost: run.target?.host ?? null, mxAddress: run.target?.address ?? null, tls: run.tls });
-      }
-      pending = [];
-    }
+    };
+    const lanes = Math.max(1, Math.min(this.o.perHostConcurrency, Math.ceil(pending.length / this.o.maxRecipientsPerSession)));
+    await Promise.all(Array.from({ length: lanes }, lane));
 
     if (wantCatchAll) {
       const catchAll = await this.catchAll(results, rule, targets, randomAddress, randomReply);
@@ -376,9 +387,11 @@ export class SmtpProber {
       run.failure = lastFailure ?? { status: 'unreachable', detail: 'connection_refused', reply: null, kind: 'connect_refused' };
       return run;
     }
+    this.stats.peakOpen = Math.max(this.stats.peakOpen, ++this.open);
     try {
       await this.envelopes(session, emails, randomAddress, perEnvelope, run);
     } finally {
+      this.open--;
       session.quit();
       release();
     }
