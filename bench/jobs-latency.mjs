@@ -1,0 +1,88 @@
+// bench:jobs-latency — how the API answers while a bulk job runs in the same process (the
+// default setup: SQLite, in-process workers). Submits a job of BENCH_JOB_SIZE addresses
+// (300,000) over the rig's 10,000 load-test domains, then, until it completes, asks
+// verify-single and /healthz every 20 ms and reports their latency.
+// Last line: RESULT key=value …
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ROOT } from '../scripts/lib/ensure.mjs';
+
+const SIZE = Number(process.env.BENCH_JOB_SIZE ?? 300_000);
+const { startRig, D } = await import(join(ROOT, 'test-rig', 'dist', 'index.js'));
+
+const freePort = () =>
+  new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+
+const rig = await startRig();
+const dir = mkdtempSync(join(tmpdir(), 'bench-jobs-latency-'));
+let child;
+try {
+  const plans = join(dir, 'plans.json');
+  writeFileSync(plans, JSON.stringify({ plans: { bench: { name: 'Bench', monthlyQuota: 1e9, rateLimitRpm: 1e9, batchCap: 10_000, features: { smtp: false, webhooks: false, catch_all: false } } } }));
+  const port = await freePort();
+  const env = { ...process.env, EMAIL_DATABASE_URL: `sqlite:${join(dir, 'email.db')}`, EMAIL_PLANS_FILE: plans, EMAIL_DNS_SERVERS: rig.dnsServer, EMAIL_PORT: String(port), EMAIL_LOG_LEVEL: 'warn' };
+  const admin = spawnSync(process.execPath, ['services/email-api/dist/admin.js', 'create-account', '--email', 'bench@example.test', '--plan', 'bench', '--json'], { cwd: ROOT, env, encoding: 'utf8' });
+  if (admin.status !== 0) throw new Error(admin.stderr);
+  const key = JSON.parse(admin.stdout).api_key;
+  child = spawn(process.execPath, ['services/email-api/dist/server.js'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) break;
+    if (i > 100) throw new Error('the service did not start');
+    await sleep(100);
+  }
+  const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const emails = Array.from({ length: SIZE }, (_, i) => `user${i}@d${String(i % 10_000).padStart(4, '0')}.${D.wildcard}`);
+  const t0 = performance.now();
+  const submitted = await fetch(`${base}/api/v1/jobs`, { method: 'POST', headers: auth, body: JSON.stringify({ emails }) });
+  const job = await submitted.json();
+  if (submitted.status !== 202) throw new Error(`submit answered ${submitted.status}: ${JSON.stringify(job)}`);
+
+  let done = false;
+  const sample = async (ask) => {
+    const times = [];
+    while (!done) {
+      const t = performance.now();
+      await ask();
+      times.push(performance.now() - t);
+      await sleep(20);
+    }
+    return times.sort((a, b) => a - b);
+  };
+  const singles = sample(async () => {
+    const r = await fetch(`${base}/api/v1/verify-single`, { method: 'POST', headers: auth, body: JSON.stringify({ email: `x@${D.valid}` }) });
+    if (r.status !== 200) throw new Error(`verify-single answered ${r.status}`);
+    await r.text();
+  });
+  const health = sample(async () => (await fetch(`${base}/healthz`)).text());
+  let status;
+  do {
+    await sleep(200);
+    status = (await (await fetch(`${base}/api/v1/jobs/${job.job_id}`, { headers: auth })).json()).status;
+  } while (status === 'queued' || status === 'processing');
+  const jobSeconds = (performance.now() - t0) / 1000;
+  done = true;
+  const [s, h] = await Promise.all([singles, health]);
+  const q = (list, p) => list[Math.min(list.length - 1, Math.floor(p * list.length))].toFixed(0);
+  console.log(`job of ${SIZE} addresses ${status} in ${jobSeconds.toFixed(2)} s; verify-single asked ${s.length} times, /healthz ${h.length} times meanwhile`);
+  console.log(
+    `RESULT job_size=${SIZE} job_status=${status} job_s=${jobSeconds.toFixed(2)} single_p50_ms=${q(s, 0.5)} single_p99_ms=${q(s, 0.99)} single_max_ms=${q(s, 1)} healthz_p50_ms=${q(h, 0.5)} healthz_max_ms=${q(h, 1)}`,
+  );
+} finally {
+  if (child && child.exitCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  await rig.release();
+  rmSync(dir, { recursive: true, force: true });
+}
