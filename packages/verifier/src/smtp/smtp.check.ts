@@ -154,7 +154,10 @@ export class SmtpProber {
     randomLocalPart: () => string;
   };
   private readonly limiter: HostLimiter;
-  /** Counters since construction: sessions opened (after a greeting), RCPT commands sent, most sessions open at once. */
+  /**
+   * Counters since construction: sessions opened (after a greeting), RCPT commands sent, and
+   * the most sessions holding a per-host slot at once (connecting or open).
+   */
   readonly stats = { sessions: 0, recipients: 0, peakOpen: 0 };
   private open = 0;
   /** TLS sessions per MX address, so the next STARTTLS can resume instead of a full handshake. */
@@ -343,7 +346,7 @@ export class SmtpProber {
     let lastFailure: SessionRun['failure'] = null;
     let sawTimeout = false;
     for (const target of targets) {
-      release = await this.limiter.acquire(`${target.address}:${this.o.port}`);
+      release = this.counted(await this.limiter.acquire(`${target.address}:${this.o.port}`));
       try {
         session = await SmtpSession.open({
           address: target.address,
@@ -387,11 +390,9 @@ export class SmtpProber {
       run.failure = lastFailure ?? { status: 'unreachable', detail: 'connection_refused', reply: null, kind: 'connect_refused' };
       return run;
     }
-    this.stats.peakOpen = Math.max(this.stats.peakOpen, ++this.open);
     try {
       await this.envelopes(session, emails, randomAddress, perEnvelope, run);
     } finally {
-      this.open--;
       session.quit();
       release();
     }
@@ -463,6 +464,17 @@ export class SmtpProber {
       }
     }
     run.leftover = unanswered();
+  }
+
+  /** Counts a held per-host slot in `stats.peakOpen` until it is released. */
+  private counted(release: () => void): () => void {
+    this.stats.peakOpen = Math.max(this.stats.peakOpen, ++this.open);
+    let held = true;
+    return () => {
+      if (held) this.open--;
+      held = false;
+      release();
+    };
   }
 
   private rememberTls(address: string, data: Buffer): void {
