@@ -25,4 +25,5 @@ export { serve } from './http/serve.js';
 export { createServiceBase, type ServiceBase, type ServiceIdentity } from './service/service-base.js';
 export { openServiceCore, type ServiceCore, type ServiceCoreOptions } from './service/service-core.js';
 export { runAdminMain, runServer } from './service/run.js';
+export { BullWorkQueue, type WorkMessage } from './queue/bull-work-queue.js';
 export { runAdminCli, type AdminTarget } from './admin/admin-cli.js';

@@ -1,23 +1,19 @@
 import type { DestinationStream } from 'pino';
 import multipart from '@fastify/multipart';
-import { Converter } from '@mailconv/converter';
+import type { Converter } from '@mailconv/converter';
 import { createServiceBase, type ReadinessCheck, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
-import { ConversionService } from './conversion/conversion.service.js';
-import { JobQueue } from './conversion/job-queue.js';
 import type { ConvertConfig } from './config.js';
 import { CONVERT_MIGRATIONS } from './db/migrations.js';
 import type { ConvertTables } from './db/schema.js';
 import { planOf, type ConvertDeps } from './deps.js';
 import { CONVERT_ERROR_STATUS } from './errors.js';
 import { convertPlans } from './plans.js';
-import { ConversionsRepository } from './repositories/conversions.repository.js';
-import { UploadsRepository } from './repositories/uploads.repository.js';
 import { registerAccountRoutes } from './routes/v1/account.route.js';
 import { registerConversionRoutes } from './routes/v1/conversions.route.js';
 import { registerDownloadRoutes } from './routes/v1/downloads.route.js';
 import { registerFormatRoutes } from './routes/v1/formats.route.js';
 import { registerUploadRoutes } from './routes/v1/upload.route.js';
-import { FileStore } from './storage/file-store.js';
+import { createConvertRuntime, openEngines } from './runtime.js';
 import { KEY_LOCATIONS } from './schemas.js';
 
 /** API key prefix of this service: `cv_live_` + 32 base62 characters. Never valid on the email service. */
@@ -49,16 +45,8 @@ const CONVERT_IDENTITY: ServiceIdentity = {
 
 export async function buildApp(config: ConvertConfig, options: ConvertAppOptions = {}): Promise<ServiceApp> {
   const plans = convertPlans(config.plansFile);
-  const store = new FileStore(config.storageDir);
-  await store.init();
-  const converter =
-    options.converter ??
-    (await Converter.create({
-      workDir: store.workDir,
-      prestart: config.prestart,
-      timeoutMs: config.timeoutMs,
-      ...(config.libreofficeInstances ? { libreoffice: { instances: config.libreofficeInstances } } : {}),
-    }));
+  const engines = await openEngines(config, options.converter);
+  const { converter } = engines;
   // /readyz reports every engine's probe (binary found, version read) next to the database.
   const readiness: Record<string, ReadinessCheck> = Object.fromEntries(
     converter.probes().map((p) => [
@@ -70,33 +58,12 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
   );
   const { app, core, authenticate } = await createServiceBase<ConvertTables>({ config, identity: CONVERT_IDENTITY, readiness, logStream: options.logStream });
   const clock = options.clock ?? (() => new Date());
-  const conversions = new ConversionService({
-    converter,
-    store,
-    uploads: new UploadsRepository(core.database),
-    conversions: new ConversionsRepository(core.database),
-    quota: core.quota,
-    queue: new JobQueue(config.maxRunning),
-    clock,
-    retentionMs: config.retentionMs,
-    publicBaseUrl: config.publicBaseUrl,
-    log: app.log,
-  });
-  const deps: ConvertDeps = { core, plans, clock, converter, conversions };
-  const interrupted = await conversions.recoverInterrupted();
-  if (interrupted) app.log.warn({ interrupted }, 'conversions left unfinished by the previous process marked failed and refunded');
-
-  const sweeper = setInterval(() => {
-    conversions.sweep().catch((err: unknown) => app.log.error({ err }, 'retention sweep failed'));
-  }, config.sweepIntervalMs);
-  sweeper.unref();
+  const runtime = createConvertRuntime({ config, core, engines, clock, log: app.log });
+  const deps: ConvertDeps = { core, plans, clock, converter, conversions: runtime.conversions };
+  runtime.start();
   // preClose runs before the platform's onClose closes the database: running conversions
-  // are cancelled and their records written first.
-  app.addHook('preClose', async () => {
-    clearInterval(sweeper);
-    await conversions.stop();
-    if (!options.converter) await converter.close();
-  });
+  // are handed back (queued again for the next process) first.
+  app.addHook('preClose', async () => runtime.stop());
 
   await app.register(multipart);
 

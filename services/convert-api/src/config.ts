@@ -18,7 +18,14 @@ const ConvertSettings = z.object({
   CONVERT_TIMEOUT_SECONDS: setting.positiveInt(120),
   CONVERT_LIBREOFFICE_INSTANCES: z.coerce.number().int('must be a whole number').positive('must be positive').optional(),
   CONVERT_PRESTART: setting.bool(false),
+  CONVERT_ROLE: z.enum(['all', 'api', 'worker'], { message: 'must be all, api or worker' }).default('all'),
+  CONVERT_LEASE_MS: setting.positiveInt(30_000),
+  CONVERT_POLL_MS: setting.positiveInt(1000),
+  CONVERT_QUEUE: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1–100 letters, digits, - or _').default('convert-conversions'),
 });
+
+/** What a process does: serve the API, run conversions, or both (the default). */
+export type ConvertRole = 'all' | 'api' | 'worker';
 
 export interface ConvertConfig extends CommonServiceConfig {
   /** Where uploads and outputs live (a shared volume in scale-out). */
@@ -35,6 +42,14 @@ export interface ConvertConfig extends CommonServiceConfig {
   libreofficeInstances: number | undefined;
   /** Start the LibreOffice pool at start-up rather than on the first office job. */
   prestart: boolean;
+  /** `api`: HTTP only; `worker`: conversions and the retention sweeper, no HTTP; `all` (default): both. */
+  role: ConvertRole;
+  /** How long a running conversion's claim holds without renewal; a killed process's conversions are retried after it. */
+  leaseMs: number;
+  /** How often a worker looks in the database for work nobody announced (with Redis: ten times less often, at least every 5 s). */
+  pollMs: number;
+  /** BullMQ queue name (with `CONVERT_REDIS_URL`). */
+  queueName: string;
 }
 
 /** Reads the conversion service's settings from `env`; throws ConfigError listing every problem. */
@@ -51,5 +66,9 @@ export function loadConvertConfig(env: Readonly<Record<string, string | undefine
     timeoutMs: (parsed.CONVERT_TIMEOUT_SECONDS as number) * 1000,
     libreofficeInstances: parsed.CONVERT_LIBREOFFICE_INSTANCES as number | undefined,
     prestart: parsed.CONVERT_PRESTART as boolean,
+    role: parsed.CONVERT_ROLE as ConvertRole,
+    leaseMs: parsed.CONVERT_LEASE_MS as number,
+    pollMs: parsed.CONVERT_POLL_MS as number,
+    queueName: parsed.CONVERT_QUEUE as string,
   };
 }

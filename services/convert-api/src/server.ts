@@ -2,4 +2,14 @@ import { runServer } from '@mailconv/platform';
 import { buildApp } from './app.js';
 import { loadConvertConfig } from './config.js';
 
-await runServer('convert-api', () => loadConvertConfig(process.env), buildApp);
+// One setting chooses the process's role: `worker` runs conversions without HTTP; `api`
+// and `all` (the default) serve the API (see worker.ts and runtime.ts). Bad settings are
+// reported by whichever path reads them.
+let role: string | undefined;
+try {
+  role = loadConvertConfig(process.env).role;
+} catch {
+  role = undefined;
+}
+if (role === 'worker') await import('./worker.js');
+else await runServer('convert-api', () => loadConvertConfig(process.env), buildApp);

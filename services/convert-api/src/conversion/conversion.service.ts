@@ -1,17 +1,17 @@
 import { createHash } from 'node:crypto';
-import { basename, extname } from 'node:path';
+import { basename } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { detectFormat, type Converter, type ConversionFailure } from '@mailconv/converter';
-import { AppError, newId, randomBase62, type QuotaLedger } from '@mailconv/platform';
+import { AppError, newId, randomBase62, type BullWorkQueue, type QuotaLedger } from '@mailconv/platform';
 import type { ConvertPlan } from '../plans.js';
 import type { ConversionsRepository} from '../repositories/conversions.repository.js';
 import { type ConversionRow, type ConversionStatus } from '../repositories/conversions.repository.js';
 import type { UploadsRepository} from '../repositories/uploads.repository.js';
 import { type UploadRow } from '../repositories/uploads.repository.js';
-import type { FileStore} from '../storage/file-store.js';
+import type { FileStore } from '../storage/file-store.js';
 import { TooLargeError } from '../storage/file-store.js';
-import type { JobQueue } from './job-queue.js';
+import { removeOutputs, type ConversionMessage, type ConversionWorker } from './conversion-worker.js';
 
 /** The owner of a request: account and plan. */
 export interface Owner {
@@ -69,13 +69,6 @@ export interface DownloadTarget {
   sha256: string;
 }
 
-/**
- * Failures that are not the input's fault give the quota unit back: the engine queue was
- * full, or the service itself failed or restarted. `conversion_failed` (an engine rejected
- * or choked on the file) and `output_too_large` (the caller's own limit) stay charged.
- */
-const REFUNDED: ReadonlySet<string> = new Set(['service_unavailable', 'internal_error']);
-
 /** The option names a conversion request may carry besides `target_format`. */
 export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes'] as const;
 
@@ -85,7 +78,12 @@ export interface ConversionServiceDeps {
   uploads: UploadsRepository;
   conversions: ConversionsRepository;
   quota: QuotaLedger;
-  queue: JobQueue;
+  /** The worker of this process (role `worker` or both), or null (role `api`). */
+  worker: ConversionWorker | null;
+  /** BullMQ (`CONVERT_REDIS_URL`): new conversions are announced to every worker process. */
+  queue: BullWorkQueue<ConversionMessage> | null;
+  /** The workers' lease: how long a shred waits at most for a holder that stopped answering. */
+  leaseMs: number;
   clock: () => Date;
   retentionMs: number;
   publicBaseUrl: string;
@@ -93,32 +91,13 @@ export interface ConversionServiceDeps {
 }
 
 /**
- * Uploads, conversions, downloads and shredding. Conversions run in-process through the
- * {@link JobQueue}; each is charged one quota unit when it is accepted.
+ * Uploads, conversions, downloads and shredding. A conversion is stored `queued` and run by
+ * a {@link ConversionWorker} of any process (announced through BullMQ, or found in the
+ * database); each is charged one quota unit when it is accepted and refunded if it fails
+ * or is shredded before it finishes.
  */
 export class ConversionService {
-  /** Running or queued conversions of this process: their cancel switch and their end. */
-  private readonly live = new Map<string, { abort: AbortController; done: Promise<void> }>();
-
   constructor(private readonly deps: ConversionServiceDeps) {}
-
-  /**
-   * Marks conversions a previous process left queued or processing as failed and gives
-   * their quota unit back (the in-process queue died with that process).
-   */
-  async recoverInterrupted(): Promise<number> {
-    const rows = await this.deps.conversions.interrupted();
-    const now = this.deps.clock();
-    for (const row of rows) {
-      await this.deps.store.remove(this.deps.store.outputPath(row.id, row.target_format));
-      const error = { code: 'internal_error', message: 'The service restarted before the conversion finished; it was not charged. Start it again.' };
-      const finished = await this.deps.conversions.finish(row.id, {
-        status: 'failed', output: null, output_path: null, error: JSON.stringify(error), completed_at: now.toISOString(), expires_at: this.expiry(now),
-      });
-      if (finished) await this.deps.quota.refundCharge(row.account_id, row.quota_period, 1);
-    }
-    return rows.length;
-  }
 
   /**
    * Stores an upload while hashing it; over the plan's size the partial file is removed
@@ -214,6 +193,10 @@ export class ConversionService {
       started_at: null,
       completed_at: null,
       expires_at: this.expiry(now),
+      lease_owner: null,
+      lease_until: null,
+      attempts: 0,
+      account_limit: owner.plan.maxConcurrentJobs,
     };
     try {
       await this.deps.conversions.insert(row);
@@ -221,74 +204,42 @@ export class ConversionService {
       await this.deps.quota.refundCharge(owner.accountId, charge.period, 1);
       throw err;
     }
-    this.enqueue(owner, row, upload);
+    await this.announce(row.id);
     return row;
   }
 
-  private enqueue(owner: Owner, row: ConversionRow, upload: UploadRow): void {
-    const abort = new AbortController();
-    let settle!: () => void;
-    const done = new Promise<void>((resolve) => (settle = resolve));
-    this.live.set(row.id, { abort, done });
-    this.deps.queue.push(owner.accountId, owner.plan.maxConcurrentJobs, async () => {
-      try {
-        await this.run(row, upload, abort.signal);
-      } catch (err) {
-        this.deps.log.error({ err, conversion: row.id }, 'conversion bookkeeping failed');
-      } finally {
-        this.live.delete(row.id);
-        settle();
-      }
-    });
+  /** Tells the workers: through BullMQ to whichever process is free, else to this process's worker (others poll the database). */
+  private async announce(id: string): Promise<void> {
+    if (!this.deps.queue) return this.deps.worker?.kick();
+    try {
+      await this.deps.queue.add([{ id, data: { id } }]);
+    } catch (err) {
+      // Stored all the same: the workers' database poll finds it.
+      this.deps.log.error({ err, conversion: id }, 'could not enqueue a conversion');
+    }
   }
 
-  private async run(row: ConversionRow, upload: UploadRow, signal: AbortSignal): Promise<void> {
-    if (signal.aborted || !(await this.deps.conversions.start(row.id, this.deps.clock()))) return;
-    const outputPath = this.deps.store.outputPath(row.id, row.target_format);
-    const options = JSON.parse(row.options) as RecordOptions;
-    let result;
-    try {
-      result = await this.deps.converter.convert({
-        inputPath: this.deps.store.uploadPath(upload.id),
-        sourceFormat: upload.format,
-        targetFormat: row.target_format,
-        options: Object.fromEntries(Object.entries(options).filter(([, v]) => v !== null)),
-        outputPath,
-        signal,
-      });
-    } catch (err) {
-      this.deps.log.error({ err, conversion: row.id }, 'converter threw');
-      result = { ok: false as const, error: { code: 'internal_error', message: 'The conversion failed inside the service; it was not charged.' } };
-    }
-    const now = this.deps.clock();
-    if (result.ok) {
-      const { path: _path, ...meta } = result.output;
-      const output = { filename: outputFilename(upload.filename, row.target_format), ...meta };
-      const stored = await this.deps.conversions.finish(row.id, {
-        status: 'completed', output: JSON.stringify(output), output_path: outputPath, error: null, completed_at: now.toISOString(), expires_at: this.expiry(now),
-      });
-      // Shredded while the engine was still writing: the output must not outlive the record.
-      if (!stored) await this.deps.store.remove(outputPath);
+  /** Waits up to `ms` for the conversion to finish, wherever it runs (the `wait` window of `POST /convert`). */
+  async waitFor(id: string, ms: number): Promise<void> {
+    if (ms <= 0) return;
+    const deadline = Date.now() + ms;
+    const local = this.deps.worker?.localDone(id);
+    if (local) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([local, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+      clearTimeout(timer);
       return;
     }
-    await this.deps.store.remove(outputPath);
-    if (signal.aborted) return; // shred owns the record now
-    const failure = result.error as Pick<ConversionFailure, 'code' | 'message' | 'detail'> | { code: string; message: string; detail?: string };
-    if (failure.detail) this.deps.log.warn({ conversion: row.id, code: failure.code, detail: failure.detail }, 'conversion failed');
-    const error = { code: failure.code, message: failure.message };
-    const stored = await this.deps.conversions.finish(row.id, {
-      status: 'failed', output: null, output_path: null, error: JSON.stringify(error), completed_at: now.toISOString(), expires_at: this.expiry(now),
-    });
-    if (stored && REFUNDED.has(failure.code)) await this.deps.quota.refundCharge(row.account_id, row.quota_period, 1);
-  }
-
-  /** Waits up to `ms` for the conversion to finish (the `wait` window of `POST /convert`). */
-  async waitFor(id: string, ms: number): Promise<void> {
-    const live = this.live.get(id);
-    if (!live || ms <= 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([live.done, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-    clearTimeout(timer);
+    // Queued, or running in another process: the database says when it is done.
+    for (;;) {
+      const state = await this.deps.conversions.state(id);
+      if (!state || (state.status !== 'queued' && state.status !== 'processing')) return;
+      const left = deadline - Date.now();
+      if (left <= 0) return;
+      const local = this.deps.worker?.localDone(id);
+      if (local) return this.waitFor(id, left);
+      await sleep(Math.min(WAIT_POLL_MS, left));
+    }
   }
 
   /** The caller's conversion, or 404 (another account's record is 404 too). */
@@ -327,22 +278,36 @@ export class ConversionService {
 
   /**
    * Shred: the record becomes `shredded` first (so a finishing engine cannot publish its
-   * output), a running conversion is cancelled and awaited, then the output and the source
-   * upload leave the disk, all before the answer. Shredding again answers the same record.
+   * output), a running conversion is stopped wherever it runs and awaited, then the output
+   * and the source upload leave the disk, all before the answer. A conversion shredded before
+   * it finished is refunded. Shredding again answers the same record.
    */
   async shred(owner: Owner, id: string): Promise<ConversionRow> {
     const row = await this.find(owner, id);
     const now = this.deps.clock();
-    await this.deps.conversions.close(row.id, 'shredded', now);
-    const live = this.live.get(row.id);
-    if (live) {
-      live.abort.abort();
-      await live.done;
+    const previous = await this.deps.conversions.close(row.id, 'shredded', now);
+    if (previous && (previous.status === 'queued' || previous.status === 'processing')) {
+      await this.deps.quota.refundCharge(previous.account_id, previous.quota_period, 1);
+      if (previous.lease_owner && !(await this.deps.worker?.abortLocal(row.id))) await this.awaitRelease(row.id);
     }
-    await this.deps.store.remove(this.deps.store.outputPath(row.id, row.target_format));
+    await removeOutputs(this.deps.store, row);
     await this.deps.store.remove(this.deps.store.uploadPath(row.upload_id));
     await this.deps.uploads.markDeleted(row.upload_id, now);
     return this.find(owner, id);
+  }
+
+  /**
+   * Waits until the process running a shredded conversion has stopped its engine and let go
+   * (it learns of the shred at its next lease renewal, about a second), or until its lease
+   * runs out (that process died or hangs).
+   */
+  private async awaitRelease(id: string): Promise<void> {
+    const deadline = Date.now() + this.deps.leaseMs + WAIT_POLL_MS;
+    while (Date.now() < deadline) {
+      const state = await this.deps.conversions.state(id);
+      if (!state?.lease_owner || !state.lease_until || state.lease_until < this.deps.clock().toISOString()) return;
+      await sleep(WAIT_POLL_MS);
+    }
   }
 
   /**
@@ -378,22 +343,21 @@ export class ConversionService {
     }
     const conversions = await this.deps.conversions.expired(now);
     for (const row of conversions) {
-      await this.deps.store.remove(this.deps.store.outputPath(row.id, row.target_format));
+      await removeOutputs(this.deps.store, row);
       await this.deps.conversions.close(row.id, 'expired', now);
     }
     return { conversions: conversions.length, uploads: uploads.length };
-  }
-
-  /** Cancels what runs and waits for it (process shutdown). */
-  async stop(): Promise<void> {
-    for (const live of this.live.values()) live.abort.abort();
-    await this.deps.queue.drain();
   }
 
   private expiry(from: Date): string {
     return new Date(from.getTime() + this.deps.retentionMs).toISOString();
   }
 }
+
+/** How often a wait or a shred looks at a conversion running in another process. */
+const WAIT_POLL_MS = 200;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** SHA-256 of a download token (hex); the index is searched by this, never by the token. */
 export function hashToken(token: string): string {
@@ -415,10 +379,4 @@ function safeFilename(name: string): string {
   // eslint-disable-next-line no-control-regex
   const base = basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
   return base || 'file';
-}
-
-/** `report.docx` → `report.pdf`. */
-function outputFilename(source: string, ext: string): string {
-  const stem = source.slice(0, source.length - extname(source).length) || 'output';
-  return `${stem}.${ext}`;
 }

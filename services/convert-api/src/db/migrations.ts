@@ -45,4 +45,30 @@ export const CONVERT_MIGRATIONS: Record<string, Migration> = {
       await db.schema.dropTable('uploads').ifExists().execute();
     },
   },
+  '2026_11_22_1700_conversion_leases': {
+    // Scale-out: a running conversion holds a lease its process renews; a conversion whose
+    // lease expired is retried once. `account_limit` is the plan's max_concurrent_jobs when
+    // the conversion was accepted, enforced across processes at claim time.
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('conversions').addColumn('lease_owner', 'text').execute();
+      await db.schema.alterTable('conversions').addColumn('lease_until', 'text').execute();
+      await db.schema.alterTable('conversions').addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.alterTable('conversions').addColumn('account_limit', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+      await db.schema.createIndex('conversions_claim_idx').on('conversions').columns(['status', 'created_at']).execute();
+      await db.schema.createIndex('conversions_account_status_idx').on('conversions').columns(['account_id', 'status']).execute();
+      // Work that must run in one process at a time (the retention sweeper), by lease.
+      await db.schema
+        .createTable('maintenance_leases')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('owner', 'text', (c) => c.notNull())
+        .addColumn('lease_until', 'text', (c) => c.notNull())
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('maintenance_leases').ifExists().execute();
+      await db.schema.dropIndex('conversions_account_status_idx').ifExists().execute();
+      await db.schema.dropIndex('conversions_claim_idx').ifExists().execute();
+      for (const column of ['account_limit', 'attempts', 'lease_until', 'lease_owner']) await db.schema.alterTable('conversions').dropColumn(column).execute();
+    },
+  },
 };

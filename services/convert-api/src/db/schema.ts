@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely';
 import type { CoreTables } from '@mailconv/platform';
 
 /** An uploaded source file. `deleted_at` is set when its bytes leave the disk (shred, expiry). */
@@ -38,10 +39,26 @@ export interface ConversionsTable {
   started_at: string | null;
   completed_at: string | null;
   expires_at: string;
+  /** The process (and attempt) running it; null when nobody does. */
+  lease_owner: string | null;
+  /** Until when `lease_owner` holds it without renewing (ISO time). */
+  lease_until: string | null;
+  /** Times a worker claimed it; a conversion whose lease expired is retried once. */
+  attempts: Generated<number>;
+  /** The plan's `max_concurrent_jobs` when it was accepted: conversions of the account running at once. */
+  account_limit: number;
+}
+
+/** A lease on work that runs in one process at a time (the retention sweeper). */
+export interface MaintenanceLeasesTable {
+  name: string;
+  owner: string;
+  lease_until: string;
 }
 
 /** Tables of the conversion service's own database. */
 export interface ConvertTables extends CoreTables {
   uploads: UploadsTable;
   conversions: ConversionsTable;
+  maintenance_leases: MaintenanceLeasesTable;
 }

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Database } from '@mailconv/platform';
 import type { ConversionsTable, ConvertTables } from '../db/schema.js';
 
@@ -29,19 +29,117 @@ export class ConversionsRepository {
     return this.database.db.selectFrom('conversions').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
   }
 
-  /** queued → processing; false when the record moved on meanwhile (shredded). */
-  async start(id: string, now: Date): Promise<boolean> {
-    const r = await this.database.db.updateTable('conversions').set({ status: 'processing', started_at: now.toISOString() }).where('id', '=', id).where('status', '=', 'queued').executeTakeFirst();
+  /**
+   * Leases the oldest claimable conversion (or `target`, when it is claimable) for `owner`:
+   * `queued`, or `processing` under a lease that expired (its process died) and not yet
+   * tried `maxAttempts` times, of an account with fewer than its `account_limit`
+   * conversions running under a live lease. The claim and the account's count are taken
+   * under the account's lock (PostgreSQL; SQLite writes are serial anyway), so processes
+   * claiming at once never run more than the limit. Null when there is nothing to claim.
+   */
+  async claim(owner: string, now: Date, leaseMs: number, maxAttempts: number, target?: string): Promise<ConversionRow | null> {
+    const nowIso = now.toISOString();
+    const claimable = sql<boolean>`(c.status = 'queued' or (c.status = 'processing' and c.lease_until < ${nowIso})) and c.attempts < ${maxAttempts}`;
+    const underLimit = sql<boolean>`(select count(*) from conversions r where r.account_id = c.account_id and r.status = 'processing' and r.lease_until >= ${nowIso}) < c.account_limit`;
+    return this.database.writeTransaction(async (trx) => {
+      let query = trx.selectFrom('conversions as c').selectAll('c').where(claimable).where(underLimit).orderBy('c.created_at').orderBy('c.id').limit(1);
+      if (target) query = query.where('c.id', '=', target);
+      if (this.database.dialect === 'postgres') query = query.forUpdate().skipLocked();
+      const row = await query.executeTakeFirst();
+      if (!row) return null;
+      if (this.database.dialect === 'postgres') {
+        // Another process may have claimed for this account since our snapshot: count again under its lock.
+        await sql`select pg_advisory_xact_lock(hashtext(${`convert-account:${row.account_id}`}))`.execute(trx);
+        const still = await trx.selectFrom('conversions as c').select('c.id').where('c.id', '=', row.id).where(underLimit).executeTakeFirst();
+        if (!still) return null;
+      }
+      const leased = {
+        status: 'processing',
+        lease_owner: owner,
+        lease_until: new Date(now.getTime() + leaseMs).toISOString(),
+        attempts: row.attempts + 1,
+        started_at: row.started_at ?? nowIso,
+      };
+      const r = await trx.updateTable('conversions').set(leased).where('id', '=', row.id).where('attempts', '=', row.attempts).executeTakeFirst();
+      return r.numUpdatedRows > 0n ? { ...row, ...leased } : null;
+    });
+  }
+
+  /** Extends `owner`'s lease; false when it was lost (expired and taken over) or the record moved on (shredded). */
+  async renew(id: string, owner: string, until: Date): Promise<boolean> {
+    const r = await this.database.db.updateTable('conversions').set({ lease_until: until.toISOString() }).where('id', '=', id).where('lease_owner', '=', owner).where('status', '=', 'processing').executeTakeFirst();
     return r.numUpdatedRows > 0n;
   }
 
-  /** processing → completed or failed; false when the record was shredded meanwhile. */
+  /** processing → completed or failed, by the lease holder only; false when the lease was lost or the record shredded meanwhile. */
   async finish(
     id: string,
+    owner: string,
     fields: { status: 'completed' | 'failed'; output: string | null; output_path: string | null; error: string | null; completed_at: string; expires_at: string },
   ): Promise<boolean> {
-    const r = await this.database.db.updateTable('conversions').set(fields).where('id', '=', id).where('status', 'in', ['queued', 'processing']).executeTakeFirst();
+    const r = await this.database.db
+      .updateTable('conversions')
+      .set({ ...fields, lease_owner: null, lease_until: null })
+      .where('id', '=', id)
+      .where('lease_owner', '=', owner)
+      .where('status', '=', 'processing')
+      .executeTakeFirst();
     return r.numUpdatedRows > 0n;
+  }
+
+  /** Hands a conversion back unfinished (graceful shutdown): queued again at once, the attempt not counted. */
+  async release(id: string, owner: string): Promise<boolean> {
+    const r = await this.database.db
+      .updateTable('conversions')
+      .set((eb) => ({ status: 'queued', lease_owner: null, lease_until: null, started_at: null, attempts: eb('attempts', '-', 1) }))
+      .where('id', '=', id)
+      .where('lease_owner', '=', owner)
+      .where('status', '=', 'processing')
+      .executeTakeFirst();
+    return r.numUpdatedRows > 0n;
+  }
+
+  /** The holder lets go of a conversion that was shredded under it, once its engine stopped and its output is gone. */
+  async dropLease(id: string, owner: string): Promise<void> {
+    await this.database.db.updateTable('conversions').set({ lease_owner: null, lease_until: null }).where('id', '=', id).where('lease_owner', '=', owner).execute();
+  }
+
+  /** The account's oldest conversion waiting to run (offered when one of its slots frees). */
+  async nextQueued(accountId: string): Promise<Pick<ConversionRow, 'id'> | undefined> {
+    return this.database.db.selectFrom('conversions').select('id').where('account_id', '=', accountId).where('status', '=', 'queued').orderBy('created_at').orderBy('id').limit(1).executeTakeFirst();
+  }
+
+  /** Status and lease of a conversion (waiting for it from another process). */
+  async state(id: string): Promise<Pick<ConversionRow, 'status' | 'lease_owner' | 'lease_until'> | undefined> {
+    return this.database.db.selectFrom('conversions').select(['status', 'lease_owner', 'lease_until']).where('id', '=', id).executeTakeFirst();
+  }
+
+  /**
+   * Conversions whose lease expired after their last allowed attempt (their process died
+   * twice) become `failed`; the rows so failed are returned, for their refunds.
+   */
+  async failAbandoned(now: Date, maxAttempts: number, fields: { error: string; expires_at: string }): Promise<ConversionRow[]> {
+    const nowIso = now.toISOString();
+    const rows = await this.database.db
+      .selectFrom('conversions')
+      .selectAll()
+      .where('status', '=', 'processing')
+      .where('lease_until', '<', nowIso)
+      .where('attempts', '>=', maxAttempts)
+      .limit(100)
+      .execute();
+    const failed: ConversionRow[] = [];
+    for (const row of rows) {
+      const r = await this.database.db
+        .updateTable('conversions')
+        .set({ status: 'failed', error: fields.error, expires_at: fields.expires_at, completed_at: nowIso, lease_owner: null, lease_until: null, output: null, output_path: null })
+        .where('id', '=', row.id)
+        .where('status', '=', 'processing')
+        .where('lease_until', '<', nowIso)
+        .executeTakeFirst();
+      if (r.numUpdatedRows > 0n) failed.push(row);
+    }
+    return failed;
   }
 
   /** Moves a record to `shredded` or `expired`; the previous row, or undefined if it was already final. */
@@ -72,10 +170,5 @@ export class ConversionsRepository {
       .where('expires_at', '<=', now.toISOString())
       .limit(limit)
       .execute();
-  }
-
-  /** Records a previous process left queued or processing (it stopped mid-way). */
-  async interrupted(): Promise<ConversionRow[]> {
-    return this.database.db.selectFrom('conversions').selectAll().where('status', 'in', ['queued', 'processing']).execute();
   }
 }

@@ -21,7 +21,7 @@ export interface StoredFile {
 }
 
 /**
- * The storage folder (`CONVERT_STORAGE_DIR`): `uploads/<upl_id>`, `outputs/<cnv_id>.<ext>`
+ * The storage folder (`CONVERT_STORAGE_DIR`): `uploads/<upl_id>`, `outputs/<cnv_id>.a<attempt>.<ext>`
  * and `work/` (the converter's scratch space). Paths derive from ids only, never from
  * client file names, so nothing a client sends can point outside the folder.
  */
@@ -37,8 +37,9 @@ export class FileStore {
     return join(this.root, 'uploads', uploadId);
   }
 
-  outputPath(conversionId: string, ext: string): string {
-    return join(this.root, 'outputs', `${conversionId}.${ext}`);
+  /** The output of one attempt of a conversion (attempt 0: records from before attempts were counted). */
+  outputPath(conversionId: string, ext: string, attempt: number): string {
+    return join(this.root, 'outputs', attempt > 0 ? `${conversionId}.a${attempt}.${ext}` : `${conversionId}.${ext}`);
   }
 
   get workDir(): string {

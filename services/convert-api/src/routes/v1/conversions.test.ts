@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,6 +104,8 @@ for (const backend of testBackends()) {
       const body = await multipart(fields, file);
       return app.inject({ method: 'POST', url, payload: body.payload, headers: { ...body.headers, ...auth(key) } });
     };
+    /** Output files of a conversion in the storage folder (one per attempt that wrote one). */
+    const outputsOf = (id: string) => readdirSync(join(storage, 'outputs')).filter((f) => f.startsWith(`${id}.`));
     /** Polls the status endpoint until the record leaves queued/processing. */
     const settled = async (id: string) => {
       for (;;) {
@@ -345,7 +347,8 @@ for (const backend of testBackends()) {
     });
 
     test('shred of a completed conversion: source and output leave the disk, status shredded, downloads 410', async () => {
-      const outputFile = join(storage, 'outputs', `${pdfRecord.id}.pdf`);
+      const outputFile = join(storage, 'outputs', `${pdfRecord.id}.a1.pdf`);
+      assert.deepEqual(outputsOf(pdfRecord.id), [`${pdfRecord.id}.a1.pdf`], 'one output: the first attempt\'s');
       const uploadFile = join(storage, 'uploads', pdfRecord.source.upload_id);
       assert.ok(existsSync(outputFile) && existsSync(uploadFile));
       const res = await app.inject({ method: 'DELETE', url: `/api/v1/jobs/${pdfRecord.id}`, headers: auth(apiKey) });
@@ -362,18 +365,20 @@ for (const backend of testBackends()) {
       assert.equal((await convertJson({ upload_id: pdfRecord.source.upload_id, target_format: 'pdf' }, 0)).statusCode, 410, 'the upload is gone too');
     });
 
-    test('shred of a job just started: cancelled, nothing of it left on disk', async () => {
+    test('shred of a job just started: cancelled, nothing of it left on disk, its unit refunded', async () => {
+      const usedBefore = (await get('/api/v1/account/usage')).json().quota.used as number;
       const res = await postForm('/api/v1/jobs', { target_format: 'pdf' }, { name: 'sample.pptx', bytes: await fixture('sample.pptx') });
-      charged++;
       assert.equal(res.statusCode, 202, res.body);
+      assert.equal((await get('/api/v1/account/usage')).json().quota.used, usedBefore + 1, 'charged when accepted');
       const { id, source } = res.json();
       const shred = await app.inject({ method: 'DELETE', url: `/api/v1/jobs/${id}`, headers: auth(apiKey) });
       assert.equal(shred.json().status, 'shredded');
       assert.equal(existsSync(join(storage, 'uploads', source.upload_id)), false);
-      assert.equal(existsSync(join(storage, 'outputs', `${id}.pdf`)), false);
+      assert.deepEqual(outputsOf(id), []);
       await sleep(200);
       assert.equal((await get(`/api/v1/jobs/${id}`)).json().status, 'shredded', 'a finishing engine does not revive it');
-      assert.equal(existsSync(join(storage, 'outputs', `${id}.pdf`)), false);
+      assert.deepEqual(outputsOf(id), []);
+      assert.equal((await get('/api/v1/account/usage')).json().quota.used, usedBefore, 'shredded before it finished: not charged (convert-decisions.md item 18)');
     });
 
     test('GET /formats and /formats/{ext}/targets come from the engine registry', async () => {
@@ -397,7 +402,7 @@ for (const backend of testBackends()) {
       const rec = (await convertJson({ upload_id: up.upload_id, target_format: 'jpg' })).json();
       charged++;
       assert.equal(rec.status, 'completed');
-      const output = join(storage, 'outputs', `${rec.id}.jpg`);
+      const output = join(storage, 'outputs', `${rec.id}.a1.jpg`);
       assert.ok(existsSync(output));
       offsetMs = 25 * 3_600_000;
       let status = rec.status;

@@ -1,0 +1,264 @@
+import { randomUUID } from 'node:crypto';
+import { extname } from 'node:path';
+import type { Converter, ConversionFailure } from '@mailconv/converter';
+import type { BullWorkQueue, QuotaLedger } from '@mailconv/platform';
+import type { ConversionRow, ConversionsRepository } from '../repositories/conversions.repository.js';
+import type { UploadsRepository } from '../repositories/uploads.repository.js';
+import type { FileStore } from '../storage/file-store.js';
+
+/** A queue message: only the conversion's id; the database says what to do. */
+export interface ConversionMessage {
+  id: string;
+}
+
+/** Claims of one conversion: the first, and one retry after its process died (its lease expired). */
+export const MAX_ATTEMPTS = 2;
+
+/** How often a running conversion renews its lease and learns of a shred made elsewhere, at most. */
+const RENEW_TICK_MS = 1000;
+
+export interface ConversionWorkerOptions {
+  conversions: ConversionsRepository;
+  uploads: UploadsRepository;
+  store: FileStore;
+  converter: Converter;
+  quota: QuotaLedger;
+  clock: () => Date;
+  retentionMs: number;
+  /** Conversions this process runs at once, all accounts together. */
+  maxRunning: number;
+  /** How long a claim holds without renewal; a killed process's conversions are retried after it. */
+  leaseMs: number;
+  /** How often the worker looks in the database for work no message or local submit announced (expired leases). */
+  pollMs: number;
+  /** BullMQ (`CONVERT_REDIS_URL`): conversions arrive as messages from any process. */
+  queue: BullWorkQueue<ConversionMessage> | null;
+  log: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+}
+
+interface Flight {
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * Runs conversions: claims one with a lease in the database (the state of record), renews
+ * the lease while the engine works, and writes the outcome only while it still holds it.
+ * A shred made by any process ends the lease; the holder notices at its next renewal (about
+ * a second), stops the engine, removes its output and lets go. A process that dies stops
+ * renewing: after the lease its conversions are claimed again, once, and then failed and
+ * refunded. Per-account limits (`account_limit`) hold across processes because they are
+ * checked at claim time under the account's lock.
+ */
+export class ConversionWorker {
+  private readonly id = randomUUID();
+  private claims = 0;
+  /** Slots taken: running conversions plus claims being made. */
+  private busy = 0;
+  private stopping = false;
+  private poller: NodeJS.Timeout | undefined;
+  private readonly flights = new Map<string, Flight>();
+
+  constructor(private readonly o: ConversionWorkerOptions) {}
+
+  start(): void {
+    if (this.poller) return;
+    this.o.queue?.consume(this.o.maxRunning, (m) => this.onMessage(m));
+    this.poller = setInterval(() => {
+      this.failAbandoned()
+        .catch((err: unknown) => this.o.log.error({ err }, 'failing abandoned conversions failed'))
+        .finally(() => this.kick());
+    }, this.o.pollMs);
+    this.poller.unref();
+    this.kick();
+  }
+
+  /** Work was stored or a slot freed: claim for every free slot (each claim takes its own row, or finds none). */
+  kick(): void {
+    while (!this.stopping && this.busy < this.o.maxRunning) {
+      this.busy++;
+      this.claimAndRun().catch((err: unknown) => this.o.log.error({ err }, 'conversion claim failed'));
+    }
+  }
+
+  /** Runs one claimable conversion (`target`, or the oldest) in a slot already taken; false when there was none. */
+  private async claimAndRun(target?: string): Promise<boolean> {
+    let row: ConversionRow | null = null;
+    try {
+      row = await this.o.conversions.claim(`${this.id}:${++this.claims}`, this.o.clock(), this.o.leaseMs, MAX_ATTEMPTS, target);
+      if (row) await this.execute(row);
+      return row !== null;
+    } finally {
+      this.busy--;
+      if (row) await this.handOff(row.account_id);
+    }
+  }
+
+  /** A queue message: run the conversion it names, if it is still claimable and a slot is free. */
+  private async onMessage(m: ConversionMessage): Promise<void> {
+    if (this.stopping) return;
+    if (this.busy >= this.o.maxRunning) {
+      // Full here (work claimed from the database poll): offer it again shortly, to whoever is free.
+      await this.o.queue?.add([{ id: `${m.id}.${randomUUID()}`, data: m, delayMs: 500 }]);
+      return;
+    }
+    this.busy++;
+    try {
+      await this.claimAndRun(m.id);
+    } catch (err) {
+      this.o.log.error({ err, conversion: m.id }, 'conversion claim failed');
+    }
+  }
+
+  /**
+   * A slot of `accountId` freed: its oldest waiting conversion (left queued because the
+   * account was at its limit) is offered now rather than at the next poll.
+   */
+  private async handOff(accountId: string): Promise<void> {
+    try {
+      if (!this.o.queue) return this.kick();
+      const next = await this.o.conversions.nextQueued(accountId);
+      if (next) await this.o.queue.add([{ id: `${next.id}.${randomUUID()}`, data: { id: next.id } }]);
+    } catch (err) {
+      this.o.log.error({ err }, 'conversion hand-off failed');
+    }
+  }
+
+  /** Conversions whose process died on their last attempt: failed and refunded. */
+  private async failAbandoned(): Promise<void> {
+    const now = this.o.clock();
+    const error = JSON.stringify({ code: 'internal_error', message: 'The service stopped twice while converting this file; it was not charged. Start it again.' });
+    const rows = await this.o.conversions.failAbandoned(now, MAX_ATTEMPTS, { error, expires_at: this.expiry(now) });
+    for (const row of rows) {
+      await removeOutputs(this.o.store, row);
+      await this.o.quota.refundCharge(row.account_id, row.quota_period, 1);
+      this.o.log.warn({ conversion: row.id }, 'conversion abandoned twice by a dead process: failed and refunded');
+    }
+  }
+
+  /** Aborts a conversion that runs in this process and waits until its engine stopped and its output is gone; false when it does not run here. */
+  async abortLocal(id: string): Promise<boolean> {
+    const flight = this.flights.get(id);
+    if (!flight) return false;
+    flight.abort.abort();
+    await flight.done;
+    return true;
+  }
+
+  /** The end of a conversion running in this process, if it runs here. */
+  localDone(id: string): Promise<void> | undefined {
+    return this.flights.get(id)?.done;
+  }
+
+  /** Stops claiming, stops the conversions running here and hands them back (queued again at once). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.poller);
+    for (const f of this.flights.values()) f.abort.abort();
+    await Promise.all([this.o.queue?.stopConsuming(), ...[...this.flights.values()].map((f) => f.done)]);
+  }
+
+  private async execute(row: ConversionRow): Promise<void> {
+    const owner = row.lease_owner!;
+    const abort = new AbortController();
+    let settle!: () => void;
+    const done = new Promise<void>((resolve) => (settle = resolve));
+    this.flights.set(row.id, { abort, done });
+    let renewing = Promise.resolve();
+    const tick = Math.min(RENEW_TICK_MS, Math.max(50, Math.floor(this.o.leaseMs / 3)));
+    const timer = setInterval(() => {
+      renewing = renewing.then(async () => {
+        try {
+          // Lost (a shred anywhere, or this process stalled past its lease): stop the engine.
+          if (!(await this.o.conversions.renew(row.id, owner, new Date(Date.now() + this.o.leaseMs)))) abort.abort();
+        } catch (err) {
+          this.o.log.error({ err, conversion: row.id }, 'lease renewal failed');
+        }
+      });
+    }, tick);
+    try {
+      await this.convert(row, owner, abort.signal);
+    } finally {
+      clearInterval(timer);
+      await renewing;
+      this.flights.delete(row.id);
+      settle();
+    }
+  }
+
+  private async convert(row: ConversionRow, owner: string, signal: AbortSignal): Promise<void> {
+    // Each attempt writes its own file: a stalled holder that lost its lease cannot overwrite the next one's.
+    const outputPath = this.o.store.outputPath(row.id, row.target_format, row.attempts);
+    const upload = await this.o.uploads.find(row.account_id, row.upload_id);
+    let result: Awaited<ReturnType<Converter['convert']>> | { ok: false; error: { code: string; message: string; detail?: string } };
+    if (!upload || upload.deleted_at) {
+      result = { ok: false, error: { code: 'gone', message: 'The source file was removed (shredded or expired) before the conversion ran.' } };
+    } else {
+      try {
+        const options = JSON.parse(row.options) as Record<string, unknown>;
+        result = await this.o.converter.convert({
+          inputPath: this.o.store.uploadPath(upload.id),
+          sourceFormat: upload.format,
+          targetFormat: row.target_format,
+          options: Object.fromEntries(Object.entries(options).filter(([, v]) => v !== null)),
+          outputPath,
+          signal,
+        });
+      } catch (err) {
+        this.o.log.error({ err, conversion: row.id }, 'converter threw');
+        result = { ok: false, error: { code: 'internal_error', message: 'The conversion failed inside the service; it was not charged.' } };
+      }
+    }
+    const now = this.o.clock();
+    if (result.ok) {
+      const { path: _path, ...meta } = result.output;
+      const output = { filename: outputFilename(upload!.filename, row.target_format), ...meta };
+      const stored = await this.o.conversions.finish(row.id, owner, {
+        status: 'completed', output: JSON.stringify(output), output_path: outputPath, error: null, completed_at: now.toISOString(), expires_at: this.expiry(now),
+      });
+      if (stored) return;
+      // Shredded, or the lease lost, while the engine was still writing: the output must not outlive the record.
+      await this.o.store.remove(outputPath);
+      await this.letGo(row, owner);
+      return;
+    }
+    await this.o.store.remove(outputPath);
+    if (signal.aborted) return this.letGo(row, owner);
+    const failure = result.error as Pick<ConversionFailure, 'code' | 'message' | 'detail'> | { code: string; message: string; detail?: string };
+    if (failure.detail) this.o.log.warn({ conversion: row.id, code: failure.code, detail: failure.detail }, 'conversion failed');
+    const error = { code: failure.code, message: failure.message };
+    const stored = await this.o.conversions.finish(row.id, owner, {
+      status: 'failed', output: null, output_path: null, error: JSON.stringify(error), completed_at: now.toISOString(), expires_at: this.expiry(now),
+    });
+    // A conversion that fails is not charged (convert-decisions.md item 18).
+    if (stored) await this.o.quota.refundCharge(row.account_id, row.quota_period, 1);
+    else await this.letGo(row, owner);
+  }
+
+  /**
+   * The engine stopped without a stored outcome: the process is stopping (hand it back,
+   * queued again at once) or the record was shredded or taken over (let go of the lease).
+   */
+  private async letGo(row: ConversionRow, owner: string): Promise<void> {
+    if (this.stopping && (await this.o.conversions.release(row.id, owner))) {
+      await this.o.queue?.add([{ id: `${row.id}.${randomUUID()}`, data: { id: row.id } }]);
+      return;
+    }
+    await this.o.conversions.dropLease(row.id, owner);
+  }
+
+  private expiry(from: Date): string {
+    return new Date(from.getTime() + this.o.retentionMs).toISOString();
+  }
+}
+
+/** Removes every output file a conversion's attempts may have left. */
+export async function removeOutputs(store: FileStore, row: Pick<ConversionRow, 'id' | 'target_format'>): Promise<void> {
+  for (let attempt = 0; attempt <= MAX_ATTEMPTS; attempt++) await store.remove(store.outputPath(row.id, row.target_format, attempt));
+}
+
+/** `report.docx` → `report.pdf`. */
+export function outputFilename(source: string, ext: string): string {
+  const stem = source.slice(0, source.length - extname(source).length) || 'output';
+  return `${stem}.${ext}`;
+}

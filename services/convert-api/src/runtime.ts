@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import { Converter } from '@mailconv/converter';
+import { BullWorkQueue, type ServiceCore } from '@mailconv/platform';
+import type { FastifyBaseLogger } from 'fastify';
+import type { ConvertConfig } from './config.js';
+import { ConversionService } from './conversion/conversion.service.js';
+import { ConversionWorker, type ConversionMessage } from './conversion/conversion-worker.js';
+import type { ConvertTables } from './db/schema.js';
+import { ConversionsRepository } from './repositories/conversions.repository.js';
+import { MaintenanceLeasesRepository } from './repositories/maintenance-leases.repository.js';
+import { UploadsRepository } from './repositories/uploads.repository.js';
+import { FileStore } from './storage/file-store.js';
+
+/** Everything a conversion process runs besides HTTP, built once for the API process and the worker process. */
+export interface ConvertRuntime {
+  store: FileStore;
+  converter: Converter;
+  conversions: ConversionService;
+  /** This process's worker (roles `worker` and `all`), or null. */
+  worker: ConversionWorker | null;
+  /** Starts the worker and the retention sweeper (roles `worker` and `all`). */
+  start(): void;
+  /** Stops the sweeper, hands back running conversions, closes the queue and (unless it was lent) the converter. */
+  stop(): Promise<void>;
+}
+
+/** The sweeper's lease name: one process at a time sweeps. */
+const SWEEP_LEASE = 'retention-sweep';
+
+/** The storage folder and the engines (`lent`: a converter to use instead of starting one, left running on stop). */
+export async function openEngines(config: ConvertConfig, lent?: Converter): Promise<{ store: FileStore; converter: Converter; owned: boolean }> {
+  const store = new FileStore(config.storageDir);
+  await store.init();
+  if (lent) return { store, converter: lent, owned: false };
+  const converter = await Converter.create({
+    workDir: store.workDir,
+    prestart: config.prestart && config.role !== 'api',
+    timeoutMs: config.timeoutMs,
+    ...(config.libreofficeInstances ? { libreoffice: { instances: config.libreofficeInstances } } : {}),
+  });
+  return { store, converter, owned: true };
+}
+
+/** The composition root of the conversion service past HTTP: queue, worker, sweeper and conversion service. */
+export function createConvertRuntime(options: {
+  config: ConvertConfig;
+  core: ServiceCore<ConvertTables>;
+  engines: { store: FileStore; converter: Converter; owned: boolean };
+  clock: () => Date;
+  log: FastifyBaseLogger;
+}): ConvertRuntime {
+  const { config, core, clock, log } = options;
+  const { store, converter } = options.engines;
+  const uploads = new UploadsRepository(core.database);
+  const repository = new ConversionsRepository(core.database);
+  const queue = config.redisUrl ? new BullWorkQueue<ConversionMessage>(config.redisUrl, config.queueName, log) : null;
+  const worker =
+    config.role === 'api'
+      ? null
+      : new ConversionWorker({
+          conversions: repository,
+          uploads,
+          store,
+          converter,
+          quota: core.quota,
+          clock,
+          retentionMs: config.retentionMs,
+          maxRunning: config.maxRunning,
+          leaseMs: config.leaseMs,
+          // With Redis, messages bring the work; the database poll is only the safety net.
+          pollMs: queue ? Math.max(10 * config.pollMs, 5000) : config.pollMs,
+          queue,
+          log,
+        });
+  const conversions = new ConversionService({
+    converter,
+    store,
+    uploads,
+    conversions: repository,
+    quota: core.quota,
+    worker,
+    queue,
+    leaseMs: config.leaseMs,
+    clock,
+    retentionMs: config.retentionMs,
+    publicBaseUrl: config.publicBaseUrl,
+    log,
+  });
+  const leases = new MaintenanceLeasesRepository(core.database);
+  const sweeperId = randomUUID();
+  let sweeper: NodeJS.Timeout | undefined;
+  const sweep = async () => {
+    // The lease outlives two intervals, so a live sweeper keeps it and a dead one's passes on.
+    if (await leases.hold(SWEEP_LEASE, sweeperId, clock(), 2 * config.sweepIntervalMs + 10_000)) await conversions.sweep();
+  };
+  return {
+    store,
+    converter,
+    conversions,
+    worker,
+    start() {
+      if (!worker) return;
+      worker.start();
+      sweeper = setInterval(() => void sweep().catch((err: unknown) => log.error({ err }, 'retention sweep failed')), config.sweepIntervalMs);
+      sweeper.unref();
+    },
+    async stop() {
+      clearInterval(sweeper);
+      await worker?.stop();
+      await queue?.close();
+      if (options.engines.owned) await converter.close();
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import { ConfigError, openServiceCore } from '@mailconv/platform';
+import { pino } from 'pino';
+import { CONVERT_KEY_PREFIX } from './app.js';
+import { loadConvertConfig, type ConvertConfig } from './config.js';
+import { CONVERT_MIGRATIONS } from './db/migrations.js';
+import type { ConvertTables } from './db/schema.js';
+import { createConvertRuntime, openEngines } from './runtime.js';
+
+/**
+ * A conversion worker without HTTP (`CONVERT_ROLE=worker`): more conversion capacity on the
+ * database, storage folder and Redis shared with the API processes. It claims conversions
+ * with leases exactly as a process of role `all` does, so any number of workers can run and
+ * be killed at any time; it also takes its turn at the retention sweep. SIGTERM/SIGINT hand
+ * the conversions in flight back (queued again at once) and exit.
+ */
+let config: ConvertConfig;
+try {
+  config = loadConvertConfig();
+} catch (err) {
+  process.stderr.write(`convert-worker: ${err instanceof ConfigError ? err.message : (err as Error).message}\n`);
+  process.exit(1);
+}
+const log = pino({ level: config.logLevel });
+const core = await openServiceCore<ConvertTables>({ database: config.database, migrations: CONVERT_MIGRATIONS, keyPrefix: CONVERT_KEY_PREFIX });
+const runtime = createConvertRuntime({ config, core, engines: await openEngines(config), clock: () => new Date(), log });
+runtime.start();
+log.info({ event: 'ready', service: 'convert-worker', max_running: config.maxRunning }, 'conversion worker ready');
+let stopping = false;
+const shutdown = async () => {
+  if (stopping) return;
+  stopping = true;
+  log.info('shutting down');
+  await runtime.stop();
+  await core.close();
+  process.exit(0);
+};
+process.once('SIGTERM', () => void shutdown());
+process.once('SIGINT', () => void shutdown());
