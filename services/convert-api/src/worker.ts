@@ -24,7 +24,7 @@ const log = pino({ level: config.logLevel });
 const core = await openServiceCore<ConvertTables>({ database: config.database, migrations: CONVERT_MIGRATIONS, keyPrefix: CONVERT_KEY_PREFIX });
 const runtime = createConvertRuntime({ config, core, engines: await openEngines(config), clock: () => new Date(), log });
 runtime.start();
-log.info({ event: 'ready', service: 'convert-worker', max_running: config.maxRunning }, 'conversion worker ready');
+log.info({ event: 'ready', service: 'convert-worker', worker_id: runtime.worker!.id, max_running: config.maxRunning }, 'conversion worker ready');
 let stopping = false;
 const shutdown = async () => {
   if (stopping) return;

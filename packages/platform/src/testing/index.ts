@@ -2,3 +2,4 @@ export { createTestDatabase, testBackends, testPostgresAdminUrl, type Backend } 
 export { LogCapture } from './log-capture.js';
 export { assertOpenApiComplete } from './openapi.js';
 export { testRedisUrl } from './test-redis.js';
+export { freePort, startProcess, stopProcess, type StartedProcess } from './processes.js';

@@ -51,7 +51,8 @@ interface Flight {
  * checked at claim time under the account's lock.
  */
 export class ConversionWorker {
-  private readonly id = randomUUID();
+  /** This worker's id: the first part of every lease it takes (`<id>:<n>`). */
+  readonly id = randomUUID();
   private claims = 0;
   /** Slots taken: running conversions plus claims being made. */
   private busy = 0;
@@ -189,6 +190,8 @@ export class ConversionWorker {
   private async convert(row: ConversionRow, owner: string, signal: AbortSignal): Promise<void> {
     // Each attempt writes its own file: a stalled holder that lost its lease cannot overwrite the next one's.
     const outputPath = this.o.store.outputPath(row.id, row.target_format, row.attempts);
+    // A retry: the earlier attempt's process is gone (its lease expired); so must its partial output be.
+    for (let attempt = 0; attempt < row.attempts; attempt++) await this.o.store.remove(this.o.store.outputPath(row.id, row.target_format, attempt));
     const upload = await this.o.uploads.find(row.account_id, row.upload_id);
     let result: Awaited<ReturnType<Converter['convert']>> | { ok: false; error: { code: string; message: string; detail?: string } };
     if (!upload || upload.deleted_at) {

@@ -1,12 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { openServiceCore, type ServiceCore } from '@mailconv/platform';
-import { createTestDatabase, testBackends, testRedisUrl } from '@mailconv/platform/testing';
+import { createTestDatabase, freePort, startProcess, stopProcess, testBackends, testRedisUrl } from '@mailconv/platform/testing';
 import { D, loadDomains, useRig } from '@mailconv/test-rig';
 import { EMAIL_KEY_PREFIX } from '../app.js';
 import { loadEmailConfig } from '../config.js';
@@ -69,15 +67,6 @@ async function assertRecovered(
   assert.deepEqual(events, [{ type: 'job.completed' }]);
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 /** Fifty addresses in five chunks of ten; one slow address per chunk keeps each chunk busy for a while. */
 function crashList(tag: string): string[] {
   const slow = slowAddresses(5, tag);
@@ -94,23 +83,12 @@ async function client(apiKey: string) {
   return { port, base, auth, get };
 }
 
-/** Starts `server.js` (or `worker.js`) and resolves once it logged `ready`. */
+/** Starts `server.js` (or `worker.js`) on `port` and resolves once it logged `ready`. */
 async function start(env: Record<string, string>, port: number, file = SERVER): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [file], { env: { ...process.env, ...env, EMAIL_LOG_LEVEL: 'info', EMAIL_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if ((JSON.parse(line) as { event?: string }).event === 'ready') resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`server exited early with ${code}`)));
-  });
-  return child;
+  return (await startProcess(file, { ...env, EMAIL_LOG_LEVEL: 'info', EMAIL_PORT: String(port) })).child;
 }
 
-async function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<number | null> {
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  child.kill(signal);
-  return exited;
-}
+const stop = stopProcess;
 
 for (const backend of testBackends()) {
   test(`SIGKILL mid-job, restart: the job completes with every address stored exactly once, counters and quota exact (${backend})`, async () => {

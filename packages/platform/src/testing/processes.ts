@@ -1,0 +1,48 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** A service process started by {@link startProcess}, with the JSON log line that said it was ready. */
+export interface StartedProcess {
+  child: ChildProcess;
+  ready: Record<string, unknown>;
+}
+
+/**
+ * Starts `node file` with `env` added to this process's environment and resolves once it
+ * logged a JSON line with `event: "ready"` on stdout (its stderr goes to the test's).
+ */
+export async function startProcess(file: string, env: Record<string, string>): Promise<StartedProcess> {
+  const child = spawn(process.execPath, [file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      let entry: Record<string, unknown>;
+      try {
+        entry = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      if (entry.event === 'ready') resolve(entry);
+    });
+    child.once('exit', (code) => reject(new Error(`${file} exited early with ${code}`)));
+  });
+  return { child, ready };
+}
+
+/** Sends `signal` and resolves with the exit code once the process is gone. */
+export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill(signal);
+  return exited;
+}
