@@ -279,10 +279,10 @@ export class Converter {
       const engine = this.engines.get(s.engine);
       if (!engine) throw failed(`The ${s.engine} engine is not available.`);
       const out = join(job.dir, `${tag}-step${i}.${s.to}`);
-      await engine.convert({ input: current, from: s.from, to: s.to, output: out, options, quality, qualityRequested, job });
+      const variant = await engine.convert({ input: current, from: s.from, to: s.to, output: out, options, quality, qualityRequested, job });
       // Text may legitimately be empty (OCR of a photo, a PDF of scans); nothing else may.
       await assertOutput(out, s.engine, s.to !== 'txt');
-      engines.push(s.engine);
+      engines.push(variant || s.engine);
       current = out;
       if (s.to === 'pdf') current = await selectPages(current);
     }

@@ -55,7 +55,8 @@ export interface Engine {
   /** Whether a lower `quality` makes a smaller output of this target (for `max_output_bytes`). */
   tradesQualityForSize(to: string): boolean;
   probe(): Promise<EngineProbe>;
-  convert(step: Step): Promise<void>;
+  /** Resolves with the name of the variant that did the work when it is not the engine's usual one (a fallback). */
+  convert(step: Step): Promise<string | undefined | void>;
   /** Stops long-lived processes. */
   close?(): Promise<void>;
 }

@@ -124,9 +124,7 @@ class Instance {
     const tag = randomBytes(6).toString('hex');
     this.pipe = `mailconv_lo_${process.pid}_${this.index}_${tag}`;
     this.dir = join(this.opts.workDir, `lo-${this.index}-${tag}`);
-    const profile = join(this.dir, 'profile');
-    await mkdir(join(profile, 'user'), { recursive: true });
-    await writeFile(join(profile, 'user', 'registrymodifications.xcu'), REGISTRY);
+    const profile = await prepareProfile(join(this.dir, 'profile'));
     const deadline = Date.now() + this.opts.startTimeoutMs;
     // A fresh profile makes soffice exit once with code 81 ("restart required") after
     // creating it (Gotenberg's first-start quirk); start again then.
@@ -136,7 +134,7 @@ class Instance {
       this.soffice = spawnSandboxed(
         SOFFICE_BIN,
         [
-          `-env:UserInstallation=${pathToFileURL(profile).href}`,
+          `-env:UserInstallation=${profile}`,
           '--headless', '--invisible', '--nocrashreport', '--nodefault', '--nologo',
           '--nofirststartwizard', '--norestore', '--nolockcheck',
           `--accept=pipe,name=${this.pipe};urp;StarOffice.ComponentContext`,
@@ -309,6 +307,16 @@ interface Waiting {
 }
 
 /** The warm LibreOffice pool. */
+/**
+ * Creates a LibreOffice user profile in `dir` with our settings (macros off, nothing linked
+ * fetched) and returns its URL for `-env:UserInstallation`.
+ */
+export async function prepareProfile(dir: string): Promise<string> {
+  await mkdir(join(dir, 'user'), { recursive: true });
+  await writeFile(join(dir, 'user', 'registrymodifications.xcu'), REGISTRY);
+  return pathToFileURL(dir).href;
+}
+
 export class LibreOfficePool {
   private readonly opts: Required<LibreOfficePoolOptions>;
   private readonly instances: Instance[] = [];

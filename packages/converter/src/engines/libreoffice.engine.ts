@@ -3,12 +3,14 @@
  * formats, through the warm {@link LibreOfficePool}. Export filters are named explicitly;
  * import filters only where detection is ambiguous (CSV and plain text).
  */
-import { access, constants } from 'node:fs/promises';
+import { access, constants, copyFile, link, mkdtemp, rename, rm } from 'node:fs/promises';
+import { extname, join } from 'node:path';
 import { formatInfo } from '../formats/catalogue.js';
-import { failed } from '../errors.js';
+import { ConversionError, failed } from '../errors.js';
+import { runSandboxed } from '../exec/exec.js';
 import { effectiveQuality } from '../options.js';
 import { probeBinaries, type Engine, type EngineProbe, type Step } from './engine.js';
-import { LibreOfficePool, PYTHON, SOFFICE_BIN, type LibreOfficeJob, type LibreOfficePoolOptions } from './libreoffice-pool.js';
+import { LibreOfficePool, PYTHON, SOFFICE_BIN, prepareProfile, type LibreOfficeJob, type LibreOfficePoolOptions } from './libreoffice-pool.js';
 
 const DOCUMENT_IN = ['docx', 'doc', 'odt', 'rtf', 'txt'];
 const DOCUMENT_OUT = ['pdf', 'docx', 'doc', 'odt', 'rtf', 'txt', 'html'];
@@ -90,7 +92,8 @@ export class LibreOfficeEngine implements Engine {
     return this.pool.start();
   }
 
-  async convert(step: Step): Promise<void> {
+  /** Resolves with `libreoffice-cold` when the one-off fallback did the work. */
+  async convert(step: Step): Promise<string | undefined> {
     const app = appOf(step.from);
     const target = app ? EXPORT[app][step.to] : undefined;
     if (!app || !target) throw failed(`LibreOffice cannot convert ${step.from} to ${step.to}.`);
@@ -118,12 +121,76 @@ export class LibreOfficeEngine implements Engine {
       if (preset?.pdfa) data.SelectPdfVersion = 2;
       job.filterData = data;
     }
-    await this.pool.convert(job, step.job.timeoutMs, step.job.signal);
+    try {
+      await this.pool.convert(job, step.job.timeoutMs, step.job.signal);
+      return undefined;
+    } catch (err) {
+      // Some real documents (Word comments, seen with LibreOffice 7.4) crash an instance
+      // driven over UNO every time, even a fresh one, while a one-off `soffice --convert-to`
+      // converts them: fall back to that, in the same sandbox, and say so in the chain. A
+      // document that is really broken fails there too.
+      if (step.job.signal?.aborted || !isInstanceCrash(err)) throw err;
+      await this.convertCold(step, job);
+      return 'libreoffice-cold';
+    }
+  }
+
+  /** One `soffice --headless --convert-to` run with a profile of its own in the job folder. */
+  private async convertCold(step: Step, job: LibreOfficeJob): Promise<void> {
+    const dir = await mkdtemp(join(step.job.dir, 'lo-cold-'));
+    const profile = await prepareProfile(join(dir, 'profile'));
+    const outdir = join(dir, 'out');
+    let spec = `${step.to}:${job.filter}`;
+    if (job.filterData) spec += `:${JSON.stringify(Object.fromEntries(Object.entries(job.filterData).map(([k, v]) => [k, typedValue(v)])))}`;
+    else if (job.filterOptions) spec += `:${job.filterOptions}`;
+    const args = [`-env:UserInstallation=${profile}`, '--headless', '--invisible', '--nocrashreport', '--nodefault', '--nologo', '--nofirststartwizard', '--norestore', '--nolockcheck'];
+    if (job.inputFilter) args.push(`--infilter=${job.inputFilter}${job.inputOptions ? `:${job.inputOptions}` : ''}`);
+    // soffice leaves a lock file beside what it opens: open a link inside our own folder.
+    const input = join(dir, `input${extname(step.input)}`);
+    await link(step.input, input).catch(() => copyFile(step.input, input));
+    args.push('--convert-to', spec, '--outdir', outdir, input);
+    const run = () =>
+      runSandboxed(SOFFICE_BIN, args, {
+        cwd: dir,
+        home: dir,
+        env: { SAL_USE_VCLPLUGIN: 'svp' },
+        timeoutMs: step.job.timeoutMs,
+        maxFileBytes: step.job.maxFileBytes,
+        ...(step.job.signal ? { signal: step.job.signal } : {}),
+      });
+    let r = await run();
+    // A fresh profile makes soffice exit once with 81 ("restart required") after creating it.
+    if (r.exitCode === 81) r = await run();
+    const produced = join(outdir, `input.${step.to}`);
+    if (r.timedOut) throw failed('LibreOffice took too long to convert the document.', 'cold soffice timed out');
+    try {
+      await rename(produced, step.output);
+    } catch {
+      throw failed('LibreOffice could not convert the document.', `cold soffice exited ${r.exitCode ?? r.signal}: ${r.stderr.slice(-300)}`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 
   async close(): Promise<void> {
     await this.pool.close();
   }
+}
+
+/**
+ * Whether a one-off run is worth trying after the pool failed: the instance crashed, its
+ * bridge died, or it answered with an error (seen on a fresh instance right after a crash:
+ * "illegal object given!"). Not after a time-out: a one-off run would time out too.
+ */
+function isInstanceCrash(err: unknown): boolean {
+  return err instanceof ConversionError && err.code === 'conversion_failed' && !/too long/i.test(err.message);
+}
+
+/** A filter-data value in the typed JSON that `--convert-to` takes (LibreOffice 7.4+). */
+function typedValue(v: string | number | boolean): { type: string; value: string } {
+  if (typeof v === 'boolean') return { type: 'boolean', value: String(v) };
+  if (typeof v === 'number') return { type: 'long', value: String(Math.round(v)) };
+  return { type: 'string', value: v };
 }
 
 /** Whether a format is LibreOffice's to read (for routing office sources). */

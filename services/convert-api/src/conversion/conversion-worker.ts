@@ -215,7 +215,7 @@ export class ConversionWorker {
     const now = this.o.clock();
     if (result.ok) {
       const { path: _path, ...meta } = result.output;
-      const output = { filename: outputFilename(upload!.filename, row.target_format), ...meta };
+      const output = { filename: outputFilename(upload!.filename, row.target_format), ...meta, engines: [...result.engines] };
       const stored = await this.o.conversions.finish(row.id, owner, {
         status: 'completed', output: JSON.stringify(output), output_path: outputPath, error: null, completed_at: now.toISOString(), expires_at: this.expiry(now),
       });

@@ -39,6 +39,8 @@ export interface OutputRecord {
   width?: number;
   height?: number;
   duration_s?: number;
+  /** The engine chain that produced it (convert-decisions.md item 19). */
+  engines?: string[];
 }
 
 /** The conversion record as the API answers it (convert-decisions.md item 5). */

@@ -86,6 +86,12 @@ export const ConversionRecordSchema = Type.Object({
       width: Type.Optional(Type.Integer()),
       height: Type.Optional(Type.Integer()),
       duration_s: Type.Optional(Type.Number()),
+      engines: Type.Optional(
+        Type.Array(Type.String(), {
+          description:
+            'The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions.',
+        }),
+      ),
     }),
   ),
   download_token: Nullable(Type.String({ description: 'Set once completed; downloads need it and the owner’s API key.' })),

@@ -177,6 +177,7 @@ for (const backend of testBackends()) {
       assert.equal(rec.output.filename, 'sample.pdf');
       assert.equal(rec.output.mime_type, 'application/pdf');
       assert.ok(rec.output.pages >= 1);
+      assert.deepEqual(rec.output.engines, ['libreoffice'], 'the record names the engine chain (convert-decisions.md item 19)');
       assert.match(rec.download_token, /^dl_[0-9A-Za-z]{32}$/);
       assert.equal(rec.download_url, `http://127.0.0.1:8081/api/v1/download/${rec.download_token}`);
       assert.equal(rec.error, null);
