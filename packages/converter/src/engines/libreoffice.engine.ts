@@ -55,6 +55,9 @@ const EXPORT: Readonly<Record<App, Readonly<Record<string, { filter: string; opt
   },
 };
 
+/** Address-space limit of a one-off soffice run (a small document needs about 1.5 GB of it). */
+const COLD_MAX_MEMORY_BYTES = 4 * 1024 ** 3;
+
 /** The LibreOffice engine. */
 export class LibreOfficeEngine implements Engine {
   readonly name = 'libreoffice';
@@ -156,6 +159,8 @@ export class LibreOfficeEngine implements Engine {
         env: { SAL_USE_VCLPLUGIN: 'svp' },
         timeoutMs: step.job.timeoutMs,
         maxFileBytes: step.job.maxFileBytes,
+        // The pool kills an instance past 2 GiB of RSS; a one-off run gets an address-space cap instead.
+        maxMemoryBytes: COLD_MAX_MEMORY_BYTES,
         ...(step.job.signal ? { signal: step.job.signal } : {}),
       });
     let r = await run();
@@ -179,11 +184,13 @@ export class LibreOfficeEngine implements Engine {
 
 /**
  * Whether a one-off run is worth trying after the pool failed: the instance crashed, its
- * bridge died, or it answered with an error (seen on a fresh instance right after a crash:
- * "illegal object given!"). Not after a time-out: a one-off run would time out too.
+ * bridge died, or UNO answered with an exception (seen on a fresh instance right after a
+ * crash: "illegal object given!"). Not after a time-out, a memory kill or a cancel: a
+ * one-off run would do the same, at the same cost again.
  */
 function isInstanceCrash(err: unknown): boolean {
-  return err instanceof ConversionError && err.code === 'conversion_failed' && !/too long/i.test(err.message);
+  if (!(err instanceof ConversionError) || err.code !== 'conversion_failed') return false;
+  return /crashed|could not convert/i.test(err.message);
 }
 
 /** A filter-data value in the typed JSON that `--convert-to` takes (LibreOffice 7.4+). */
