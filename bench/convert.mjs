@@ -7,7 +7,7 @@
 //      machine load; every output is checked with pdfinfo. Target: ≥ 5× unoconv, 100% converted.
 //   2. Images: png → webp (quality 80) and a jpeg resize (jpg → webp, ≤ 2048 px, quality 75),
 //      the API vs ImageMagick's `convert` on the same generated photo-like images. Target: faster.
-//   3. API overhead: a ~20 MB PNG → webp through the API vs the same engine call in-process,
+//   3. API overhead: a ~20 MB PNG (12 MP) → webp through the API vs the same engine call in-process,
 //      without HTTP. Target: ≤ 1.15×.
 //   4. A 2 GB upload over loopback (a WAV, streamed): MB/s and the service's RSS growth, beside
 //      a bare Node HTTP server that streams the same body to disk. Targets: ≥ 200 MB/s, < 150 MB.
@@ -173,7 +173,7 @@ try {
     const png = join(dir, `photo-${i}.png`);
     const jpg = join(dir, `photo-${i}.jpg`);
     // Photo-like: a fractal landscape with grain, 6 MP, different every time.
-    spawnSync('/usr/bin/convert', ['-seed', String(1000 + i), '-size', '3000x2000', 'plasma:fractal', '-blur', '0x1', '-attenuate', '0.4', '+noise', 'Gaussian', png]);
+    spawnSync('/usr/bin/convert', ['-seed', String(1000 + i), '-size', '3000x2000', 'plasma:fractal', '-blur', '0x1', '-attenuate', '0.4', '+noise', 'Gaussian', '-depth', '8', png]);
     spawnSync('/usr/bin/convert', [png, '-quality', '92', jpg]);
     images.push({ png, jpg });
   }
@@ -211,7 +211,8 @@ try {
 
   // --- 3. API overhead on a ~20 MB image ----------------------------------------------
   const big = join(dir, 'big.png');
-  spawnSync('/usr/bin/convert', ['-seed', '7', '-size', '4200x3000', 'plasma:fractal', '-attenuate', '0.6', '+noise', 'Gaussian', big]);
+  // 12 MP, 8 bits per channel: about 20 MB of PNG.
+  spawnSync('/usr/bin/convert', ['-seed', '7', '-size', '4000x3000', 'plasma:fractal', '-blur', '0x1', '-attenuate', '0.2', '+noise', 'Gaussian', '-depth', '8', big]);
   const bigBytes = await readFile(big);
   const direct = await Converter.create({ workDir: join(dir, 'direct-work') });
   const overhead = { api: [], direct: [] };
