@@ -15,7 +15,8 @@ import { IdempotencyRepository } from './repositories/idempotency.repository.js'
 import { WebhooksRepository } from './repositories/webhooks.repository.js';
 import { registerDeliveryRoutes, registerWebhookRoutes } from './routes/dashboard/webhooks.route.js';
 import { createDispatcher } from './webhooks/runtime.js';
-import type { Lookup } from './webhooks/url-guard.js';
+import { resolverLookup } from './webhooks/url-guard.js';
+import { WebhooksService } from './webhooks/webhooks.service.js';
 import { createJobsRuntime } from './jobs/jobs-runtime.js';
 import { registerJobRoutes } from './routes/v1/jobs.route.js';
 import { registerPublicRoutes } from './routes/public/validate-email.route.js';
@@ -33,8 +34,11 @@ export interface EmailAppOptions {
   logStream?: DestinationStream;
   /** The verification engine; built from the DNS and SMTP settings when absent. */
   engine?: Engine;
-  /** Host lookup of the webhook address check at delivery (the system resolver when absent). */
-  webhookLookup?: Lookup;
+  /**
+   * Resolvers (`host:port`) of the webhook address check, at creation and at delivery; the
+   * system's when absent. Tests give the rig's DNS server.
+   */
+  webhookDnsServers?: readonly string[];
 }
 
 /** The engine the settings describe: the configured resolvers, and SMTP probing when HELO and FROM are set. */
@@ -74,11 +78,13 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
   const verification = new VerificationService({ verifier: engine.verifier, quota: core.quota, charges: core.charges, clock, smtpAvailable: engine.prober !== null, batchConcurrency: config.batchConcurrency });
   const deliveries = new DeliveriesRepository(core.database);
   const events = new EventsRepository(core.database, deliveries);
-  const deps: EmailDeps = { core, plans, clock, verification, idempotency: new IdempotencyRepository(core.database), events, webhooks: new WebhooksRepository(core.database), deliveries };
+  const webhookLookup = options.webhookDnsServers ? resolverLookup(options.webhookDnsServers) : undefined;
+  const webhooks = new WebhooksService({ webhooks: new WebhooksRepository(core.database), deliveries, events, clock, allowInsecure: config.webhooks.allowInsecure, ...(webhookLookup ? { lookup: webhookLookup } : {}) });
+  const deps: EmailDeps = { core, plans, clock, verification, idempotency: new IdempotencyRepository(core.database), events, webhooks };
 
   // Webhooks: events and their deliveries are rows (the outbox); this process's dispatcher
   // sends whatever is due, sharing the work with other processes through leases.
-  const dispatcher = createDispatcher({ config, deliveries, events, clock, log: app.log, ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}) });
+  const dispatcher = createDispatcher({ config, deliveries, events, clock, log: app.log, ...(webhookLookup ? { lookup: webhookLookup } : {}) });
   if (dispatcher) {
     app.addHook('onReady', async () => dispatcher.start());
     app.addHook('preClose', async () => dispatcher.stop());
@@ -110,7 +116,7 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
     scope.addHook('onRequest', authenticate((p) => planOf(deps, p.plan).rateLimitRpm));
     registerAccountRoutes(scope, deps);
     registerApiKeyRoutes(scope, deps);
-    registerWebhookRoutes(scope, deps, { allowInsecure: config.webhooks.allowInsecure });
+    registerWebhookRoutes(scope, deps);
     registerDeliveryRoutes(scope, deps);
     registerVerifyRoutes(scope, deps, { batchBodyLimit: config.batchBodyLimitBytes });
     // Uploads (multipart) are accepted by the jobs routes only; elsewhere they stay 415.

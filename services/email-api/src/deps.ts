@@ -1,11 +1,10 @@
 import type { PlanCatalog, ServiceCore } from '@mailconv/platform';
 import type { EmailTables } from './db/schema.js';
 import type { EmailPlan } from './plans.js';
-import type { DeliveriesRepository } from './repositories/deliveries.repository.js';
 import type { EventsRepository } from './repositories/events.repository.js';
 import type { IdempotencyRepository } from './repositories/idempotency.repository.js';
-import type { WebhooksRepository } from './repositories/webhooks.repository.js';
 import type { VerificationService } from './verification/verification.service.js';
+import type { WebhooksService } from './webhooks/webhooks.service.js';
 
 /** What route handlers of the email service get: services, repositories, plans and the clock. */
 export interface EmailDeps {
@@ -15,8 +14,7 @@ export interface EmailDeps {
   verification: VerificationService;
   idempotency: IdempotencyRepository;
   events: EventsRepository;
-  webhooks: WebhooksRepository;
-  deliveries: DeliveriesRepository;
+  webhooks: WebhooksService;
 }
 
 /** The plan of an account; an account left on a plan that a plans file removed falls back to the default. */
