@@ -11,6 +11,8 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
+      // `interface ServiceErrorCodes extends Record<Code, true> {}`: each service's codes merged into AppError's type.
+      '@typescript-eslint/no-empty-object-type': ['error', { allowInterfaces: 'with-single-extends' }],
       'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read settings through the service config schema.' }],
     },
   },
