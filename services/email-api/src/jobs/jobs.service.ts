@@ -80,6 +80,12 @@ export interface JobsServiceDeps {
   onCancelled?: (jobId: string) => void;
 }
 
+/**
+ * The list of a submission: addresses as sent (prepared here), or already prepared by the
+ * upload offloader with the request's fingerprint, or the offloader's finding that it is unusable.
+ */
+export type JobSource = { emails: readonly string[]; dedupe: boolean } | { list: PreparedList; fingerprint: string | null } | { problem: string };
+
 /** Thrown inside a transaction to roll it back without it being an error. */
 class Rollback extends Error {}
 
@@ -156,10 +162,13 @@ export class JobsService {
   async submitRequest(
     principal: Principal,
     plan: EmailPlan,
-    input: { source: { emails: readonly string[]; dedupe: boolean } | { list: PreparedList; fingerprint: string | null }; useSmtp: boolean; idempotencyKey: string | undefined },
+    input: { source: JobSource; useSmtp: boolean; idempotencyKey: string | undefined },
     serialize: (answer: JobSubmitAnswer) => string,
   ): Promise<IdempotentOutcome<JobSubmitAnswer>> {
     const { source, useSmtp } = input;
+    // The plan's SMTP feature first: it answers before any problem of the list itself.
+    this.deps.verification.checkSmtp(useSmtp, plan);
+    if ('problem' in source) throw new AppError('invalid_request', source.problem, { field: 'emails' });
     const list = 'list' in source ? source.list : this.prepare(source.emails, source.dedupe);
     return this.deps.idempotency.run({
       accountId: principal.accountId,

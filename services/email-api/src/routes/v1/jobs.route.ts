@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
 import { Type, type Static } from 'typebox';
-import { AppError, DateTime, Nullable, StringEnum, utf8JsonParser, type ServiceApp } from '@mailconv/platform';
+import { DateTime, Nullable, StringEnum, utf8JsonParser, type ServiceApp } from '@mailconv/platform';
 import { REASONS, STATUSES } from '@mailconv/verifier';
 import { planOf, type EmailDeps } from '../../deps.js';
 import { MAX_EMAIL_INPUT, MAX_JOB_EMAILS } from '../../jobs/job-list.js';
-import { CSV_HEADER, jobView, type JobsService } from '../../jobs/jobs.service.js';
+import { CSV_HEADER, jobView, type JobSource, type JobsService } from '../../jobs/jobs.service.js';
 import { ListReader, OFFLOAD_MIN_BYTES, OffloadedList } from '../../jobs/list-offload.js';
 import { readUpload } from '../../jobs/upload.js';
 import { SECURED, errors } from '../../schemas.js';
@@ -186,14 +186,12 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
     async (request, reply) => {
       const principal = request.principal!;
       const plan = planOf(deps, principal.plan);
-      let source: Parameters<JobsService['submitRequest']>[2]['source'];
+      let source: JobSource;
       let useSmtp: boolean;
       if (request.body instanceof OffloadedList) {
         const read = request.body.result;
         useSmtp = read.useSmtp;
-        deps.verification.checkSmtp(useSmtp, plan);
-        if (read.kind === 'problem') throw new AppError('invalid_request', read.problem, { field: 'emails' });
-        source = { list: read.list, fingerprint: read.hash };
+        source = read.kind === 'problem' ? { problem: read.problem } : { list: read.list, fingerprint: read.hash };
       } else {
         let emails: string[];
         let dedupe: boolean;
@@ -205,7 +203,6 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
           useSmtp = body.use_smtp ?? false;
           dedupe = body.dedupe ?? false;
         }
-        deps.verification.checkSmtp(useSmtp, plan);
         source = { emails, dedupe };
       }
       const outcome = await jobs.submitRequest(principal, plan, { source, useSmtp, idempotencyKey: request.headers['idempotency-key'] }, (answer) => reply.code(202).serialize(answer) as string);
