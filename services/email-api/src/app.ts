@@ -59,7 +59,7 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
     ...(options.webhookDnsServers ? { webhookDnsServers: options.webhookDnsServers } : {}),
   });
   const { dispatcher, worker, queue } = services;
-  const deps: EmailDeps = { core, plans, clock, verification: services.verification, batches: services.batches, webhooks: services.webhooks, apiKeys: services.apiKeys };
+  const deps: EmailDeps = { plans, account: services.account, verification: services.verification, batches: services.batches, webhooks: services.webhooks, apiKeys: services.apiKeys };
   if (dispatcher) {
     app.addHook('onReady', async () => dispatcher.start());
     app.addHook('preClose', async () => dispatcher.stop());

@@ -1,5 +1,6 @@
 import type { ServiceCore } from '@mailconv/platform';
 import { createEngine, type Engine } from '@mailconv/verifier';
+import { AccountService } from './accounts/account.service.js';
 import { ApiKeysService } from './accounts/api-keys.service.js';
 import type { EmailConfig } from './config.js';
 import type { EmailTables } from './db/schema.js';
@@ -40,6 +41,7 @@ export function engineFromConfig(config: EmailConfig): Engine {
 
 /** Everything the email service runs on, built once per process. */
 export interface EmailServices {
+  account: AccountService;
   verification: VerificationService;
   batches: BatchesService;
   jobs: JobsService;
@@ -86,6 +88,7 @@ export function composeEmailServices(options: {
   // from it (so several processes on one database share the work).
   const { service: jobs, worker, queue } = createJobsRuntime({ database: core.database, quota: core.quota, events, verification, idempotency, clock, config, concurrency: options.jobWorkers, log });
   return {
+    account: new AccountService({ quota: core.quota, clock }),
     verification,
     batches: new BatchesService({ database: core.database, verification, idempotency, events, clock }),
     jobs,

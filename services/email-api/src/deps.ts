@@ -1,16 +1,15 @@
-import type { PlanCatalog, ServiceCore } from '@mailconv/platform';
+import type { PlanCatalog } from '@mailconv/platform';
+import type { AccountService } from './accounts/account.service.js';
 import type { ApiKeysService } from './accounts/api-keys.service.js';
-import type { EmailTables } from './db/schema.js';
 import type { EmailPlan } from './plans.js';
 import type { BatchesService } from './verification/batches.service.js';
 import type { VerificationService } from './verification/verification.service.js';
 import type { WebhooksService } from './webhooks/webhooks.service.js';
 
-/** What route handlers of the email service get: services, plans, the clock and the core (the account view reads its quota). */
+/** What route handlers of the email service get: the plan table and services, never a repository. */
 export interface EmailDeps {
-  core: ServiceCore<EmailTables>;
   plans: PlanCatalog<EmailPlan>;
-  clock: () => Date;
+  account: AccountService;
   verification: VerificationService;
   batches: BatchesService;
   webhooks: WebhooksService;
