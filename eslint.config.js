@@ -11,8 +11,50 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
+      // `interface ServiceErrorCodes extends Record<Code, true> {}`: each service's codes merged into AppError's type.
+      '@typescript-eslint/no-empty-object-type': ['error', { allowInterfaces: 'with-single-extends' }],
       'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read settings through the service config schema.' }],
     },
+  },
+  {
+    // Processes are started only by the converter's exec adapter (engines call it, never
+    // child_process: issue 16) and the places below.
+    files: ['**/*.ts', '**/*.mjs', '**/*.js'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['child_process', 'node:child_process'].map((name) => ({ name, message: 'Start processes through the converter\'s exec adapter (packages/converter/src/exec/); see eslint.config.js for the exemptions.' })),
+        },
+      ],
+    },
+  },
+  {
+    files: [
+      // The adapter itself, with its tests.
+      'packages/converter/src/exec/**',
+      // The test rig runs dnsmasq, Postfix and its own daemon process.
+      'test-rig/**',
+      // Setup, test and benchmark scripts install packages, build and start servers.
+      'scripts/**/*.mjs',
+      'bench/**/*.mjs',
+      // Tests that run the real thing in another process: the CLI, servers killed mid-job,
+      // workers, the quota hammer, Node with a list refresh, the engines' reference tools
+      // (pdfinfo and the like, to check outputs independently of the adapter), openssl for a
+      // throw-away webhook CA; the shared helper that starts and kills service processes in
+      // the crash and scale-out tests.
+      'packages/converter/src/testing/tools.ts',
+      'packages/platform/src/testing/processes.ts',
+      'packages/platform/src/quota/quota-ledger.test.ts',
+      'packages/verifier/src/checks/lists.check.test.ts',
+      'packages/verifier/src/cli.test.ts',
+      'services/convert-api/src/process.test.ts',
+      'services/convert-api/src/routes/v1/conversions.test.ts',
+      'services/email-api/src/process.test.ts',
+      'services/email-api/src/jobs/jobs-crash.test.ts',
+      'services/email-api/src/webhooks/receiver.test-support.ts',
+    ],
+    rules: { 'no-restricted-imports': 'off' },
   },
   {
     // The config loaders, scripts and test support are the only places allowed to read the environment.

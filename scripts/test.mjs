@@ -10,7 +10,13 @@ import { ensurePostgres, ensureRedis } from './lib/services.mjs';
 const filters = process.argv.slice(2);
 
 ensureAll({ includeTest: true });
-const backends = (process.env.TEST_BACKENDS ?? 'sqlite,postgres').split(',');
+// The same rule the suites apply (packages/platform testing): TEST_BACKENDS narrows a local
+// run only; under CI=true both databases always run.
+const { isCi, testBackends } = await import(join(ROOT, 'packages', 'platform', 'dist', 'testing', 'test-database.js'));
+const backends = testBackends(process.env);
+if (isCi(process.env) && process.env.TEST_BACKENDS && backends.join(',') !== process.env.TEST_BACKENDS.replace(/\s/g, '')) {
+  log(`CI: TEST_BACKENDS=${process.env.TEST_BACKENDS} ignored; running ${backends.join(' and ')}`);
+}
 if (backends.includes('postgres') && !process.env.TEST_POSTGRES_URL) await ensurePostgres();
 if (!process.env.TEST_REDIS_URL) await ensureRedis();
 

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { D, HOST_OCTETS, zoneHosts, zoneMx } from './zones.js';
+import { D, HOST_OCTETS, webhookRecords, zoneHosts, zoneMx } from './zones.js';
 
 /**
  * dnsmasq configuration for the rig's zone. It answers only from this file: `no-resolv`
@@ -33,6 +33,8 @@ export function dnsmasqConfig(subnet: string, dir: string, benchOffset = 0): str
   // With a latency relay in front of the benchmark MX hosts, their names point at the relays.
   for (const { host, role } of zoneHosts()) lines.push(`host-record=${host},${at(HOST_OCTETS[role] + (role.startsWith('bench') ? benchOffset : 0))}`);
   lines.push(`host-record=${D.aaaaOnly},::1`);
+  // The webhook tests' names (loopback, but for the rebinding name's one refused public address).
+  for (const { host, address } of webhookRecords()) lines.push(`host-record=${host},${address}`);
   // Google-hosted names resolve to the dead address: they exist for the provider/grade checks only.
   for (const h of ['aspmx.l.google.com', 'alt1.aspmx.l.google.com', 'alt2.aspmx.l.google.com']) lines.push(`host-record=${h},${at(HOST_OCTETS.dead)}`);
   for (const mx of zoneMx()) lines.push(`mx-host=${mx.domain},${mx.host},${mx.priority}`);

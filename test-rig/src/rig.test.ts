@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { promises as dns } from 'node:dns';
-import { D, SOCKS_PASSWORD, SOCKS_USER, postfixCpuMs, useRig, type RigHandle } from './index.js';
+import { D, REBIND_PUBLIC_ADDRESS, SOCKS_PASSWORD, SOCKS_USER, WEBHOOK_HOSTS, postfixCpuMs, useRig, webhookRecords, zoneHosts, type RigHandle } from './index.js';
 
 // The rig's own guarantees: it answers from its zone only, and its Postfix never relays.
 let rig: RigHandle;
@@ -99,4 +99,18 @@ test('postfixCpuMs counts what the rig’s Postfix spends, including daemons it 
   const spent = postfixCpuMs(rig.dir) - before;
   assert.ok(spent > 0, `Postfix CPU did not move (${spent} ms)`);
   assert.throws(() => postfixCpuMs('/nonexistent'), /ENOENT/);
+});
+
+test('every address the zone answers is loopback, but the rebinding name\'s one refused public address', async () => {
+  const resolver = new dns.Resolver({ timeout: 1000, tries: 1 });
+  resolver.setServers([rig.dnsServer]);
+  const loopback = (a: string) => a.startsWith('127.') || a === '::1';
+  const names = [...new Set([...zoneHosts().map((h) => h.host), ...webhookRecords().map((r) => r.host)])];
+  for (const name of names) {
+    const answers = [...(await resolver.resolve4(name).catch(() => [])), ...(await resolver.resolve6(name).catch(() => []))];
+    assert.ok(answers.length > 0, name);
+    const outside = answers.filter((a) => !loopback(a));
+    assert.deepEqual(outside, name === WEBHOOK_HOSTS.rebind ? [REBIND_PUBLIC_ADDRESS] : [], name);
+  }
+  assert.deepEqual((await resolver.resolve4(WEBHOOK_HOSTS.rebind)).sort(), ['127.0.0.1', REBIND_PUBLIC_ADDRESS].sort());
 });

@@ -91,6 +91,38 @@ export const D = {
   wildcard: 'wild.test',
 } as const;
 
+/**
+ * Host names of the webhook tests (services/email-api), resolved through the rig like any
+ * other name. Every answer is a loopback address, where the tests' HTTPS receiver listens,
+ * with one exception: {@link WEBHOOK_HOSTS.rebind} also answers one public address, so the
+ * address guard can be seen refusing a name whose answers mix public and private addresses
+ * (what a rebinding DNS gives). Nothing may connect to that address: the guard refuses
+ * the name, and the tests' apps fence deliveries to loopback (`EMAIL_WEBHOOKS_RESTRICT_TO`).
+ */
+export const WEBHOOK_HOSTS = {
+  /** A 127.0.0.1: the receiver (its certificate names this host). */
+  receiver: 'hooks.example.test',
+  /** AAAA ::1 only. */
+  receiverV6: 'hooks6.example.test',
+  /** A 127.0.0.1 and A {@link REBIND_PUBLIC_ADDRESS}: never passes the guard. */
+  rebind: 'rebind.example.test',
+  /** Not in the zone: NXDOMAIN. */
+  nowhere: 'nowhere.example.test',
+} as const;
+
+/** The one non-loopback address in the zone (see {@link WEBHOOK_HOSTS}); never connected to. */
+export const REBIND_PUBLIC_ADDRESS = '93.184.216.34';
+
+/** Address records of the webhook names. */
+export function webhookRecords(): Array<{ host: string; address: string }> {
+  return [
+    { host: WEBHOOK_HOSTS.receiver, address: '127.0.0.1' },
+    { host: WEBHOOK_HOSTS.receiverV6, address: '::1' },
+    { host: WEBHOOK_HOSTS.rebind, address: REBIND_PUBLIC_ADDRESS },
+    { host: WEBHOOK_HOSTS.rebind, address: '127.0.0.1' },
+  ];
+}
+
 /** Local parts the scripted peers treat as existing mailboxes. */
 export const PEER_USERS = ['alice', 'bob'] as const;
 

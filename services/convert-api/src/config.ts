@@ -54,8 +54,9 @@ export interface ConvertConfig extends CommonServiceConfig {
 
 /** Reads the conversion service's settings from `env`; throws ConfigError listing every problem. */
 export function loadConvertConfig(env: Readonly<Record<string, string | undefined>> = process.env, root = findProjectRoot()): ConvertConfig {
-  const parsed = parseSettings(ConvertSettings, env) as Record<string, unknown>;
-  const common = commonConfig('CONVERT', parsed, DEFAULTS, root);
+  const settings = parseSettings(ConvertSettings, env);
+  const parsed = settings as Record<string, unknown>;
+  const common = commonConfig('CONVERT', settings, DEFAULTS, root);
   const storage = parsed.CONVERT_STORAGE_DIR as string | undefined;
   return {
     ...common,

@@ -16,4 +16,9 @@ export const CONVERT_ERROR_STATUS = {
 } as const;
 
 export type ConvertErrorCode = keyof typeof CONVERT_ERROR_STATUS;
+
+// The closed list of this service's codes, as AppError's code type (see ServiceErrorCodes).
+declare module '@mailconv/platform' {
+  interface ServiceErrorCodes extends Record<ConvertErrorCode, true> {}
+}
 export const CONVERT_ERROR_CODES = Object.keys(CONVERT_ERROR_STATUS) as ConvertErrorCode[];

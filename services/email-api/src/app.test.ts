@@ -22,7 +22,7 @@ for (const backend of testBackends()) {
     let freeKey: string;
     let freeAccountId: string;
 
-    const start = async () => buildApp(loadEmailConfig({ EMAIL_DATABASE_URL: url, EMAIL_LOG_LEVEL: 'silent', EMAIL_BODY_LIMIT_BYTES: '4096' }), { clock });
+    const start = async () => buildApp(loadEmailConfig({ EMAIL_DATABASE_URL: url, EMAIL_LOG_LEVEL: 'silent', EMAIL_BODY_LIMIT_BYTES: '4096', EMAIL_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128' }), { clock });
 
     before(async () => {
       ({ url, drop } = await createTestDatabase(backend));

@@ -131,45 +131,41 @@ export interface EmailConfig extends CommonServiceConfig {
 
 /** Reads the email service's settings from `env`; throws ConfigError listing every problem. */
 export function loadEmailConfig(env: Readonly<Record<string, string | undefined>> = process.env, root = findProjectRoot()): EmailConfig {
-  const parsed = parseSettings(EmailSettings, env) as Record<string, unknown>;
+  const s = parseSettings(EmailSettings, env);
   return {
-    ...commonConfig('EMAIL', parsed, DEFAULTS, root),
-    batchBodyLimitBytes: parsed.EMAIL_BATCH_BODY_LIMIT_BYTES as number,
-    batchConcurrency: parsed.EMAIL_BATCH_CONCURRENCY as number,
+    ...commonConfig('EMAIL', s, DEFAULTS, root),
+    batchBodyLimitBytes: s.EMAIL_BATCH_BODY_LIMIT_BYTES,
+    batchConcurrency: s.EMAIL_BATCH_CONCURRENCY,
     webhooks: {
-      allowInsecure: parsed.EMAIL_WEBHOOKS_ALLOW_INSECURE as boolean,
-      concurrency: parsed.EMAIL_WEBHOOKS_CONCURRENCY as number,
-      perEndpoint: parsed.EMAIL_WEBHOOKS_PER_ENDPOINT as number,
-      timeoutMs: parsed.EMAIL_WEBHOOKS_TIMEOUT_MS as number,
-      retrySchedule: parsed.EMAIL_WEBHOOKS_RETRY_SCHEDULE as number[],
-      pollMs: parsed.EMAIL_WEBHOOKS_POLL_MS as number,
-      ca: (parsed.EMAIL_WEBHOOKS_CA_FILE as string | undefined) ?? null,
-      logDays: parsed.EMAIL_WEBHOOKS_LOG_DAYS as number,
-      restrictTo: (parsed.EMAIL_WEBHOOKS_RESTRICT_TO as string[] | undefined) ?? null,
+      allowInsecure: s.EMAIL_WEBHOOKS_ALLOW_INSECURE,
+      concurrency: s.EMAIL_WEBHOOKS_CONCURRENCY,
+      perEndpoint: s.EMAIL_WEBHOOKS_PER_ENDPOINT,
+      timeoutMs: s.EMAIL_WEBHOOKS_TIMEOUT_MS,
+      retrySchedule: s.EMAIL_WEBHOOKS_RETRY_SCHEDULE,
+      pollMs: s.EMAIL_WEBHOOKS_POLL_MS,
+      ca: s.EMAIL_WEBHOOKS_CA_FILE ?? null,
+      logDays: s.EMAIL_WEBHOOKS_LOG_DAYS,
+      restrictTo: s.EMAIL_WEBHOOKS_RESTRICT_TO ?? null,
     },
     jobs: {
-      bodyLimitBytes: parsed.EMAIL_JOBS_BODY_LIMIT_BYTES as number,
-      chunkSize: parsed.EMAIL_JOBS_CHUNK_SIZE as number,
-      workers: parsed.EMAIL_JOBS_WORKERS as number,
-      leaseMs: parsed.EMAIL_JOBS_LEASE_MS as number,
-      pollMs: parsed.EMAIL_JOBS_POLL_MS as number,
-      greylistRetryMs: parsed.EMAIL_JOBS_GREYLIST_RETRY_MS as number,
-      greylistRetries: parsed.EMAIL_JOBS_GREYLIST_RETRIES as number,
-      queueName: parsed.EMAIL_JOBS_QUEUE as string,
+      bodyLimitBytes: s.EMAIL_JOBS_BODY_LIMIT_BYTES,
+      chunkSize: s.EMAIL_JOBS_CHUNK_SIZE,
+      workers: s.EMAIL_JOBS_WORKERS,
+      leaseMs: s.EMAIL_JOBS_LEASE_MS,
+      pollMs: s.EMAIL_JOBS_POLL_MS,
+      greylistRetryMs: s.EMAIL_JOBS_GREYLIST_RETRY_MS,
+      greylistRetries: s.EMAIL_JOBS_GREYLIST_RETRIES,
+      queueName: s.EMAIL_JOBS_QUEUE,
     },
-    publicRpm: parsed.EMAIL_PUBLIC_RPM as number,
-    publicSmtpPerDay: parsed.EMAIL_PUBLIC_SMTP_PER_DAY as number,
-    dnsServers: (parsed.EMAIL_DNS_SERVERS as string[] | undefined) ?? [],
-    dnsTimeoutMs: parsed.EMAIL_DNS_TIMEOUT_MS as number,
-    smtp: parsed.EMAIL_SMTP_HELO
-      ? {
-          helo: parsed.EMAIL_SMTP_HELO as string,
-          from: parsed.EMAIL_SMTP_FROM as string,
-          port: parsed.EMAIL_SMTP_PORT as number,
-          allowPrivate: parsed.EMAIL_SMTP_ALLOW_PRIVATE as boolean,
-          restrictTo: (parsed.EMAIL_SMTP_RESTRICT_TO as string[] | undefined) ?? null,
-        }
-      : null,
+    publicRpm: s.EMAIL_PUBLIC_RPM,
+    publicSmtpPerDay: s.EMAIL_PUBLIC_SMTP_PER_DAY,
+    dnsServers: s.EMAIL_DNS_SERVERS ?? [],
+    dnsTimeoutMs: s.EMAIL_DNS_TIMEOUT_MS,
+    // The schema refuses HELO without FROM and the reverse.
+    smtp:
+      s.EMAIL_SMTP_HELO && s.EMAIL_SMTP_FROM
+        ? { helo: s.EMAIL_SMTP_HELO, from: s.EMAIL_SMTP_FROM, port: s.EMAIL_SMTP_PORT, allowPrivate: s.EMAIL_SMTP_ALLOW_PRIVATE, restrictTo: s.EMAIL_SMTP_RESTRICT_TO ?? null }
+        : null,
   };
 }
 

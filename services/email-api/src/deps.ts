@@ -1,22 +1,19 @@
-import type { PlanCatalog, ServiceCore } from '@mailconv/platform';
-import type { EmailTables } from './db/schema.js';
+import type { PlanCatalog } from '@mailconv/platform';
+import type { AccountService } from './accounts/account.service.js';
+import type { ApiKeysService } from './accounts/api-keys.service.js';
 import type { EmailPlan } from './plans.js';
-import type { DeliveriesRepository } from './repositories/deliveries.repository.js';
-import type { EventsRepository } from './repositories/events.repository.js';
-import type { IdempotencyRepository } from './repositories/idempotency.repository.js';
-import type { WebhooksRepository } from './repositories/webhooks.repository.js';
+import type { BatchesService } from './verification/batches.service.js';
 import type { VerificationService } from './verification/verification.service.js';
+import type { WebhooksService } from './webhooks/webhooks.service.js';
 
-/** What route handlers of the email service get: services, repositories, plans and the clock. */
+/** What route handlers of the email service get: the plan table and services, never a repository. */
 export interface EmailDeps {
-  core: ServiceCore<EmailTables>;
   plans: PlanCatalog<EmailPlan>;
-  clock: () => Date;
+  account: AccountService;
   verification: VerificationService;
-  idempotency: IdempotencyRepository;
-  events: EventsRepository;
-  webhooks: WebhooksRepository;
-  deliveries: DeliveriesRepository;
+  batches: BatchesService;
+  webhooks: WebhooksService;
+  apiKeys: ApiKeysService;
 }
 
 /** The plan of an account; an account left on a plan that a plans file removed falls back to the default. */

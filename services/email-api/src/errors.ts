@@ -15,4 +15,9 @@ export const EMAIL_ERROR_STATUS = {
 } as const;
 
 export type EmailErrorCode = keyof typeof EMAIL_ERROR_STATUS;
+
+// The closed list of this service's codes, as AppError's code type (see ServiceErrorCodes).
+declare module '@mailconv/platform' {
+  interface ServiceErrorCodes extends Record<EmailErrorCode, true> {}
+}
 export const EMAIL_ERROR_CODES = Object.keys(EMAIL_ERROR_STATUS) as EmailErrorCode[];

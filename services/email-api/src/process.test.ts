@@ -36,10 +36,13 @@ async function exec(file: string, args: string[], env: Record<string, string>): 
   }
 }
 
+/** Servers started here send webhook deliveries (if any) only to loopback. */
+const LOOPBACK_WEBHOOKS = { EMAIL_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128' };
+
 /** Starts `server.js` on a free port and resolves once it logged `ready`. */
 async function startServer(env: Record<string, string>): Promise<{ port: number; stop: () => Promise<void> }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [SERVER], { env: { ...process.env, EMAIL_LOG_LEVEL: 'info', ...env, EMAIL_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [SERVER], { env: { ...process.env, EMAIL_LOG_LEVEL: 'info', ...LOOPBACK_WEBHOOKS, ...env, EMAIL_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       if ((JSON.parse(line) as { event?: string }).event === 'ready') resolve();
@@ -149,7 +152,7 @@ for (const backend of testBackends()) {
       const env = { EMAIL_DATABASE_URL: url };
       const acct = JSON.parse((await exec(ADMIN, ['create-account', '--email', 'sigterm@example.test', '--json'], env)).stdout) as Record<string, string>;
       const port = await freePort();
-      const child = spawn(process.execPath, [SERVER], { env: { ...process.env, ...env, EMAIL_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [SERVER], { env: { ...process.env, ...LOOPBACK_WEBHOOKS, ...env, EMAIL_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
       const lines: Array<Record<string, unknown>> = [];
       const ready = new Promise<void>((resolve, reject) => {
         createInterface({ input: child.stdout }).on('line', (line) => {

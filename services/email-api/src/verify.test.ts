@@ -36,6 +36,8 @@ for (const backend of testBackends()) {
         EMAIL_SMTP_PORT: String(rig.smtpPort),
         EMAIL_PUBLIC_SMTP_PER_DAY: '2',
         EMAIL_TRUST_PROXY: 'loopback',
+        // Webhook deliveries (none are set up here) could reach loopback only.
+        EMAIL_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128',
       });
       app = await buildApp(config);
       admin = await openServiceCore<EmailTables>({ database: config.database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });

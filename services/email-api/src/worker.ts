@@ -1,14 +1,9 @@
 import { openServiceCore, ConfigError } from '@mailconv/platform';
 import { pino } from 'pino';
-import { EMAIL_KEY_PREFIX, engineFromConfig } from './app.js';
+import { composeEmailServices, EMAIL_KEY_PREFIX } from './composition.js';
 import { loadEmailConfig, type EmailConfig } from './config.js';
 import { EMAIL_MIGRATIONS } from './db/migrations.js';
 import type { EmailTables } from './db/schema.js';
-import { createJobsRuntime } from './jobs/jobs-runtime.js';
-import { DeliveriesRepository } from './repositories/deliveries.repository.js';
-import { EventsRepository } from './repositories/events.repository.js';
-import { createDispatcher } from './webhooks/runtime.js';
-import { VerificationService } from './verification/verification.service.js';
 
 /**
  * `npm run worker -w services/email-api`: a job worker without HTTP, for more verification
@@ -27,13 +22,7 @@ try {
 }
 const log = pino({ level: config.logLevel });
 const core = await openServiceCore<EmailTables>({ database: config.database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
-const engine = engineFromConfig(config);
-const clock = () => new Date();
-const verification = new VerificationService({ verifier: engine.verifier, quota: core.quota, charges: core.charges, clock, smtpAvailable: engine.prober !== null, batchConcurrency: config.batchConcurrency });
-const deliveries = new DeliveriesRepository(core.database);
-const events = new EventsRepository(core.database, deliveries);
-const { worker, queue } = createJobsRuntime({ database: core.database, quota: core.quota, events, verification, clock, config, concurrency: config.jobs.workers || 2, log });
-const dispatcher = createDispatcher({ config, deliveries, events, clock, log });
+const { worker, queue, dispatcher } = composeEmailServices({ config, core, clock: () => new Date(), log, jobWorkers: config.jobs.workers || 2 });
 worker!.start();
 dispatcher?.start();
 log.info({ event: 'ready', service: 'email-worker' }, 'email job worker ready');

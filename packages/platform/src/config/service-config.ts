@@ -27,39 +27,56 @@ export interface CommonDefaults {
   databaseFile: string;
 }
 
-/** The zod fields of the common settings, named `${prefix}_HOST` and so on. */
-export function commonSettings(prefix: string, defaults: CommonDefaults) {
+/** The common settings' zod fields, without their `PREFIX_` (`HOST`, `PORT`, …). */
+function commonShape(defaults: CommonDefaults) {
   return {
-    [`${prefix}_HOST`]: setting.host('127.0.0.1'),
-    [`${prefix}_PORT`]: setting.port(defaults.port),
-    [`${prefix}_DATA_DIR`]: z.string().default(defaults.dataDir),
-    [`${prefix}_DATABASE_URL`]: setting.databaseUrl(),
-    [`${prefix}_PUBLIC_BASE_URL`]: setting.httpUrl(),
-    [`${prefix}_TRUST_PROXY`]: setting.trustProxy(),
-    [`${prefix}_REDIS_URL`]: setting.redisUrl(),
-    [`${prefix}_LOG_LEVEL`]: setting.logLevel(),
-    [`${prefix}_BODY_LIMIT_BYTES`]: setting.positiveInt(1_048_576),
-    [`${prefix}_PLANS_FILE`]: z.string().optional(),
+    HOST: setting.host('127.0.0.1'),
+    PORT: setting.port(defaults.port),
+    DATA_DIR: z.string().default(defaults.dataDir),
+    DATABASE_URL: setting.databaseUrl(),
+    PUBLIC_BASE_URL: setting.httpUrl(),
+    TRUST_PROXY: setting.trustProxy(),
+    REDIS_URL: setting.redisUrl(),
+    LOG_LEVEL: setting.logLevel(),
+    BODY_LIMIT_BYTES: setting.positiveInt(1_048_576),
+    PLANS_FILE: z.string().optional(),
   };
+}
+type CommonShape = ReturnType<typeof commonShape>;
+
+/** The common fields named `${prefix}_HOST` and so on, each keeping its own zod type. */
+export type CommonSettingsShape<P extends string> = { [K in keyof CommonShape & string as `${P}_${K}`]: CommonShape[K] };
+
+/** The parsed values of the common settings, as a service's schema outputs them. */
+export type CommonSettingsValues<P extends string> = z.output<z.ZodObject<CommonSettingsShape<P>>>;
+
+/** The zod fields of the common settings, named `${prefix}_HOST` and so on (typed per field). */
+export function commonSettings<P extends string>(prefix: P, defaults: CommonDefaults): CommonSettingsShape<P> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [name, field] of Object.entries(commonShape(defaults))) shape[`${prefix}_${name}`] = field;
+  // The one assertion: TypeScript cannot follow keys built from a template at run time;
+  // the loop above makes exactly the keys CommonSettingsShape<P> names, with their fields.
+  return shape as CommonSettingsShape<P>;
 }
 
 /** Turns parsed common settings into the typed config, resolving paths against `root`. */
-export function commonConfig(prefix: string, parsed: Record<string, unknown>, defaults: CommonDefaults, root: string): CommonServiceConfig {
-  const get = <T>(name: string) => parsed[`${prefix}_${name}`] as T;
-  const host = get<string>('HOST');
-  const port = get<number>('PORT');
-  const dataDir = resolve(root, get<string>('DATA_DIR'));
-  const plansFile = get<string | undefined>('PLANS_FILE');
+export function commonConfig<P extends string>(prefix: P, parsed: CommonSettingsValues<P>, defaults: CommonDefaults, root: string): CommonServiceConfig {
+  const values = parsed as CommonSettingsValues<P> & Record<string, unknown>;
+  const v = <K extends keyof CommonShape & string>(name: K): z.output<CommonShape[K]> => values[`${prefix}_${name}`] as z.output<CommonShape[K]>;
+  const host = v('HOST');
+  const port = v('PORT');
+  const dataDir = resolve(root, v('DATA_DIR'));
+  const plansFile = v('PLANS_FILE');
   return {
     host,
     port,
     dataDir,
-    database: parseDatabaseUrl(get<string | undefined>('DATABASE_URL') ?? `sqlite:${join(dataDir, defaults.databaseFile)}`, root),
-    publicBaseUrl: get<string | undefined>('PUBLIC_BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    trustProxy: get<boolean | number | string[]>('TRUST_PROXY'),
-    redisUrl: get<string | undefined>('REDIS_URL'),
-    logLevel: get<string>('LOG_LEVEL'),
-    bodyLimitBytes: get<number>('BODY_LIMIT_BYTES'),
+    database: parseDatabaseUrl(v('DATABASE_URL') ?? `sqlite:${join(dataDir, defaults.databaseFile)}`, root),
+    publicBaseUrl: v('PUBLIC_BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    trustProxy: v('TRUST_PROXY'),
+    redisUrl: v('REDIS_URL'),
+    logLevel: v('LOG_LEVEL'),
+    bodyLimitBytes: v('BODY_LIMIT_BYTES'),
     plansFile: plansFile ? resolve(root, plansFile) : undefined,
   };
 }

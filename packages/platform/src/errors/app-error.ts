@@ -1,4 +1,23 @@
 /**
+ * The error codes of the service being compiled: the common ones below plus those its
+ * `errors.ts` declares by augmenting this interface (each key a code), e.g.
+ *
+ * ```ts
+ * declare module '@mailconv/platform' {
+ *   interface ServiceErrorCodes extends Record<keyof typeof MY_ERROR_STATUS, true> {}
+ * }
+ * ```
+ *
+ * Each service is its own TypeScript project, so each sees exactly its own closed list:
+ * a misspelt code, or another service's code, does not compile.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by each service's declaration merging
+export interface ServiceErrorCodes {}
+
+/** A code from the closed list of the service being compiled (see {@link ServiceErrorCodes}). */
+export type ErrorCode = keyof typeof COMMON_ERROR_STATUS | (keyof ServiceErrorCodes & string);
+
+/**
  * The one exception type services throw for expected failures. `code` is a stable
  * snake_case string from the service's closed error table; the HTTP layer alone maps it
  * to a status. `details` are extra documented fields merged into the error body
@@ -6,7 +25,7 @@
  */
 export class AppError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly details?: Readonly<Record<string, unknown>>,
     readonly headers?: Readonly<Record<string, string>>,
@@ -33,5 +52,5 @@ export const COMMON_ERROR_STATUS = {
   service_unavailable: 503,
 } as const satisfies Record<string, number>;
 
-/** A closed table of error codes to HTTP statuses. */
-export type ErrorTable = Readonly<Record<string, number>>;
+/** A closed table of error codes to HTTP statuses: every code of the service, and nothing else. */
+export type ErrorTable = Readonly<Record<ErrorCode, number>>;

@@ -1,4 +1,4 @@
-export { createTestDatabase, testBackends, testPostgresAdminUrl, type Backend } from './test-database.js';
+export { createTestDatabase, isCi, testBackends, testPostgresAdminUrl, type Backend } from './test-database.js';
 export { LogCapture } from './log-capture.js';
 export { assertOpenApiComplete } from './openapi.js';
 export { testRedisUrl } from './test-redis.js';

@@ -6,14 +6,25 @@ import { randomBase62 } from '../ids.js';
 
 export type Backend = 'sqlite' | 'postgres';
 
+const ALL_BACKENDS: readonly Backend[] = ['sqlite', 'postgres'];
+
+/** Whether `env` is a CI run (`CI=true`, as CI systems set it; `CI=false`/`0`/empty is not). */
+export function isCi(env: Readonly<Record<string, string | undefined>> = process.env): boolean {
+  const ci = (env.CI ?? '').trim().toLowerCase();
+  return ci !== '' && ci !== 'false' && ci !== '0';
+}
+
 /**
  * The database engines suites run against: `TEST_BACKENDS` (comma-separated), both by
- * default. The test command makes sure PostgreSQL is up and fails loudly when it is not;
- * a suite never skips a backend on its own.
+ * default. `TEST_BACKENDS` only narrows a local run: under `CI=true` both engines always
+ * run, whatever it says (issue 16), so a leftover variable cannot shrink what CI checks.
+ * The test command makes sure PostgreSQL is up and fails loudly when it is not; a suite
+ * never skips a backend on its own. `scripts/test.mjs` uses this same function.
  */
-export function testBackends(): Backend[] {
-  const names = (process.env.TEST_BACKENDS ?? 'sqlite,postgres').split(',').map((s) => s.trim()).filter(Boolean);
+export function testBackends(env: Readonly<Record<string, string | undefined>> = process.env): Backend[] {
+  const names = (env.TEST_BACKENDS ?? ALL_BACKENDS.join(',')).split(',').map((s) => s.trim()).filter(Boolean);
   for (const n of names) if (n !== 'sqlite' && n !== 'postgres') throw new Error(`TEST_BACKENDS: unknown backend ${n}`);
+  if (isCi(env)) return [...ALL_BACKENDS];
   return names as Backend[];
 }
 

@@ -1,6 +1,7 @@
 import type { Database, QuotaLedger } from '@mailconv/platform';
 import type { EmailConfig } from '../config.js';
 import type { EmailTables } from '../db/schema.js';
+import type { IdempotencyService } from '../idempotency/idempotency.service.js';
 import type { EventsRepository } from '../repositories/events.repository.js';
 import { JobsRepository } from '../repositories/jobs.repository.js';
 import type { VerificationService } from '../verification/verification.service.js';
@@ -18,6 +19,7 @@ export function createJobsRuntime(options: {
   quota: QuotaLedger;
   events: EventsRepository;
   verification: VerificationService;
+  idempotency: IdempotencyService;
   clock: () => Date;
   config: EmailConfig;
   /** Chunks this process verifies at once; 0: no worker here. */
@@ -35,6 +37,7 @@ export function createJobsRuntime(options: {
     quota: options.quota,
     events: options.events,
     verification: options.verification,
+    idempotency: options.idempotency,
     clock: options.clock,
     chunkSize: config.jobs.chunkSize,
     publicBaseUrl: config.publicBaseUrl,

@@ -6,7 +6,8 @@ import type { EmailPlan } from '../plans.js';
 import type { EventsRepository } from '../repositories/events.repository.js';
 import type { ClaimedChunk, JobRow, JobsRepository, VerdictCounts } from '../repositories/jobs.repository.js';
 import type { VerificationService } from '../verification/verification.service.js';
-import { prepareList, type PreparedList } from './job-list.js';
+import type { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service.js';
+import { prepareList, submitHash, type PreparedList } from './job-list.js';
 
 /** Contract limit of one job. */
 /** Contract limit of `GET /api/v1/jobs`. */
@@ -66,6 +67,8 @@ export interface JobsServiceDeps {
   quota: QuotaLedger;
   events: EventsRepository;
   verification: VerificationService;
+  /** The `Idempotency-Key` flow of submissions. */
+  idempotency: IdempotencyService;
   clock: () => Date;
   /** Addresses per stored chunk (the unit a worker claims). */
   chunkSize: number;
@@ -76,6 +79,12 @@ export interface JobsServiceDeps {
   /** Called after a job is cancelled, so that a worker stops inside the chunk it holds. */
   onCancelled?: (jobId: string) => void;
 }
+
+/**
+ * The list of a submission: addresses as sent (prepared here), or already prepared by the
+ * upload offloader with the request's fingerprint, or the offloader's finding that it is unusable.
+ */
+export type JobSource = { emails: readonly string[]; dedupe: boolean } | { list: PreparedList; fingerprint: string | null } | { problem: string };
 
 /** Thrown inside a transaction to roll it back without it being an error. */
 class Rollback extends Error {}
@@ -145,6 +154,32 @@ export class JobsService {
   }
 
   /** Stores a prepared list as a job, reserving quota for all of it in the same transaction. */
+  /**
+   * `POST /api/v1/jobs` as a whole: the list (inline, or already prepared by the upload
+   * offloader with its request fingerprint) prepared and submitted once per
+   * `Idempotency-Key`; a retry gets the first answer's bytes back.
+   */
+  async submitRequest(
+    principal: Principal,
+    plan: EmailPlan,
+    input: { source: JobSource; useSmtp: boolean; idempotencyKey: string | undefined },
+    serialize: (answer: JobSubmitAnswer) => string,
+  ): Promise<IdempotentOutcome<JobSubmitAnswer>> {
+    const { source, useSmtp } = input;
+    // The plan's SMTP feature first: it answers before any problem of the list itself.
+    this.deps.verification.checkSmtp(useSmtp, plan);
+    if ('problem' in source) throw new AppError('invalid_request', source.problem, { field: 'emails' });
+    const list = 'list' in source ? source.list : this.prepare(source.emails, source.dedupe);
+    return this.deps.idempotency.run({
+      accountId: principal.accountId,
+      key: input.idempotencyKey,
+      fingerprint: () => ('list' in source ? source.fingerprint! : submitHash(useSmtp, source.dedupe, source.emails)),
+      statusCode: 202,
+      work: () => this.submit(principal, plan, list, { useSmtp }),
+      serialize,
+    });
+  }
+
   async submit(principal: Principal, plan: EmailPlan, list: PreparedList, options: { useSmtp: boolean }): Promise<JobSubmitAnswer> {
     this.deps.verification.checkSmtp(options.useSmtp, plan);
     const size = this.deps.chunkSize;

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer as createTcpServer } from 'node:net';
 import { newId, openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
 import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
-import { D, useRig, type RigHandle } from '@mailconv/test-rig';
+import { D, WEBHOOK_HOSTS, useRig, type RigHandle } from '@mailconv/test-rig';
 import { buildApp, EMAIL_KEY_PREFIX, type EmailAppOptions } from '../app.js';
 import { loadEmailConfig } from '../config.js';
 import { EMAIL_MIGRATIONS } from '../db/migrations.js';
@@ -28,7 +28,11 @@ for (const backend of testBackends()) {
     let admin: ServiceCore<EmailTables>;
     let app: ServiceApp;
 
-    /** Settings of every process here: the rig's resolver, the test CA, a short schedule, loopback targets allowed. */
+    /**
+     * Settings of every process here: the rig's resolver, the test CA, a short schedule,
+     * loopback targets allowed and deliveries fenced to loopback (jobsEnv). Webhook host
+     * names resolve through the rig's DNS server too, at creation and at delivery.
+     */
     const env = (extra: Record<string, string> = {}) =>
       jobsEnv(rig, dbUrl, {
         EMAIL_WEBHOOKS_ALLOW_INSECURE: 'true',
@@ -40,7 +44,7 @@ for (const backend of testBackends()) {
         ...extra,
       });
     const start = async (extra: Record<string, string> = {}, options: EmailAppOptions = {}) => {
-      const a = await buildApp(loadEmailConfig(env(extra)), options);
+      const a = await buildApp(loadEmailConfig(env(extra)), { webhookDnsServers: [rig.dnsServer], ...options });
       await a.ready();
       return a;
     };
@@ -68,7 +72,9 @@ for (const backend of testBackends()) {
       return { key: r.apiKey, id: r.account.id };
     };
     const hook = async (key: string, path: string, events?: string) => {
-      const res = await call(app, 'POST', '/api/dashboard/webhooks', key, { url: receiver.url(path), ...(events ? { events } : {}) });
+      // By name: resolved through the rig (127.0.0.1) at creation and at each delivery; the
+      // receiver's certificate names this host.
+      const res = await call(app, 'POST', '/api/dashboard/webhooks', key, { url: `https://${WEBHOOK_HOSTS.receiver}:${receiver.port}${path}`, ...(events ? { events } : {}) });
       assert.equal(res.statusCode, 200, res.body);
       return res.json().webhook as { webhook_id: string; secret: string };
     };
@@ -297,17 +303,16 @@ for (const backend of testBackends()) {
     });
 
     test('the address check runs again at delivery: a non-public target is refused without a connection', async () => {
-      // Every target here is on loopback, so that even a broken check could not send a
-      // packet elsewhere; the address classes themselves are covered by the guard's tests.
-      const strict = await start({ EMAIL_WEBHOOKS_ALLOW_INSECURE: 'false' }, {
-        // A table, never a real resolver: this name "now" resolves to a loopback address.
-        webhookLookup: async (host) => (host === 'rebound.example.test' ? [{ address: '127.0.0.1', family: 4 }] : []),
-      });
+      // Every target here is on loopback or refused by the fence (jobsEnv), so that even a
+      // broken check could not send a packet elsewhere; the address classes themselves are
+      // covered by the guard's tests. The rebinding name is asked of the rig's DNS server,
+      // which now answers a loopback address next to a public one.
+      const strict = await start({ EMAIL_WEBHOOKS_ALLOW_INSECURE: 'false' });
       await app.close();
       try {
         const acct = await account('ssrf');
         // Stored as if they had passed the check at creation (public then, private now).
-        for (const [i, url] of [receiver.url('/ssrf-literal'), `https://rebound.example.test:${receiver.port}/ssrf-rebound`, `http://127.0.0.1:${receiver.port}/plain-http`].entries()) {
+        for (const [i, url] of [receiver.url('/ssrf-literal'), `https://${WEBHOOK_HOSTS.rebind}:${receiver.port}/ssrf-rebound`, `http://127.0.0.1:${receiver.port}/plain-http`].entries()) {
           await admin.database.db.insertInto('webhooks').values({ id: `wh_ssrf${i}`, account_id: acct.id, url, events: 'batch.completed', secret: 'whsec_x', active: 1, created_at: new Date().toISOString(), last_triggered: null, deleted_at: null }).execute();
         }
         const res = await call(strict, 'POST', '/api/v1/verify-batch', acct.key, { emails: ['x@y'] });

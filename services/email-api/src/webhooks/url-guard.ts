@@ -1,6 +1,6 @@
 import { promises as dns } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
-import { isPrivateAddress } from '@mailconv/verifier';
+import { DnsResolver, isPrivateAddress } from '@mailconv/verifier';
 
 /** An address the delivery must connect to: the one that was checked (no second lookup). */
 export interface PinnedTarget {
@@ -15,6 +15,16 @@ export type TargetCheck =
 export type Lookup = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
 
 const systemLookup: Lookup = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
+
+/**
+ * Host lookups through the given resolvers (`host:port`) instead of the system's: IPv4
+ * then IPv6 addresses, asked afresh every time (nothing cached), so a name is judged by
+ * what it answers now. Tests point it at the rig's DNS server.
+ */
+export function resolverLookup(servers: readonly string[], timeoutMs = 2000): Lookup {
+  const resolver = new DnsResolver({ servers, timeoutMs, positiveTtlMs: 0, negativeTtlMs: 0, errorTtlMs: 0 });
+  return async (hostname) => (await resolver.lookupAddresses(hostname)).map((address) => ({ address, family: isIP(address) }));
+}
 
 /**
  * Decides whether a webhook URL may be called, and where to (decision 23): public HTTPS

@@ -3,18 +3,23 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createServer as createTcpServer } from 'node:net';
+import { REBIND_PUBLIC_ADDRESS, WEBHOOK_HOSTS, useRig, type RigHandle } from '@mailconv/test-rig';
 import { signatureValid, TestReceiver } from './receiver.test-support.js';
 import { sendWebhook } from './sender.js';
-import { checkWebhookTarget, type Lookup } from './url-guard.js';
+import { checkWebhookTarget, resolverLookup, type Lookup } from './url-guard.js';
 
-/** A lookup that answers from a table and is never allowed to reach a real resolver. */
-const table =
-  (answers: Record<string, string[]>): Lookup =>
-  async (host) => (answers[host] ?? []).map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+// The guard only classifies and never connects. Host names are resolved by a real resolver,
+// the rig's dnsmasq on loopback (test-rig/src/zones.ts, WEBHOOK_HOSTS); the public-looking
+// addresses are inputs (IP literals, or the rebinding name's refused answer), never dialled.
+describe('webhook URL guard, names resolved through the rig\'s DNS server', () => {
+  let rig: RigHandle;
+  let lookup: Lookup;
+  before(async () => {
+    rig = await useRig();
+    lookup = resolverLookup([rig.dnsServer]);
+  });
+  after(() => rig.release());
 
-// The guard only classifies: the lookups below are a table, and no test here connects to
-// any address but 127.0.0.1 (the public-looking addresses are inputs, never dialled).
-describe('webhook URL guard', () => {
   test('only public HTTPS targets pass; each non-public address class is refused (never connected to)', async () => {
     const classes: Record<string, string> = {
       loopback: '127.0.0.1',
@@ -33,38 +38,46 @@ describe('webhook URL guard', () => {
       mappedPrivate: '::ffff:10.0.0.5',
       mappedHexLoopback: '::ffff:7f00:1',
     };
-    const lookup = table({ ...Object.fromEntries(Object.entries(classes).map(([k, a]) => [`${k.toLowerCase()}.example.test`, [a]])), 'mixed.example.test': ['93.184.216.34', '10.0.0.1'], 'public.example.test': ['93.184.216.34'] });
-    for (const name of Object.keys(classes)) {
-      const r = await checkWebhookTarget(`https://${name.toLowerCase()}.example.test/hook`, { allowInsecure: false, lookup });
+    // Every class as the address the URL names (a literal needs no lookup).
+    for (const [name, address] of Object.entries(classes)) {
+      const r = await checkWebhookTarget(`https://${address.includes(':') ? `[${address}]` : address}/hook`, { allowInsecure: false, lookup });
       assert.deepEqual([r.ok, r.ok ? null : r.problem], [false, 'private_address'], name);
     }
     for (const literal of ['https://127.0.0.1/h', 'https://[::1]/h', 'https://169.254.169.254/latest/meta-data']) {
       const r = await checkWebhookTarget(literal, { allowInsecure: false, lookup });
       assert.equal(r.ok ? null : r.problem, 'private_address', literal);
     }
-    const mixed = await checkWebhookTarget('https://mixed.example.test/h', { allowInsecure: false, lookup });
+    // Names whose A or AAAA answer from the rig is loopback.
+    for (const host of [WEBHOOK_HOSTS.receiver, WEBHOOK_HOSTS.receiverV6]) {
+      const r = await checkWebhookTarget(`https://${host}/hook`, { allowInsecure: false, lookup });
+      assert.deepEqual([r.ok, r.ok ? null : r.problem], [false, 'private_address'], host);
+    }
+    assert.deepEqual(await lookup(WEBHOOK_HOSTS.rebind).then((a) => a.map((x) => x.address).sort()), ['127.0.0.1', REBIND_PUBLIC_ADDRESS].sort(), 'the rig answers both addresses');
+    const mixed = await checkWebhookTarget(`https://${WEBHOOK_HOSTS.rebind}/h`, { allowInsecure: false, lookup });
     assert.equal(mixed.ok ? null : mixed.problem, 'private_address', 'one private address among public ones is enough to refuse');
-    const ok = await checkWebhookTarget('https://public.example.test/h', { allowInsecure: false, lookup });
+    const ok = await checkWebhookTarget(`https://${REBIND_PUBLIC_ADDRESS}/h`, { allowInsecure: false, lookup });
     assert.ok(ok.ok);
-    assert.deepEqual(ok.target, { address: '93.184.216.34', family: 4 });
+    assert.deepEqual(ok.target, { address: REBIND_PUBLIC_ADDRESS, family: 4 });
   });
 
   test('scheme, credentials and resolution are checked; the insecure setting allows http and loopback', async () => {
-    const lookup = table({ 'local.example.test': ['127.0.0.1'] });
     const cases: Array<[string, string]> = [
       ['not a url', 'invalid_url'],
-      ['http://public.example.test/h', 'not_https'],
-      ['ftp://public.example.test/h', 'not_https'],
-      ['https://user:pw@public.example.test/h', 'credentials'],
-      ['https://nowhere.example.test/h', 'unresolvable'],
+      [`http://${REBIND_PUBLIC_ADDRESS}/h`, 'not_https'],
+      [`ftp://${REBIND_PUBLIC_ADDRESS}/h`, 'not_https'],
+      [`https://user:pw@${REBIND_PUBLIC_ADDRESS}/h`, 'credentials'],
+      [`https://${WEBHOOK_HOSTS.nowhere}/h`, 'unresolvable'],
     ];
     for (const [url, problem] of cases) {
       const r = await checkWebhookTarget(url, { allowInsecure: false, lookup });
       assert.equal(r.ok ? null : r.problem, problem, url);
     }
-    const dev = await checkWebhookTarget('http://local.example.test:8080/h', { allowInsecure: true, lookup });
+    const dev = await checkWebhookTarget(`http://${WEBHOOK_HOSTS.receiver}:8080/h`, { allowInsecure: true, lookup });
     assert.ok(dev.ok);
-    assert.equal(dev.target.address, '127.0.0.1');
+    assert.deepEqual(dev.target, { address: '127.0.0.1', family: 4 }, 'the address the rig answered is the one to connect to');
+    const dev6 = await checkWebhookTarget(`http://${WEBHOOK_HOSTS.receiverV6}:8080/h`, { allowInsecure: true, lookup });
+    assert.ok(dev6.ok);
+    assert.deepEqual(dev6.target, { address: '::1', family: 6 });
   });
 });
 
@@ -86,7 +99,7 @@ describe('webhook sender against a real HTTPS receiver on loopback', () => {
 
   const body = JSON.stringify({ event: 'job.completed', job_id: 'job_x', summary: { total: 1, valid: 1, invalid: 0, risky: 0 }, timestamp: '2026-11-21T12:00:00.000Z' });
   const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-  // The URL names a host that no resolver knows: the connection goes to the pinned, checked address.
+  // The sender never resolves: the connection goes to the pinned, checked address, whatever the URL's host.
   const send = (path: string, extra: Partial<Parameters<typeof sendWebhook>[0]> = {}) =>
     sendWebhook({
       url: new URL(`https://hooks.example.test:${port}${path}`),

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { AppError, Nullable, type ServiceApp } from '@mailconv/platform';
+import { Nullable, type ServiceApp } from '@mailconv/platform';
 import type { EmailDeps } from '../../deps.js';
 import { SECURED, errors } from '../../schemas.js';
 
@@ -25,7 +25,7 @@ export function registerApiKeyRoutes(app: ServiceApp, deps: EmailDeps): void {
         response: { 200: Type.Object({ success: Type.Boolean(), keys: Type.Array(KeyItem) }), ...errors(401, 429, 500) },
       },
     },
-    async (request) => ({ success: true, keys: await deps.core.accounts.listKeys(request.principal!.accountId) }),
+    async (request) => ({ success: true, keys: await deps.apiKeys.list(request.principal!.accountId) }),
   );
 
   app.post(
@@ -50,8 +50,7 @@ export function registerApiKeyRoutes(app: ServiceApp, deps: EmailDeps): void {
       },
     },
     async (request) => {
-      const created = await deps.core.accounts.createKey(request.principal!.accountId, request.body.name.trim() || request.body.name, deps.clock());
-      if (!created) throw new AppError('unauthorized', 'The account of this API key no longer exists.');
+      const created = await deps.apiKeys.create(request.principal!.accountId, request.body.name);
       return { success: true, api_key: created.apiKey, id: created.key.id, name: created.key.name, key_preview: created.key.key_preview, created_at: created.key.created_at };
     },
   );
@@ -70,9 +69,7 @@ export function registerApiKeyRoutes(app: ServiceApp, deps: EmailDeps): void {
     },
     async (request) => {
       const { id } = request.query;
-      const result = await deps.core.accounts.revokeKey(request.principal!.accountId, id, deps.clock());
-      if (result === 'not_found') throw new AppError('not_found', `No active API key ${id} on this account.`);
-      if (result === 'last_key') throw new AppError('conflict', 'This is the account’s last active key; create another key before revoking it.');
+      await deps.apiKeys.revoke(request.principal!.accountId, id);
       return { success: true, id };
     },
   );

@@ -1,12 +1,9 @@
 import { Type } from 'typebox';
-import { AppError, Nullable, randomBase62, type ServiceApp } from '@mailconv/platform';
+import { AppError, Nullable, type ServiceApp } from '@mailconv/platform';
 import { planOf, type EmailDeps } from '../../deps.js';
 import { MAX_ACTIVE_WEBHOOKS } from '../../repositories/webhooks.repository.js';
 import { SECURED, errors } from '../../schemas.js';
-import { checkWebhookTarget } from '../../webhooks/url-guard.js';
-
-/** The events an endpoint can subscribe to (contract, Events). */
-export const WEBHOOK_EVENTS = ['batch.completed', 'job.completed', 'job.failed'] as const;
+import { WEBHOOK_EVENTS } from '../../webhooks/webhooks.service.js';
 
 const Webhook = Type.Object({
   webhook_id: Type.String({ description: '`wh_…`' }),
@@ -19,20 +16,22 @@ const Webhook = Type.Object({
 
 const WebhookWithSecret = Type.Intersect([Webhook, Type.Object({ secret: Type.String({ description: 'Signing secret (`whsec_…`), returned once, at creation.' }) })]);
 
+/** Authorisation of every webhook route: the caller's plan must include webhooks. */
+function requireWebhooks(deps: EmailDeps, planId: string): void {
+  const plan = planOf(deps, planId);
+  if (!plan.features.webhooks) throw new AppError('feature_not_available', `The ${plan.name} plan does not include webhooks; they start with the Starter plan.`);
+}
+
 /** `GET|POST|DELETE /api/dashboard/webhooks` (plans with `features.webhooks`). */
-export function registerWebhookRoutes(app: ServiceApp, deps: EmailDeps, options: { allowInsecure: boolean }): void {
+export function registerWebhookRoutes(app: ServiceApp, deps: EmailDeps): void {
   const tags = ['webhooks'];
-  const requireFeature = (planId: string) => {
-    const plan = planOf(deps, planId);
-    if (!plan.features.webhooks) throw new AppError('feature_not_available', `The ${plan.name} plan does not include webhooks; they start with the Starter plan.`);
-  };
 
   app.get(
     '/api/dashboard/webhooks',
     { schema: { tags, summary: 'List the account’s active webhook endpoints', security: SECURED, response: { 200: Type.Object({ success: Type.Boolean(), webhooks: Type.Array(Webhook) }), ...errors(401, 403, 429, 500) } } },
     async (request) => {
-      requireFeature(request.principal!.plan);
-      return { success: true, webhooks: await deps.webhooks.listActive(request.principal!.accountId) };
+      requireWebhooks(deps, request.principal!.plan);
+      return { success: true, webhooks: await deps.webhooks.list(request.principal!.accountId) };
     },
   );
 
@@ -56,14 +55,8 @@ export function registerWebhookRoutes(app: ServiceApp, deps: EmailDeps, options:
     },
     async (request) => {
       const principal = request.principal!;
-      requireFeature(principal.plan);
-      const events = parseEvents(request.body.events);
-      const check = await checkWebhookTarget(request.body.url, { allowInsecure: options.allowInsecure });
-      if (!check.ok) throw new AppError('invalid_request', check.message, { field: 'url' });
-      const secret = `whsec_${randomBase62(32)}`;
-      const created = await deps.webhooks.create(principal.accountId, { url: check.url.toString(), events, secret }, deps.clock());
-      if (created === 'limit_reached') throw new AppError('webhook_limit_reached', `At most ${MAX_ACTIVE_WEBHOOKS} active webhook endpoints; delete one first.`);
-      return { success: true, webhook: { ...created, secret } };
+      requireWebhooks(deps, principal.plan);
+      return { success: true, webhook: await deps.webhooks.create(principal.accountId, request.body) };
     },
   );
 
@@ -79,9 +72,9 @@ export function registerWebhookRoutes(app: ServiceApp, deps: EmailDeps, options:
       },
     },
     async (request) => {
-      requireFeature(request.principal!.plan);
+      requireWebhooks(deps, request.principal!.plan);
       const { id } = request.query;
-      if (!(await deps.webhooks.remove(request.principal!.accountId, id, deps.clock()))) throw new AppError('not_found', `No active webhook ${id} on this account.`);
+      await deps.webhooks.remove(request.principal!.accountId, id);
       return { success: true, webhook_id: id };
     },
   );
@@ -116,10 +109,6 @@ const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, des
  */
 export function registerDeliveryRoutes(app: ServiceApp, deps: EmailDeps): void {
   const tags = ['webhooks'];
-  const requireFeature = (planId: string) => {
-    const plan = planOf(deps, planId);
-    if (!plan.features.webhooks) throw new AppError('feature_not_available', `The ${plan.name} plan does not include webhooks; they start with the Starter plan.`);
-  };
 
   app.get(
     '/api/dashboard/webhooks/:id/deliveries',
@@ -137,10 +126,9 @@ export function registerDeliveryRoutes(app: ServiceApp, deps: EmailDeps): void {
     },
     async (request) => {
       const principal = request.principal!;
-      requireFeature(principal.plan);
-      const log = await deps.deliveries.log(principal.accountId, request.params.id, request.query.limit ?? 50);
-      if (!log) throw new AppError('not_found', `No webhook ${request.params.id} on this account.`);
-      return { success: true, webhook_id: request.params.id, deliveries: log };
+      requireWebhooks(deps, principal.plan);
+      const deliveries = await deps.webhooks.deliveryLog(principal.accountId, request.params.id, request.query.limit ?? 50);
+      return { success: true, webhook_id: request.params.id, deliveries };
     },
   );
 
@@ -159,25 +147,10 @@ export function registerDeliveryRoutes(app: ServiceApp, deps: EmailDeps): void {
     },
     async (request) => {
       const principal = request.principal!;
-      requireFeature(principal.plan);
+      requireWebhooks(deps, principal.plan);
       const { id, delivery_id } = request.params;
-      const r = await deps.deliveries.redeliver(principal.accountId, id, delivery_id, deps.clock());
-      if (r === 'not_found') throw new AppError('not_found', `No delivery ${delivery_id} of webhook ${id} on this account.`);
-      if (r === 'not_dead') throw new AppError('conflict', `Delivery ${delivery_id} is not dead-lettered; only dead-lettered deliveries can be sent again.`);
-      if (r === 'webhook_inactive') throw new AppError('conflict', `Webhook ${id} was deleted; its deliveries cannot be sent again.`);
-      deps.events.notify();
+      await deps.webhooks.redeliver(principal.accountId, id, delivery_id);
       return { success: true, webhook_id: id, delivery_id, state: 'pending' as const };
     },
   );
-}
-
-/** `events` as stored: the given names, checked, deduplicated, in the canonical order; all three when omitted. */
-function parseEvents(raw: string | undefined): string {
-  if (raw === undefined) return WEBHOOK_EVENTS.join(',');
-  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
-  const unknown = names.filter((n) => !(WEBHOOK_EVENTS as readonly string[]).includes(n));
-  if (names.length === 0 || unknown.length) {
-    throw new AppError('invalid_request', `Unknown or missing event names${unknown.length ? ` (${unknown.join(', ')})` : ''}; use a comma-separated subset of ${WEBHOOK_EVENTS.join(', ')}.`, { field: 'events' });
-  }
-  return WEBHOOK_EVENTS.filter((e) => names.includes(e)).join(',');
 }

@@ -2,17 +2,23 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
 import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
+import { REBIND_PUBLIC_ADDRESS, WEBHOOK_HOSTS, useRig, type RigHandle } from '@mailconv/test-rig';
 import { buildApp, EMAIL_KEY_PREFIX } from '../../app.js';
 import { loadEmailConfig } from '../../config.js';
 import { EMAIL_MIGRATIONS } from '../../db/migrations.js';
 import type { EmailTables } from '../../db/schema.js';
 
-// Only IP-literal URLs here: creating a webhook resolves its host, and these tests must not
-// ask any resolver. A public literal is only classified, never connected to.
-const PUBLIC_HOOK = 'https://93.184.216.34/hooks/mailconv';
+// Creating a webhook resolves its host: the apps here ask the rig's DNS server (every name
+// in its zone is loopback, but for the rebinding name's one refused address). The public
+// literal is only classified, never connected to: no app here runs a dispatcher, and the
+// fence would keep it on loopback if one did.
+const PUBLIC_HOOK = `https://${REBIND_PUBLIC_ADDRESS}/hooks/mailconv`;
+/** No dispatcher in this process, and deliveries fenced to loopback all the same. */
+const NO_DELIVERIES = { EMAIL_WEBHOOKS_CONCURRENCY: '0', EMAIL_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128' };
 
 for (const backend of testBackends()) {
   describe(`webhook endpoints on ${backend}`, () => {
+    let rig: RigHandle;
     let drop: () => Promise<void>;
     let url: string;
     let app: ServiceApp;
@@ -20,9 +26,9 @@ for (const backend of testBackends()) {
     const keys: Record<string, string> = {};
 
     before(async () => {
+      rig = await useRig();
       ({ url, drop } = await createTestDatabase(backend));
-      // No delivery runs here (no dispatcher), and none could leave loopback (the fence).
-      app = await buildApp(loadEmailConfig({ EMAIL_DATABASE_URL: url, EMAIL_LOG_LEVEL: 'silent', EMAIL_JOBS_WORKERS: '0', EMAIL_WEBHOOKS_CONCURRENCY: '0', EMAIL_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128' }));
+      app = await buildApp(loadEmailConfig({ EMAIL_DATABASE_URL: url, EMAIL_LOG_LEVEL: 'silent', EMAIL_JOBS_WORKERS: '0', ...NO_DELIVERIES }), { webhookDnsServers: [rig.dnsServer] });
       admin = await openServiceCore<EmailTables>({ database: loadEmailConfig({ EMAIL_DATABASE_URL: url }).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
       for (const [name, plan] of [['free', 'free'], ['starter', 'starter'], ['other', 'growth'], ['full', 'scale']] as const) {
         const r = await admin.accounts.createAccount({ email: `${name}@example.test`, plan });
@@ -34,6 +40,7 @@ for (const backend of testBackends()) {
       await app.close();
       await admin.close();
       await drop();
+      await rig.release();
     });
 
     const call = (method: 'GET' | 'POST' | 'DELETE', key: string, path = '/api/dashboard/webhooks', payload?: unknown) =>
@@ -70,6 +77,11 @@ for (const backend of testBackends()) {
         [{ url: 'http://93.184.216.34/h' }, 'url'],
         [{ url: 'https://127.0.0.1/h' }, 'url'],
         [{ url: 'https://[::ffff:10.0.0.1]/h' }, 'url'],
+        // Host names, resolved through the rig: loopback (A, AAAA), public and loopback mixed, no such name.
+        [{ url: `https://${WEBHOOK_HOSTS.receiver}/h` }, 'url'],
+        [{ url: `https://${WEBHOOK_HOSTS.receiverV6}/h` }, 'url'],
+        [{ url: `https://${WEBHOOK_HOSTS.rebind}/h` }, 'url'],
+        [{ url: `https://${WEBHOOK_HOSTS.nowhere}/h` }, 'url'],
         [{ url: 'https://169.254.169.254/latest' }, 'url'],
         [{ url: 'https://user:pw@93.184.216.34/h' }, 'url'],
         [{ url: 'not a url' }, 'url'],
@@ -81,6 +93,7 @@ for (const backend of testBackends()) {
         assert.equal(res.statusCode, 400, JSON.stringify(payload));
         assert.equal(res.json().error, 'invalid_request');
         assert.equal(res.json().field, field, JSON.stringify(payload));
+        if (typeof (payload as { url?: unknown }).url === 'string' && (payload as { url: string }).url.includes('.example.test')) assert.match(res.json().message, /non-public address|does not resolve/, JSON.stringify(payload));
       }
       assert.deepEqual((await call('GET', keys.other!)).json().webhooks, [], 'nothing was stored');
     });
@@ -106,11 +119,16 @@ for (const backend of testBackends()) {
     });
 
     test('EMAIL_WEBHOOKS_ALLOW_INSECURE lets http:// and loopback targets through for development', async () => {
-      const dev = await buildApp(loadEmailConfig({ EMAIL_DATABASE_URL: url, EMAIL_LOG_LEVEL: 'silent', EMAIL_JOBS_WORKERS: '0', EMAIL_WEBHOOKS_ALLOW_INSECURE: 'true' }));
+      const dev = await buildApp(loadEmailConfig({ EMAIL_DATABASE_URL: url, EMAIL_LOG_LEVEL: 'silent', EMAIL_JOBS_WORKERS: '0', EMAIL_WEBHOOKS_ALLOW_INSECURE: 'true', ...NO_DELIVERIES }), { webhookDnsServers: [rig.dnsServer] });
       try {
-        const res = await dev.inject({ method: 'POST', url: '/api/dashboard/webhooks', headers: { authorization: `Bearer ${keys.other}`, 'content-type': 'application/json' }, payload: { url: 'http://127.0.0.1:9/hook' } });
-        assert.equal(res.statusCode, 200, res.body);
-        assert.equal(res.json().webhook.url, 'http://127.0.0.1:9/hook');
+        const create = (target: string) => dev.inject({ method: 'POST', url: '/api/dashboard/webhooks', headers: { authorization: `Bearer ${keys.other}`, 'content-type': 'application/json' }, payload: { url: target } });
+        for (const target of ['http://127.0.0.1:9/hook', `http://${WEBHOOK_HOSTS.receiver}:9/hook`]) {
+          const res = await create(target);
+          assert.equal(res.statusCode, 200, res.body);
+          assert.equal(res.json().webhook.url, target);
+        }
+        const gone = await create(`http://${WEBHOOK_HOSTS.nowhere}:9/hook`);
+        assert.deepEqual([gone.statusCode, gone.json().field], [400, 'url'], 'a name the rig does not know is refused in development too');
       } finally {
         await dev.close();
       }

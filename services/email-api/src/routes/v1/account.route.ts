@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { quotaPeriod, type ServiceApp } from '@mailconv/platform';
+import type { ServiceApp } from '@mailconv/platform';
 import { planOf, type EmailDeps } from '../../deps.js';
 import { SECURED, errors } from '../../schemas.js';
 
@@ -34,16 +34,7 @@ export function registerAccountRoutes(app: ServiceApp, deps: EmailDeps): void {
     },
     async (request) => {
       const principal = request.principal!;
-      const plan = planOf(deps, principal.plan);
-      const now = deps.clock();
-      const used = await deps.core.quota.used(principal.accountId, now);
-      return {
-        success: true,
-        account: { email: principal.email, plan: plan.id, plan_name: plan.name },
-        quota: { limit: plan.monthlyQuota, used, remaining: Math.max(0, plan.monthlyQuota - used), reset_date: quotaPeriod(now).resetDate },
-        rate_limit_rpm: plan.rateLimitRpm,
-        features: { ...plan.features },
-      };
+      return deps.account.view(principal, planOf(deps, principal.plan));
     },
   );
 }

@@ -1,13 +1,14 @@
 import { Readable } from 'node:stream';
 import { Type, type Static } from 'typebox';
-import { AppError, DateTime, Nullable, StringEnum, utf8JsonParser, type ServiceApp } from '@mailconv/platform';
+import { DateTime, Nullable, StringEnum, utf8JsonParser, type ServiceApp } from '@mailconv/platform';
 import { REASONS, STATUSES } from '@mailconv/verifier';
 import { planOf, type EmailDeps } from '../../deps.js';
-import { MAX_EMAIL_INPUT, MAX_JOB_EMAILS, submitHash, type PreparedList } from '../../jobs/job-list.js';
-import { CSV_HEADER, jobView, type JobsService } from '../../jobs/jobs.service.js';
+import { MAX_EMAIL_INPUT, MAX_JOB_EMAILS } from '../../jobs/job-list.js';
+import { CSV_HEADER, jobView, type JobSource, type JobsService } from '../../jobs/jobs.service.js';
 import { ListReader, OFFLOAD_MIN_BYTES, OffloadedList } from '../../jobs/list-offload.js';
 import { readUpload } from '../../jobs/upload.js';
 import { SECURED, errors } from '../../schemas.js';
+import { sendIdempotent } from '../idempotent-reply.js';
 
 const JOB_STATES = ['queued', 'processing', 'completed', 'failed', 'cancelled'] as const;
 
@@ -99,9 +100,6 @@ const ResultsResponse = Type.Object({
 
 const JobParams = Type.Object({ job_id: Type.String({ maxLength: 64 }) });
 
-const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-
 /** `POST/GET /api/v1/jobs`, `GET/DELETE /api/v1/jobs/{job_id}`, `GET /api/v1/jobs/{job_id}/results`. */
 export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsService, options: { bodyLimit: number }): void {
   // Large JSON lists are parsed and prepared in a worker thread; everything else (and any
@@ -188,16 +186,12 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
     async (request, reply) => {
       const principal = request.principal!;
       const plan = planOf(deps, principal.plan);
-      const key = request.headers['idempotency-key'];
-      let list: PreparedList;
+      let source: JobSource;
       let useSmtp: boolean;
-      let hash: string | null;
       if (request.body instanceof OffloadedList) {
         const read = request.body.result;
-        ({ useSmtp, hash } = read);
-        deps.verification.checkSmtp(useSmtp, plan);
-        if (read.kind === 'problem') throw new AppError('invalid_request', read.problem, { field: 'emails' });
-        list = read.list;
+        useSmtp = read.useSmtp;
+        source = read.kind === 'problem' ? { problem: read.problem } : { list: read.list, fingerprint: read.hash };
       } else {
         let emails: string[];
         let dedupe: boolean;
@@ -209,27 +203,10 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
           useSmtp = body.use_smtp ?? false;
           dedupe = body.dedupe ?? false;
         }
-        deps.verification.checkSmtp(useSmtp, plan);
-        list = jobs.prepare(emails, dedupe);
-        hash = key === undefined ? null : submitHash(useSmtp, dedupe, emails);
+        source = { emails, dedupe };
       }
-      if (key === undefined) return reply.code(202).send(await jobs.submit(principal, plan, list, { useSmtp }));
-      if (!IDEMPOTENCY_KEY.test(key)) throw new AppError('invalid_request', 'Idempotency-Key must be 1–255 visible ASCII characters.', { field: 'Idempotency-Key' });
-      const claim = await deps.idempotency.claim(principal.accountId, key, hash!, deps.clock(), IDEMPOTENCY_TTL_MS);
-      if (claim.kind === 'mismatch') throw new AppError('conflict', 'This Idempotency-Key was already used with a different request body.');
-      if (claim.kind === 'in_progress') throw new AppError('conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
-      if (claim.kind === 'replay') {
-        return reply.code(claim.statusCode as 202).header('idempotent-replayed', 'true').type('application/json; charset=utf-8').send(claim.body as never);
-      }
-      try {
-        const answer = await jobs.submit(principal, plan, list, { useSmtp });
-        const body = reply.code(202).serialize(answer) as string;
-        await deps.idempotency.complete(principal.accountId, key, 202, body);
-        return reply.type('application/json; charset=utf-8').send(body as never);
-      } catch (err) {
-        await deps.idempotency.release(principal.accountId, key);
-        throw err;
-      }
+      const outcome = await jobs.submitRequest(principal, plan, { source, useSmtp, idempotencyKey: request.headers['idempotency-key'] }, (answer) => reply.code(202).serialize(answer) as string);
+      return sendIdempotent(reply, outcome, 202);
     },
   );
 

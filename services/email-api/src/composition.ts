@@ -1,0 +1,101 @@
+import type { ServiceCore } from '@mailconv/platform';
+import { createEngine, type Engine } from '@mailconv/verifier';
+import { AccountService } from './accounts/account.service.js';
+import { ApiKeysService } from './accounts/api-keys.service.js';
+import type { EmailConfig } from './config.js';
+import type { EmailTables } from './db/schema.js';
+import { IdempotencyService } from './idempotency/idempotency.service.js';
+import type { BullChunkQueue } from './jobs/chunk-queue.js';
+import type { ChunkWorker } from './jobs/chunk-worker.job.js';
+import { createJobsRuntime } from './jobs/jobs-runtime.js';
+import type { JobsService } from './jobs/jobs.service.js';
+import { DeliveriesRepository } from './repositories/deliveries.repository.js';
+import { EventsRepository } from './repositories/events.repository.js';
+import { IdempotencyRepository } from './repositories/idempotency.repository.js';
+import { WebhooksRepository } from './repositories/webhooks.repository.js';
+import { BatchesService } from './verification/batches.service.js';
+import { VerificationService } from './verification/verification.service.js';
+import type { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { createDispatcher } from './webhooks/runtime.js';
+import { resolverLookup } from './webhooks/url-guard.js';
+import { WebhooksService } from './webhooks/webhooks.service.js';
+
+/** API key prefix of this service: `ev_live_` + 32 base62 characters (email-decisions.md item 7). */
+export const EMAIL_KEY_PREFIX = 'ev_live_';
+
+/** The engine the settings describe: the configured resolvers, and SMTP probing when HELO and FROM are set. */
+export function engineFromConfig(config: EmailConfig): Engine {
+  return createEngine({
+    dns: { servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs },
+    smtp: config.smtp
+      ? {
+          helo: config.smtp.helo,
+          from: config.smtp.from,
+          port: config.smtp.port,
+          allowPrivate: config.smtp.allowPrivate,
+          ...(config.smtp.restrictTo ? { restrictTo: config.smtp.restrictTo } : {}),
+        }
+      : null,
+  });
+}
+
+/** Everything the email service runs on, built once per process. */
+export interface EmailServices {
+  account: AccountService;
+  verification: VerificationService;
+  batches: BatchesService;
+  jobs: JobsService;
+  webhooks: WebhooksService;
+  apiKeys: ApiKeysService;
+  /** This process's chunk worker (null when it verifies no chunks). */
+  worker: ChunkWorker | null;
+  /** The BullMQ chunk queue (Redis with PostgreSQL); close it after the worker has stopped. */
+  queue: BullChunkQueue | null;
+  /** This process's webhook dispatcher (null when `EMAIL_WEBHOOKS_CONCURRENCY` is 0). */
+  dispatcher: WebhookDispatcher | null;
+}
+
+/**
+ * The composition root of the email service: repositories, services, the job worker and
+ * the webhook dispatcher, wired the same way for the API process (`app.ts`) and the
+ * worker process (`worker.ts`). Starting and stopping the worker and dispatcher is the
+ * caller's (the API ties them to Fastify's hooks, the worker to signals).
+ */
+export function composeEmailServices(options: {
+  config: EmailConfig;
+  core: ServiceCore<EmailTables>;
+  clock: () => Date;
+  log: { error(obj: object, msg: string): void };
+  /** Chunks this process verifies at once; 0: no worker here. */
+  jobWorkers: number;
+  /** The verification engine; built from the settings when absent. */
+  engine?: Engine;
+  /** Resolvers of the webhook address check (the system's when absent; tests: the rig's). */
+  webhookDnsServers?: readonly string[];
+}): EmailServices {
+  const { config, core, clock, log } = options;
+  const engine = options.engine ?? engineFromConfig(config);
+  const verification = new VerificationService({ verifier: engine.verifier, quota: core.quota, charges: core.charges, clock, smtpAvailable: engine.prober !== null, batchConcurrency: config.batchConcurrency });
+  const deliveries = new DeliveriesRepository(core.database);
+  const events = new EventsRepository(core.database, deliveries);
+  const idempotency = new IdempotencyService({ repository: new IdempotencyRepository(core.database), clock });
+  const lookup = options.webhookDnsServers ? resolverLookup(options.webhookDnsServers) : undefined;
+  const webhooks = new WebhooksService({ webhooks: new WebhooksRepository(core.database), deliveries, events, clock, allowInsecure: config.webhooks.allowInsecure, ...(lookup ? { lookup } : {}) });
+  // Webhooks: events and their deliveries are rows (the outbox); this process's dispatcher
+  // sends whatever is due, sharing the work with other processes through leases.
+  const dispatcher = createDispatcher({ config, deliveries, events, clock, log, ...(lookup ? { lookup } : {}) });
+  // Bulk jobs: the database is the state of record; this process's worker claims chunks
+  // from it (so several processes on one database share the work).
+  const { service: jobs, worker, queue } = createJobsRuntime({ database: core.database, quota: core.quota, events, verification, idempotency, clock, config, concurrency: options.jobWorkers, log });
+  return {
+    account: new AccountService({ quota: core.quota, clock }),
+    verification,
+    batches: new BatchesService({ database: core.database, verification, idempotency, events, clock }),
+    jobs,
+    webhooks,
+    apiKeys: new ApiKeysService({ accounts: core.accounts, clock }),
+    worker,
+    queue,
+    dispatcher,
+  };
+}
