@@ -1,13 +1,12 @@
 // Inputs that try to make an engine read local files or fetch URLs. The loopback HTTP
 // server stands in for "a remote server": the engines must never call it.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { runSandboxed } from '../exec/exec.js';
-import { tool } from '../testing/tools.js';
+import { tool, scratchDir } from '../testing/tools.js';
 import { ConversionError } from '../errors.js';
 import { packageFile, type JobContext } from './engine.js';
 import { FfmpegEngine } from './ffmpeg.engine.js';
@@ -20,7 +19,7 @@ let port = 0;
 const hits: string[] = [];
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'conv-hostile-'));
+  dir = await scratchDir('conv-hostile-');
   server = createServer((req, res) => {
     hits.push(req.url ?? '');
     res.end('x');
@@ -64,7 +63,7 @@ test('pandoc does not fetch remote images, even for a self-contained output', as
 test('our ImageMagick policy denies script-like and remote coders', async () => {
   const env = { MAGICK_CONFIGURE_PATH: dirname(packageFile('imagemagick/policy.xml')) };
   for (const source of ['text:/etc/hostname', 'msl:/dev/null', `http://127.0.0.1:${port}/x.png`, 'pdf:/dev/null']) {
-    const r = await runSandboxed('/usr/bin/convert', [source, join(dir, 'x.png')], { cwd: dir, timeoutMs: 15_000, env });
+    const r = await runSandboxed('/usr/bin/convert', [source, join(dir, 'x.png')], { cwd: dir, timeoutMs: 15_000, env, readOnly: [env.MAGICK_CONFIGURE_PATH] });
     assert.notEqual(r.exitCode, 0, source);
     assert.match(r.stderr, /not allowed by the security policy/, source);
   }

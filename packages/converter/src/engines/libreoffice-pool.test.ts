@@ -1,12 +1,11 @@
 // The warm pool's supervision: restart after a crash, kill and restart after a hang,
 // recycling after N conversions, a bounded queue, and nothing left running after close.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { ConversionError } from '../errors.js';
-import { fixture, processGone } from '../testing/tools.js';
+import { fixture, processGone, scratchDir } from '../testing/tools.js';
 import { LibreOfficePool } from './libreoffice-pool.js';
 
 let dir: string;
@@ -17,7 +16,7 @@ const job = () => ({ input: fixture('sample.docx'), output: join(dir, `out-${n++
 const isPdf = async (path: string) => (await readFile(path)).subarray(0, 5).toString() === '%PDF-';
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'conv-pool-'));
+  dir = await scratchDir('conv-pool-');
   pool = new LibreOfficePool({ workDir: join(dir, 'lo'), instances: 1, maxConversionsPerInstance: 3, maxQueue: 1 });
   await pool.start();
 });
