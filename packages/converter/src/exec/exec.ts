@@ -24,7 +24,8 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { chmod, chown, mkdir } from 'node:fs/promises';
+import { chmod, chown, mkdir, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 
 const UNSHARE = '/usr/bin/unshare';
 const PRLIMIT = '/usr/bin/prlimit';
@@ -167,11 +168,41 @@ export async function ownForSandbox(path: string): Promise<void> {
 /**
  * Makes a scratch root (the converter's work folder) reachable by the sandbox user without
  * letting it list the folder (mode 0711): bubblewrap, running as that user, must reach a
- * job folder to show it to the engine. Every folder above it must be traversable too.
+ * job folder to show it to the engine. Folders above it that the service itself owns get
+ * the same pass-through bit (o+x) where they lack it ({@link allowSandboxTraversal}).
  */
 export async function prepareSandboxRoot(path: string): Promise<void> {
   await mkdir(path, { recursive: true });
-  if (probeCapabilities().dropUser) await chmod(path, 0o711);
+  if (!probeCapabilities().dropUser) return;
+  await chmod(path, 0o711);
+  await allowSandboxTraversal(dirname(path));
+}
+
+/**
+ * Lets the sandbox user pass through `dir` and its ancestors (o+x, never read or list) where
+ * the service owns them and they lack it: a private temp or data folder (mode 0700) would
+ * otherwise hide the job folders below it from bubblewrap. Folders owned by others are left
+ * as they are. No-op without a user switch.
+ */
+export async function allowSandboxTraversal(dir: string): Promise<void> {
+  if (!probeCapabilities().dropUser) return;
+  const me = process.getuid?.() ?? 0;
+  for (let d = dir; ; d = dirname(d)) {
+    const st = await stat(d);
+    if (st.uid === me && (st.mode & 0o001) === 0) await chmod(d, (st.mode & 0o777) | 0o001);
+    if (dirname(d) === d) break;
+  }
+}
+
+/**
+ * Makes a stored file readable by the sandbox user's group (0640, group {@link SANDBOX_GID}),
+ * so the converter can hard-link it into a job folder instead of copying it. The folder that
+ * holds it stays closed to that user. No-op without a user switch.
+ */
+export async function shareWithSandbox(path: string): Promise<void> {
+  if (!probeCapabilities().dropUser) return;
+  await chown(path, process.getuid?.() ?? 0, SANDBOX_GID);
+  await chmod(path, 0o640);
 }
 
 /** How one program runs. */

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { basename, extname } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { detectFormat, type Converter, type ConversionFailure } from '@mailconv/converter';
@@ -12,6 +11,9 @@ import { type UploadRow } from '../repositories/uploads.repository.js';
 import type { FileStore} from '../storage/file-store.js';
 import { TooLargeError } from '../storage/file-store.js';
 import type { JobQueue } from './job-queue.js';
+import { refundsFailure, refundsShred } from './charging.js';
+import { outputFilename, safeFilename } from './filenames.js';
+import { failureError, preflightUpload } from './preflight.js';
 
 /** The owner of a request: account and plan. */
 export interface Owner {
@@ -26,6 +28,8 @@ export interface RecordOptions {
   page_range: string | null;
   ocr_language: string | null;
   max_output_bytes: number | null;
+  /** Extension (issue #13): present only when asked for. */
+  remove_active_content?: boolean;
 }
 
 /** The record's `output`: the file's name, format, size, SHA-256 and whichever of pages, size, duration apply. */
@@ -69,15 +73,8 @@ export interface DownloadTarget {
   sha256: string;
 }
 
-/**
- * Failures that are not the input's fault give the quota unit back: the engine queue was
- * full, or the service itself failed or restarted. `conversion_failed` (an engine rejected
- * or choked on the file) and `output_too_large` (the caller's own limit) stay charged.
- */
-const REFUNDED: ReadonlySet<string> = new Set(['service_unavailable', 'internal_error']);
-
 /** The option names a conversion request may carry besides `target_format`. */
-export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes'] as const;
+export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content'] as const;
 
 export interface ConversionServiceDeps {
   converter: Converter;
@@ -185,13 +182,16 @@ export class ConversionService {
    */
   async start(owner: Owner, upload: UploadRow, targetFormat: string, rawOptions: Readonly<Record<string, unknown>>): Promise<ConversionRow> {
     const plan = this.deps.converter.plan(upload.format, targetFormat, rawOptions);
-    if (!plan.ok) throw planError(plan.error);
+    if (!plan.ok) throw failureError(plan.error);
+    // Bombs, encrypted PDFs and a page_range past the last page are refused before any charge.
+    await preflightUpload(this.deps.converter, this.deps.uploads, this.deps.store.uploadPath(upload.id), upload, targetFormat, rawOptions);
     const options: RecordOptions = {
       preset: plan.options.preset?.name ?? null,
       quality: plan.options.quality ?? null,
       page_range: plan.options.pageRangeText ?? null,
       ocr_language: plan.options.ocrLanguages?.join('+') ?? null,
       max_output_bytes: plan.options.maxOutputBytes ?? null,
+      ...(plan.options.removeActiveContent ? { remove_active_content: true } : {}),
     };
     const now = this.deps.clock();
     const charge = await this.deps.quota.charge(owner.accountId, 1, owner.plan.monthlyQuota, now);
@@ -279,7 +279,7 @@ export class ConversionService {
     const stored = await this.deps.conversions.finish(row.id, {
       status: 'failed', output: null, output_path: null, error: JSON.stringify(error), completed_at: now.toISOString(), expires_at: this.expiry(now),
     });
-    if (stored && REFUNDED.has(failure.code)) await this.deps.quota.refundCharge(row.account_id, row.quota_period, 1);
+    if (stored && refundsFailure(failure.code)) await this.deps.quota.refundCharge(row.account_id, row.quota_period, 1);
   }
 
   /** Waits up to `ms` for the conversion to finish (the `wait` window of `POST /convert`). */
@@ -333,7 +333,9 @@ export class ConversionService {
   async shred(owner: Owner, id: string): Promise<ConversionRow> {
     const row = await this.find(owner, id);
     const now = this.deps.clock();
-    await this.deps.conversions.close(row.id, 'shredded', now);
+    const previous = await this.deps.conversions.close(row.id, 'shredded', now);
+    // Shredded before it finished: not charged (charging.ts).
+    if (previous && refundsShred(previous.status)) await this.deps.quota.refundCharge(previous.account_id, previous.quota_period, 1);
     const live = this.live.get(row.id);
     if (live) {
       live.abort.abort();
@@ -404,21 +406,3 @@ function quotaExceeded(limit: number, used: number): AppError {
   return new AppError('quota_exceeded', `This month’s ${limit} conversions are used up.`, { limit, used });
 }
 
-/** A converter failure found before queueing, as the API's error. */
-function planError(failure: ConversionFailure): AppError {
-  if (failure.code === 'invalid_request') return new AppError('invalid_request', failure.message, failure.field ? { field: failure.field } : undefined);
-  return new AppError(failure.code, failure.message);
-}
-
-/** The client's file name without folders or control characters; `file` when nothing is left. */
-function safeFilename(name: string): string {
-  // eslint-disable-next-line no-control-regex
-  const base = basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
-  return base || 'file';
-}
-
-/** `report.docx` → `report.pdf`. */
-function outputFilename(source: string, ext: string): string {
-  const stem = source.slice(0, source.length - extname(source).length) || 'output';
-  return `${stem}.${ext}`;
-}
