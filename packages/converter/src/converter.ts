@@ -254,10 +254,22 @@ export class Converter {
       ...(signal ? { signal } : {}),
     };
     const input = join(dir, `source.${ext}`);
+    try {
+      await this.placeInput(inputPath, input);
+    } catch (e) {
+      // The caller's file is gone (shredded meanwhile) or unreadable: leave no folder behind.
+      await rm(dir, { recursive: true, force: true });
+      throw e;
+    }
+    return { job, input };
+  }
+
+  private async placeInput(inputPath: string, input: string): Promise<void> {
     const caps = sandboxCapabilities();
     if (!caps.filesystem_isolated) {
+      await stat(inputPath);
       await symlink(resolve(inputPath), input);
-      return { job, input };
+      return;
     }
     const st = await stat(inputPath);
     const readable = caps.sandbox_uid === null || (st.mode & 0o004) !== 0 || (st.gid === SANDBOX_GID && (st.mode & 0o040) !== 0);
@@ -268,7 +280,6 @@ export class Converter {
       await copyFile(inputPath, input, fsConstants.COPYFILE_FICLONE);
       await chmod(input, 0o444);
     }
-    return { job, input };
   }
 
   private async runWithSizeLadder(

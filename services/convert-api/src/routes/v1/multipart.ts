@@ -1,3 +1,4 @@
+import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { quote } from '@mailconv/converter';
 import { AppError } from '@mailconv/platform';
@@ -28,7 +29,12 @@ export async function readMultipart(request: FastifyRequest, service: Conversion
     for await (const part of parts) {
       if (part.type === 'file') {
         if (part.fieldname !== 'file') throw new AppError('invalid_request', `The file part must be named "file", not ${quote(part.fieldname)}.`, { field: fieldName(part.fieldname) });
-        form.upload = await service.upload(owner, part.filename, part.file);
+        const guarded = endWithBody(request, part.file);
+        try {
+          form.upload = await service.upload(owner, part.filename, guarded.stream);
+        } finally {
+          guarded.stop();
+        }
       } else {
         if (!allowed.includes(part.fieldname)) {
           throw new AppError('invalid_request', `${quote(part.fieldname)} is not a known field; fields are file, ${allowed.join(', ')}.`, { field: fieldName(part.fieldname) });
@@ -47,12 +53,49 @@ export async function readMultipart(request: FastifyRequest, service: Conversion
   return form;
 }
 
+/**
+ * A body that ends inside a file part (no closing boundary) leaves busboy's file stream open
+ * for ever, and the request with it. The file is read through a pass-through stream that is
+ * failed ("unexpected end of form", 400) once the body is over and no byte came for a second.
+ */
+function endWithBody(request: FastifyRequest, file: NodeJS.ReadableStream): { stream: PassThrough; stop(): void } {
+  const stream = new PassThrough();
+  let lastData = Date.now();
+  let ended = false;
+  file.on('data', () => {
+    lastData = Date.now();
+  });
+  file.on('end', () => {
+    ended = true;
+  });
+  file.on('error', (e: Error) => stream.destroy(e));
+  file.pipe(stream);
+  let timer: NodeJS.Timeout | undefined;
+  const watch = (): void => {
+    timer ??= setInterval(() => {
+      if (!ended && Date.now() - lastData > 1000) stream.destroy(new Error('Unexpected end of form'));
+    }, 250);
+  };
+  const raw = request.raw;
+  if (raw.readableEnded || raw.destroyed) watch();
+  raw.once('end', watch);
+  raw.once('close', watch);
+  return {
+    stream,
+    stop: () => {
+      clearInterval(timer);
+      raw.off('end', watch);
+      raw.off('close', watch);
+    },
+  };
+}
+
 /** Longest text field value accepted, in bytes. */
 const MAX_FIELD_BYTES = 4096;
 
 /** A field name as the `field` member: as sent when short and printable, else cut. */
 function fieldName(name: string): string {
-  return quote(name, 64).slice(1, -1);
+  return quote(name, 63).slice(1, -1);
 }
 
 /** busboy's messages for a body it cannot parse (they carry no code). */
