@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import { detectFormat, type Converter, type ConversionFailure } from '@mailconv/converter';
+import { detectFormat, quote, type Converter, type ConversionFailure } from '@mailconv/converter';
 import { AppError, newId, randomBase62, type QuotaLedger } from '@mailconv/platform';
 import type { ConvertPlan } from '../plans.js';
 import type { ConversionsRepository} from '../repositories/conversions.repository.js';
@@ -165,8 +165,8 @@ export class ConversionService {
   /** The caller's upload, or 404; 410 `gone` once shredded or expired. */
   async findUpload(owner: Owner, uploadId: string): Promise<UploadRow> {
     const upload = await this.deps.uploads.find(owner.accountId, uploadId);
-    if (!upload) throw new AppError('not_found', `No upload ${uploadId}.`, { field: 'upload_id' });
-    if (upload.deleted_at) throw new AppError('gone', `Upload ${uploadId} was removed (shredded or expired).`, { field: 'upload_id' });
+    if (!upload) throw new AppError('not_found', `No upload ${quote(uploadId)}.`, { field: 'upload_id' });
+    if (upload.deleted_at) throw new AppError('gone', `Upload ${quote(uploadId)} was removed (shredded or expired).`, { field: 'upload_id' });
     return upload;
   }
 
@@ -294,7 +294,7 @@ export class ConversionService {
   /** The caller's conversion, or 404 (another account's record is 404 too). */
   async find(owner: Owner, id: string): Promise<ConversionRow> {
     const row = await this.deps.conversions.find(owner.accountId, id);
-    if (!row) throw new AppError('not_found', `No conversion ${id}.`);
+    if (!row) throw new AppError('not_found', `No conversion ${quote(id)}.`);
     return row;
   }
 

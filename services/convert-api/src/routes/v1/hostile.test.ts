@@ -137,6 +137,13 @@ for (const backend of testBackends()) {
       assert.ok((body.field ?? '').length <= 64);
       const echo = await convert({ upload_id: (await uploadFile('a.png', png)).json().upload_id, target_format: `${'z'.repeat(3000)}` });
       assert.ok(isError(echo, 400, 'invalid_request').message.length < 300);
+      // JSON: an unknown key and an id of 10,000 characters are quoted briefly too.
+      const bigKey = await app.inject({ method: 'POST', url: '/api/v1/convert', payload: { upload_id: 'upl_x', target_format: 'pdf', [name]: 1 }, headers: auth() });
+      assert.ok(isError(bigKey, 400, 'invalid_request').message.length < 300);
+      assert.ok((bigKey.json().field as string).length <= 64);
+      const bigId = await convert({ upload_id: `upl_${name}`, target_format: 'pdf' });
+      assert.ok(isError(bigId, 404, 'not_found').message.length < 300);
+      assert.ok((await get(`/api/v1/jobs/cnv_${name.slice(0, 3000)}`)).json().message.length < 300);
       assert.equal(await used(), 0);
       await sleep(50);
       assert.deepEqual(await readdir(join(storage, 'uploads')).then((f) => f.length), 1, 'refused one-step uploads are gone');
