@@ -7,13 +7,15 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
-import { Converter, runSandboxed } from '@mailconv/converter';
+import { Converter, ownForSandbox, runSandboxed } from '@mailconv/converter';
 
 const rounds = Math.max(1, Number(process.argv[2] ?? 8));
 const input = fileURLToPath(new URL('../packages/converter/test/fixtures/sample.docx', import.meta.url));
 const dir = await mkdtemp(join(tmpdir(), 'bench-convert-'));
+// The cold soffice writes its profile and output here as the sandbox user.
+await ownForSandbox(dir);
 const coldProfile = pathToFileURL(join(dir, 'cold-profile')).href;
 
 async function assertPdf(path) {
@@ -25,7 +27,7 @@ async function cold(i) {
   const outdir = join(dir, `cold-${i}`);
   const t0 = performance.now();
   const r = await runSandboxed('/usr/bin/soffice', [`-env:UserInstallation=${coldProfile}`, '--headless', '--convert-to', 'pdf', '--outdir', outdir, input], {
-    cwd: dir, timeoutMs: 120_000,
+    cwd: dir, timeoutMs: 120_000, readOnly: [dirname(input)], // the fixture's folder, read-only in the sandbox
   });
   const ms = performance.now() - t0;
   if (r.exitCode !== 0) throw new Error(`cold soffice failed: ${r.stderr}`);

@@ -11,4 +11,4 @@ export { OCR_LANGUAGES, PRESETS, parseOptions, parsePageRange, type ConversionOp
 export { Registry, ENGINE_ORDER, type FormatListing, type Route, type RouteStep, type TargetListing } from './registry.js';
 export type { EngineProbe } from './engines/engine.js';
 export type { LibreOfficePoolOptions, PoolStats } from './engines/libreoffice-pool.js';
-export { allowSandboxTraversal, runSandboxed, sandboxCapabilities, shareWithSandbox, type ExecResult, type RunOptions, type SandboxCapabilities } from './exec/exec.js';
+export { allowSandboxTraversal, ownForSandbox, runSandboxed, sandboxCapabilities, shareWithSandbox, type ExecResult, type RunOptions, type SandboxCapabilities } from './exec/exec.js';
