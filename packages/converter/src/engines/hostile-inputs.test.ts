@@ -145,7 +145,7 @@ describe('hostile inputs through the converter (#13)', () => {
     work = join(dir, 'work');
     conv = await Converter.create({
       workDir: work, timeoutMs: 60_000, maxMemoryBytes: 1024 ** 3, maxInputPixels: 50_000_000,
-      inputLimits: { maxPages: 500 }, libreoffice: { instances: 1 },
+      inputLimits: { maxPages: 500, maxMediaSeconds: 60 }, libreoffice: { instances: 1 },
     });
   });
   after(async () => {
@@ -231,6 +231,29 @@ describe('hostile inputs through the converter (#13)', () => {
       assert.equal(pre.error.field, 'page_range');
     }
     assert.equal((await conv.preflight(short, 'pdf', 'pdf', { page_range: '2-3' })).ok, true);
+  });
+
+  test('media longer than the duration limit is refused from ffprobe\'s reading, before ffmpeg decodes it', { timeout: 60_000 }, async () => {
+    // This converter's limit is 60 s; 61.5 s of 8 kHz 8-bit mono PCM. (A WAV header that only
+    // claims a long duration does not count: ffprobe measures WAV data by the file's size.)
+    const seconds = 61.5;
+    const data = Buffer.alloc(Math.round(8000 * seconds), 0x80);
+    const header = Buffer.alloc(44);
+    header.write('RIFF', 0, 'latin1');
+    header.writeUInt32LE(36 + data.length, 4);
+    header.write('WAVEfmt ', 8, 'latin1');
+    header.writeUInt32LE(16, 16);
+    header.writeUInt16LE(1, 20); // PCM
+    header.writeUInt16LE(1, 22); // mono
+    header.writeUInt32LE(8000, 24);
+    header.writeUInt32LE(8000, 28);
+    header.writeUInt16LE(1, 32);
+    header.writeUInt16LE(8, 34);
+    header.write('data', 36, 'latin1');
+    header.writeUInt32LE(data.length, 40);
+    const wav = join(dir, 'long.wav');
+    await writeFile(wav, Buffer.concat([header, data]));
+    failsWith(await convert(wav, 'mp3'), 'conversion_failed', /lasts 62 s, over the 60 s/);
   });
 
   test('an encrypted PDF without its password fails with password_required', { timeout: 60_000 }, async () => {
