@@ -44,6 +44,8 @@ export default tseslint.config(
       // throw-away webhook CA; the shared helper that starts and kills service processes in
       // the crash and scale-out tests.
       'packages/converter/src/testing/tools.ts',
+      // The hostile-file generators build their files with the real tools (qpdf and the like).
+      'packages/converter/src/testing/hostile-files.ts',
       'packages/platform/src/testing/processes.ts',
       'packages/platform/src/quota/quota-ledger.test.ts',
       'packages/verifier/src/checks/lists.check.test.ts',

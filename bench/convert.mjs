@@ -26,7 +26,7 @@ import { Blob } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Converter, runSandboxed } from '@mailconv/converter';
+import { Converter, ownForSandbox, runSandboxed } from '@mailconv/converter';
 import { ensureSystemPackages } from '../scripts/lib/ensure.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -44,6 +44,8 @@ const ONLY_UPLOAD = process.argv.includes('--only-upload');
 ensureSystemPackages({ includeTest: true });
 
 const dir = await mkdtemp(join(tmpdir(), 'bench-convert-'));
+// The cold soffice runs as the sandbox user: it writes its profile and outputs here.
+await ownForSandbox(dir);
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
@@ -101,7 +103,11 @@ try {
   const coldProfile = pathToFileURL(join(dir, 'cold-profile')).href;
   const cold = async (file, i) => {
     const outdir = join(dir, `cold-${i}`);
-    const r = await runSandboxed('/usr/bin/soffice', [`-env:UserInstallation=${coldProfile}`, '--headless', '--convert-to', 'pdf', '--outdir', outdir, join(corpus, file)], { cwd: dir, timeoutMs: 120_000 });
+    const r = await runSandboxed('/usr/bin/soffice', [`-env:UserInstallation=${coldProfile}`, '--headless', '--convert-to', 'pdf', '--outdir', outdir, join(corpus, file)], {
+      cwd: dir,
+      timeoutMs: 120_000,
+      readOnly: [corpus], // the documents, read-only in the sandbox
+    });
     const out = join(outdir, file.replace(/\.docx$/, '.pdf'));
     return r.exitCode === 0 && pdfPages(out) > 0;
   };

@@ -1,21 +1,20 @@
 // Engine suite: every conversion runs the real binaries on the committed fixtures, and
 // every output is checked by a tool the converter did not use to write it.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { Converter, type ConvertResult } from './converter.js';
 import { detectFormat } from './formats/detect.js';
-import { ffprobe, fixture, identify, pdfPages, sha256sum, tool } from './testing/tools.js';
+import { ffprobe, fixture, identify, pdfPages, sha256sum, tool, scratchDir } from './testing/tools.js';
 
 let dir: string;
 let conv: Converter;
 let n = 0;
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'conv-engine-'));
+  dir = await scratchDir('conv-engine-');
   conv = await Converter.create({ workDir: join(dir, 'work'), timeoutMs: 60_000, maxInputPixels: 4_000_000, libreoffice: { instances: 1 } });
 });
 after(async () => {

@@ -5,13 +5,14 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, rm, stat, symlink } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { chmod, copyFile, link, mkdir, mkdtemp, rm, stat, symlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import sharp from 'sharp';
-import { ConversionError, failed, invalid, type ConversionFailure } from './errors.js';
-import { runSandboxed, sandboxCapabilities, type SandboxCapabilities } from './exec/exec.js';
+import { ConversionError, failed, invalid, quote, type ConversionFailure } from './errors.js';
+import { ownForSandbox, prepareSandboxRoot, runSandboxed, sandboxCapabilities, SANDBOX_GID, type SandboxCapabilities } from './exec/exec.js';
 import type { Engine, EngineProbe, JobContext } from './engines/engine.js';
 import { packageFile } from './engines/engine.js';
 import { FfmpegEngine } from './engines/ffmpeg.engine.js';
@@ -28,6 +29,7 @@ import { TesseractEngine } from './engines/tesseract.engine.js';
 import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { Registry, type Route } from './registry.js';
+import { DEFAULT_INPUT_LIMITS, inspectInput, type InputFacts, type InputLimits } from './guards/input-guard.js';
 
 /** Converter settings (the service maps its `CONVERT_*` settings onto these). */
 export interface ConverterConfig {
@@ -39,6 +41,12 @@ export interface ConverterConfig {
   readonly maxFileBytes?: number;
   /** Largest decoded image, in pixels; default 100 million. */
   readonly maxInputPixels?: number;
+  /** Memory cap of every engine process (RLIMIT_DATA); default 2 GiB. */
+  readonly maxMemoryBytes?: number;
+  /** CPU-time cap of every engine process, in seconds; default the time-out's. */
+  readonly maxCpuSeconds?: number;
+  /** Bomb limits checked before the engines run (pages, duration, archive expansion). */
+  readonly inputLimits?: Partial<Omit<InputLimits, 'maxInputPixels'>>;
   readonly libreoffice?: Omit<LibreOfficePoolOptions, 'workDir'>;
   /** Start the LibreOffice pool now instead of on the first office job. */
   readonly prestart?: boolean;
@@ -81,7 +89,7 @@ const DEFAULT_QUALITY: Readonly<Record<string, number>> = { pdf: 90, jpg: 85, we
 /** The conversion engine. */
 export class Converter {
   private constructor(
-    private readonly config: Required<Omit<ConverterConfig, 'libreoffice' | 'prestart'>>,
+    private readonly config: Required<Omit<ConverterConfig, 'libreoffice' | 'prestart' | 'inputLimits' | 'maxCpuSeconds'>> & { maxCpuSeconds?: number; limits: InputLimits },
     private readonly engines: ReadonlyMap<string, Engine>,
     private readonly probeResults: readonly EngineProbe[],
     /** The routing data (formats and targets listings). */
@@ -90,7 +98,7 @@ export class Converter {
 
   /** Probes every engine (missing ones are disabled with a warning) and builds the registry. */
   static async create(config: ConverterConfig): Promise<Converter> {
-    await mkdir(config.workDir, { recursive: true });
+    await prepareSandboxRoot(config.workDir);
     const all: Engine[] = [
       new LibreOfficeEngine({ ...config.libreoffice, workDir: join(config.workDir, 'libreoffice') }),
       new PandocEngine(),
@@ -111,6 +119,9 @@ export class Converter {
         timeoutMs: config.timeoutMs ?? 120_000,
         maxFileBytes: config.maxFileBytes ?? 4 * 1024 ** 3,
         maxInputPixels: config.maxInputPixels ?? 100_000_000,
+        maxMemoryBytes: config.maxMemoryBytes ?? 2 * 1024 ** 3,
+        ...(config.maxCpuSeconds ? { maxCpuSeconds: config.maxCpuSeconds } : {}),
+        limits: { ...DEFAULT_INPUT_LIMITS, ...config.inputLimits, maxInputPixels: config.maxInputPixels ?? 100_000_000 },
       },
       new Map(available.map((e) => [e.name, e])),
       probes,
@@ -152,9 +163,9 @@ export class Converter {
 
   private planOrThrow(sourceFormat: string, targetFormat: string, rawOptions: Readonly<Record<string, unknown>>) {
     const source = formatInfo(sourceFormat);
-    if (!source) throw new ConversionError('unsupported_format', `The source format "${sourceFormat}" is not supported.`);
+    if (!source) throw new ConversionError('unsupported_format', `The source format ${quote(sourceFormat)} is not supported.`);
     const target = formatInfo(targetFormat);
-    if (!target) throw invalid('target_format', `target_format "${targetFormat}" is not a known format; see GET /api/v1/formats.`);
+    if (!target) throw invalid('target_format', `target_format ${quote(targetFormat)} is not a known format; see GET /api/v1/formats.`);
     const options = parseOptions(rawOptions, target.family);
     const routes = this.registry.routes(source.ext, target.ext, { ocr: options.ocrLanguages !== undefined });
     if (!routes.length) {
@@ -178,24 +189,96 @@ export class Converter {
     let dir: string | undefined;
     try {
       const { source, target, options, routes } = this.planOrThrow(req.sourceFormat, req.targetFormat, req.options ?? {});
-      dir = await mkdtemp(join(this.config.workDir, 'job-'));
-      const job: JobContext = {
-        dir,
-        timeoutMs: this.config.timeoutMs,
-        maxFileBytes: this.config.maxFileBytes,
-        maxInputPixels: this.config.maxInputPixels,
-        ...(req.signal ? { signal: req.signal } : {}),
-      };
-      // Engines see the input under its detected extension (LibreOffice and friends look at it).
-      const input = join(dir, `source.${source.ext}`);
-      await symlink(resolve(req.inputPath), input);
-      const { file, engines } = await this.runWithSizeLadder(input, source, target, options, routes, job);
+      const prepared = await this.prepare(req.inputPath, source.ext, req.signal);
+      dir = prepared.job.dir;
+      const { job, input } = prepared;
+      await inspectInput(input, source.ext, this.config.limits, job);
+      const ran = await this.runWithSizeLadder(input, source, target, options, routes, job);
+      let file = ran.file;
+      const engines = [...ran.engines];
+      if (options.removeActiveContent && target.ext === 'pdf') {
+        const gs = this.engines.get('ghostscript') as GhostscriptEngine | undefined;
+        if (!gs) throw failed('Removing active content is not available (Ghostscript is missing).');
+        const out = join(job.dir, 'inert.pdf');
+        await gs.removeActiveContent({ input: file, output: out, from: 'pdf', to: 'pdf', options, quality: 100, qualityRequested: false, job });
+        await assertOutput(out, 'ghostscript', true);
+        file = out;
+        if (!engines.includes('ghostscript')) engines.push('ghostscript');
+      }
       const output = await this.finish(file, target, req.outputPath, job);
       return { ok: true, output, engines, options };
     } catch (e) {
       return { ok: false, error: toFailure(e) };
     } finally {
       if (dir) await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * Checks an input before any work is charged or queued (the service's preflight): the
+   * plan, the bomb limits, an encrypted PDF, and a `page_range` against the PDF's pages.
+   */
+  async preflight(inputPath: string, sourceFormat: string, targetFormat: string, rawOptions: Readonly<Record<string, unknown>> = {}):
+    Promise<{ ok: true; facts: InputFacts } | { ok: false; error: ConversionFailure }> {
+    let dir: string | undefined;
+    try {
+      const { source, options } = this.planOrThrow(sourceFormat, targetFormat, rawOptions);
+      const prepared = await this.prepare(inputPath, source.ext);
+      dir = prepared.job.dir;
+      const facts = await inspectInput(prepared.input, source.ext, this.config.limits, prepared.job);
+      if (options.pageRange && facts.pages !== undefined) resolvePageRange(options.pageRange, facts.pages);
+      return { ok: true, facts };
+    } catch (e) {
+      return { ok: false, error: toFailure(e) };
+    } finally {
+      if (dir) await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * A job folder owned by the sandbox user, holding the input under its detected extension
+   * (LibreOffice and friends look at it). Engines cannot see the caller's folder, so the
+   * input is hard-linked in when the sandbox user may read it (the service stores uploads
+   * group-readable by it), else copied (reflinked where the filesystem can).
+   */
+  private async prepare(inputPath: string, ext: string, signal?: AbortSignal): Promise<{ job: JobContext; input: string }> {
+    const dir = await mkdtemp(join(this.config.workDir, 'job-'));
+    await ownForSandbox(dir);
+    const job: JobContext = {
+      dir,
+      timeoutMs: this.config.timeoutMs,
+      maxFileBytes: this.config.maxFileBytes,
+      maxInputPixels: this.config.maxInputPixels,
+      maxMemoryBytes: this.config.maxMemoryBytes,
+      ...(this.config.maxCpuSeconds ? { maxCpuSeconds: this.config.maxCpuSeconds } : {}),
+      ...(signal ? { signal } : {}),
+    };
+    const input = join(dir, `source.${ext}`);
+    try {
+      await this.placeInput(inputPath, input);
+    } catch (e) {
+      // The caller's file is gone (shredded meanwhile) or unreadable: leave no folder behind.
+      await rm(dir, { recursive: true, force: true });
+      throw e;
+    }
+    return { job, input };
+  }
+
+  private async placeInput(inputPath: string, input: string): Promise<void> {
+    const caps = sandboxCapabilities();
+    if (!caps.filesystem_isolated) {
+      await stat(inputPath);
+      await symlink(resolve(inputPath), input);
+      return;
+    }
+    const st = await stat(inputPath);
+    const readable = caps.sandbox_uid === null || (st.mode & 0o004) !== 0 || (st.gid === SANDBOX_GID && (st.mode & 0o040) !== 0);
+    try {
+      if (!readable) throw new Error('not readable by the sandbox user');
+      await link(inputPath, input);
+    } catch {
+      await copyFile(inputPath, input, fsConstants.COPYFILE_FICLONE);
+      await chmod(input, 0o444);
     }
   }
 
@@ -314,6 +397,7 @@ export class Converter {
       },
     });
     await pipeline(createReadStream(file), tap, createWriteStream(outputPath, { mode: 0o600 }));
+    // Described from the job's copy: the sandboxed probes cannot see the destination folder.
     const meta: { -readonly [K in keyof OutputMetadata]: OutputMetadata[K] } = {
       path: outputPath,
       format: target.ext,
@@ -321,7 +405,7 @@ export class Converter {
       size_bytes: size,
       sha256: hash.digest('hex'),
     };
-    Object.assign(meta, await this.describe(outputPath, target, job));
+    Object.assign(meta, await this.describe(file, target, job));
     return meta;
   }
 
@@ -340,7 +424,7 @@ export class Converter {
           // not a libvips format (ico, bmp, ppm): ask ImageMagick
         }
         const r = await runSandboxed('/usr/bin/identify', ['-format', '%w %h\n', `${path}[0]`], {
-          cwd: job.dir, timeoutMs: 15_000, env: { MAGICK_CONFIGURE_PATH: dirname(packageFile('imagemagick/policy.xml')) },
+          cwd: job.dir, timeoutMs: 15_000, env: { MAGICK_CONFIGURE_PATH: dirname(packageFile('imagemagick/policy.xml')) }, readOnly: [dirname(packageFile('imagemagick/policy.xml'))],
         });
         const [w, h] = r.stdout.toString('utf8').trim().split(/\s+/).map(Number);
         return w && h ? { width: w, height: h } : {};

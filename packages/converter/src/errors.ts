@@ -9,6 +9,8 @@ export type ConversionErrorCode =
   | 'unsupported_conversion'
   | 'conversion_failed'
   | 'output_too_large'
+  /** An encrypted PDF that opens only with a password (convert-decisions.md item 18). */
+  | 'password_required'
   /** The LibreOffice queue is full: retry later (maps to 503 `service_unavailable`). */
   | 'service_unavailable';
 
@@ -52,4 +54,15 @@ export function invalid(field: string, message: string): ConversionError {
 /** Shorthand for an engine failure. */
 export function failed(message: string, detail?: string): ConversionError {
   return new ConversionError('conversion_failed', message, detail ? { detail } : {});
+}
+
+/**
+ * A short, safe quotation of client input for an error message: control and bidirectional
+ * characters removed, at most `max` characters (then an ellipsis), in double quotes.
+ */
+export function quote(value: unknown, max = 40): string {
+  // eslint-disable-next-line no-control-regex
+  const text = String(value).replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g, '');
+  const chars = [...text];
+  return `"${chars.length > max ? `${chars.slice(0, max).join('')}…` : text}"`;
 }

@@ -3,11 +3,12 @@
  * Start with {@link Converter.create}; detect uploads with {@link detectFormat}.
  */
 export { Converter, type ConverterConfig, type ConvertRequest, type ConvertResult, type OutputMetadata } from './converter.js';
-export { ConversionError, type ConversionErrorCode, type ConversionFailure } from './errors.js';
+export { ConversionError, quote, type ConversionErrorCode, type ConversionFailure } from './errors.js';
+export { DEFAULT_INPUT_LIMITS, type InputFacts, type InputLimits } from './guards/input-guard.js';
 export { detectFormat, type Detection } from './formats/detect.js';
 export { FORMATS, formatInfo, normaliseExtension, type FormatFamily, type FormatInfo } from './formats/catalogue.js';
 export { OCR_LANGUAGES, PRESETS, parseOptions, parsePageRange, type ConversionOptions, type PageSpan, type Preset } from './options.js';
 export { Registry, ENGINE_ORDER, type FormatListing, type Route, type RouteStep, type TargetListing } from './registry.js';
 export type { EngineProbe } from './engines/engine.js';
 export type { LibreOfficePoolOptions, PoolStats } from './engines/libreoffice-pool.js';
-export { runSandboxed, sandboxCapabilities, type ExecResult, type RunOptions, type SandboxCapabilities } from './exec/exec.js';
+export { allowSandboxTraversal, ownForSandbox, runSandboxed, sandboxCapabilities, shareWithSandbox, type ExecResult, type RunOptions, type SandboxCapabilities } from './exec/exec.js';

@@ -3,7 +3,7 @@
  * {@link ConversionOptions}; each engine applies the parts that concern it. Unknown names
  * and out-of-range values fail with `invalid_request` naming the field.
  */
-import { invalid } from './errors.js';
+import { invalid, quote } from './errors.js';
 import type { FormatFamily } from './formats/catalogue.js';
 
 /** The 12 OCR languages, as tesseract codes, with their ISO 639-1 aliases. */
@@ -62,9 +62,13 @@ export interface ConversionOptions {
   /** Tesseract codes, in the order given. */
   readonly ocrLanguages?: readonly string[];
   readonly maxOutputBytes?: number;
+  /** PDF outputs: remove JavaScript, launch and URI actions, embedded files (extension, issue #13). */
+  readonly removeActiveContent?: boolean;
 }
 
-const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes']);
+const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content']);
+/** Most pages a `page_range` may select in total (a repeated `1-` must not multiply a big PDF). */
+export const MAX_SELECTED_PAGES = 10_000;
 
 /** Parses `"1-3,5,8-"` (1-based). Throws `invalid_request` for `page_range`. */
 export function parsePageRange(text: string): PageSpan[] {
@@ -73,10 +77,10 @@ export function parsePageRange(text: string): PageSpan[] {
   if (text.trim() === '' || parts.length > 100) throw invalid('page_range', 'page_range must look like "1-3,5,8-" (1-based pages).');
   for (const part of parts) {
     const m = /^(\d{1,6})(?:(-)(\d{1,6})?)?$/.exec(part);
-    if (!m) throw invalid('page_range', `page_range: "${part}" is not a page or a range like 2-5 or 8-.`);
+    if (!m) throw invalid('page_range', `page_range: ${quote(part)} is not a page or a range like 2-5 or 8-.`);
     const from = Number(m[1]);
     const to = m[2] ? (m[3] ? Number(m[3]) : null) : from;
-    if (from < 1 || (to !== null && to < from)) throw invalid('page_range', `page_range: "${part}" is empty or starts before page 1.`);
+    if (from < 1 || (to !== null && to < from)) throw invalid('page_range', `page_range: ${quote(part)} is empty or starts before page 1.`);
     spans.push({ from, to });
   }
   return spans;
@@ -93,6 +97,9 @@ export function resolvePageRange(spans: readonly PageSpan[], pageCount: number):
     const last = s.to ?? pageCount;
     if (s.from > pageCount || last > pageCount) {
       throw invalid('page_range', `page_range asks for page ${Math.max(s.from, last)} but the document has ${pageCount} page(s).`);
+    }
+    if (pages.length + (last - s.from + 1) > MAX_SELECTED_PAGES) {
+      throw invalid('page_range', `page_range selects more than ${MAX_SELECTED_PAGES} pages in total.`);
     }
     for (let p = s.from; p <= last; p++) pages.push(p);
   }
@@ -115,7 +122,7 @@ export function parseOcrLanguages(v: unknown): string[] {
     const code = raw.trim().toLowerCase();
     const resolved = code in OCR_LANGUAGES ? code : OCR_ALIAS.get(code);
     if (!resolved) {
-      throw invalid('ocr_language', `ocr_language: "${raw}" is not one of ${Object.keys(OCR_LANGUAGES).join(', ')} (or their two-letter codes).`);
+      throw invalid('ocr_language', `ocr_language: ${quote(raw)} is not one of ${Object.keys(OCR_LANGUAGES).join(', ')} (or their two-letter codes).`);
     }
     if (!out.includes(resolved)) out.push(resolved);
   }
@@ -129,7 +136,7 @@ export function parseOcrLanguages(v: unknown): string[] {
  */
 export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamily: FormatFamily): ConversionOptions {
   for (const key of Object.keys(raw)) {
-    if (!KNOWN.has(key)) throw invalid(key, `Unknown option "${key}"; options are ${[...KNOWN].join(', ')}.`);
+    if (!KNOWN.has(key)) throw invalid(key.slice(0, 64), `Unknown option ${quote(key)}; options are ${[...KNOWN].join(', ')}.`);
   }
   const present = (k: string): boolean => raw[k] !== undefined && raw[k] !== null && raw[k] !== '';
   const opts: { -readonly [K in keyof ConversionOptions]: ConversionOptions[K] } = {};
@@ -149,6 +156,12 @@ export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamil
     opts.pageRangeText = raw.page_range.replace(/\s+/g, '');
   }
   if (present('ocr_language')) opts.ocrLanguages = parseOcrLanguages(raw.ocr_language);
+  if (present('remove_active_content')) {
+    const v = raw.remove_active_content;
+    if (v !== true && v !== false && v !== 'true' && v !== 'false') throw invalid('remove_active_content', 'remove_active_content must be true or false.');
+    if (targetFamily !== 'pdf' && (v === true || v === 'true')) throw invalid('remove_active_content', 'remove_active_content applies to PDF outputs only.');
+    if (v === true || v === 'true') opts.removeActiveContent = true;
+  }
   if (present('max_output_bytes')) opts.maxOutputBytes = integer('max_output_bytes', raw.max_output_bytes, 1, Number.MAX_SAFE_INTEGER);
   return opts;
 }

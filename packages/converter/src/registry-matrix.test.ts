@@ -3,20 +3,19 @@
 // the engines themselves (or by the independent tools for the few nothing here writes),
 // and every output must be recognised as its target format from its bytes.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Converter } from './converter.js';
 import { detectFormat } from './formats/detect.js';
-import { fixture, tool } from './testing/tools.js';
+import { fixture, tool, scratchDir } from './testing/tools.js';
 
 let dir: string;
 let conv: Converter;
 const samples = new Map<string, string>();
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'conv-matrix-'));
+  dir = await scratchDir('conv-matrix-');
   conv = await Converter.create({ workDir: join(dir, 'work'), timeoutMs: 60_000, maxInputPixels: 4_000_000, libreoffice: { instances: 1 } });
 });
 after(async () => {

@@ -13,6 +13,8 @@ export const CONVERT_ERROR_STATUS = {
   unsupported_conversion: 422,
   conversion_failed: 422,
   output_too_large: 422,
+  /** An encrypted PDF sent without its password (convert-decisions.md item 18). */
+  password_required: 422,
 } as const;
 
 export type ConvertErrorCode = keyof typeof CONVERT_ERROR_STATUS;

@@ -3,8 +3,8 @@
  * `convert` for one step (one input file to one output file in the job's folder).
  */
 import { fileURLToPath } from 'node:url';
-import { failed } from '../errors.js';
-import { lastLine, runSandboxed, type ExecResult } from '../exec/exec.js';
+import { failed, type ConversionError } from '../errors.js';
+import { DEFAULT_MAX_MEMORY_BYTES, lastLine, runSandboxed, type ExecResult } from '../exec/exec.js';
 import type { ConversionOptions } from '../options.js';
 
 /** An engine's start-up probe, as `/readyz` reports it. */
@@ -26,6 +26,10 @@ export interface JobContext {
   readonly maxFileBytes: number;
   /** Images: largest decoded pixel count (pixel-bomb guard). */
   readonly maxInputPixels: number;
+  /** Memory cap of every engine process (RLIMIT_DATA); default 2 GiB. */
+  readonly maxMemoryBytes?: number;
+  /** CPU-time cap of every engine process, in seconds; default the time-out's seconds. */
+  readonly maxCpuSeconds?: number;
   readonly signal?: AbortSignal;
 }
 
@@ -72,24 +76,55 @@ export async function runStep(
   step: Step,
   command: string,
   args: readonly string[],
-  extra: { env?: Record<string, string>; maxStdoutBytes?: number; maxMemoryBytes?: number } = {},
+  extra: { env?: Record<string, string>; maxStdoutBytes?: number; maxMemoryBytes?: number; readOnly?: readonly string[]; okExitCodes?: readonly number[] } = {},
 ): Promise<ExecResult> {
+  const limits = jobLimits(step.job, extra.maxMemoryBytes);
   const r = await runSandboxed(command, args, {
     cwd: step.job.dir,
     timeoutMs: step.job.timeoutMs,
     maxFileBytes: step.job.maxFileBytes,
+    ...limits,
     ...(step.job.signal ? { signal: step.job.signal } : {}),
     ...(extra.env ? { env: extra.env } : {}),
     ...(extra.maxStdoutBytes ? { maxStdoutBytes: extra.maxStdoutBytes } : {}),
-    ...(extra.maxMemoryBytes ? { maxMemoryBytes: extra.maxMemoryBytes } : {}),
+    ...(extra.readOnly ? { readOnly: extra.readOnly } : {}),
   });
-  const name = command.split('/').pop();
-  if (r.aborted) throw failed('The conversion was cancelled.', `${name} aborted`);
-  if (r.timedOut) throw failed(`The conversion took too long (${name}) and was stopped.`, `${name} timed out after ${step.job.timeoutMs} ms`);
-  if (r.exitCode !== 0) {
-    throw failed(`The ${step.from} file could not be converted to ${step.to}.`, `${name} exit ${r.exitCode ?? r.signal}: ${lastLine(r.stderr)}`);
+  const name = command.split('/').pop() ?? 'engine';
+  if (!(r.exitCode !== null && (r.exitCode === 0 || extra.okExitCodes?.includes(r.exitCode))) || r.timedOut || r.aborted) {
+    throw runFailure(r, name, `The ${step.from} file could not be converted to ${step.to}.`, limits);
   }
   return r;
+}
+
+/** The memory and CPU caps of a job's engine runs (the lower of the job's and the engine's memory cap). */
+export function jobLimits(job: JobContext, engineMemory?: number): { maxMemoryBytes: number; maxCpuSeconds: number } {
+  const caps = [job.maxMemoryBytes, engineMemory].filter((n): n is number => typeof n === 'number' && n > 0);
+  return {
+    maxMemoryBytes: caps.length ? Math.min(...caps) : DEFAULT_MAX_MEMORY_BYTES,
+    maxCpuSeconds: job.maxCpuSeconds ?? Math.ceil(job.timeoutMs / 1000),
+  };
+}
+
+/** Out-of-memory as engines report it: C++ `bad_alloc`, glibc, GHC's RTS, Python, Ghostscript. */
+const OUT_OF_MEMORY = /bad_alloc|out of memory|cannot allocate|memory exhausted|unable to commit|MemoryError|heap overflow|failed to allocate|VMerror/i;
+
+/**
+ * A failed run as a {@link ConversionError} with a message that names the cause (cancelled,
+ * time-out, memory cap, CPU cap) and no path or version; the engine's own words go to
+ * `detail` (logs only).
+ */
+export function runFailure(r: ExecResult, name: string, fallback: string, limits: { maxMemoryBytes: number; maxCpuSeconds: number }): ConversionError {
+  const detail = `${name} exit ${r.exitCode ?? r.signal}: ${lastLine(r.stderr)}`;
+  if (r.aborted) return failed('The conversion was cancelled.', `${name} aborted`);
+  if (r.timedOut) return failed('The conversion took too long and was stopped.', `${name} timed out after ${r.durationMs} ms`);
+  if (OUT_OF_MEMORY.test(r.stderr)) {
+    return failed(`The file needs more memory to convert than the ${Math.round(limits.maxMemoryBytes / 1024 ** 2)} MiB allowed per conversion; it was stopped.`, detail);
+  }
+  // 128 + SIGXCPU (24) or SIGKILL (9): RLIMIT_CPU (the run was not timed out nor cancelled by us).
+  if (r.exitCode === 152 || r.exitCode === 137 || r.signal === 'SIGXCPU' || r.signal === 'SIGKILL') {
+    return failed(`The file needs more processing than the ${limits.maxCpuSeconds} s of CPU time allowed per conversion; it was stopped.`, detail);
+  }
+  return failed(fallback, detail);
 }
 
 /** Probes binaries: all must exist; the version comes from the first one's output. */
@@ -111,8 +146,7 @@ export async function probeBinaries(
   if (missing.length) {
     return { engine, available: false, version: null, missing, warning: `${engine} disabled: missing ${missing.join(', ')}` };
   }
-  const { tmpdir } = await import('node:os');
-  const r = await runSandboxed(binaries[0] as string, versionArgs, { cwd: tmpdir(), timeoutMs: 15_000 });
+  const r = await runSandboxed(binaries[0] as string, versionArgs, { cwd: '/', timeoutMs: 15_000 });
   const text = `${r.stdout.toString('utf8')}\n${r.stderr}`;
   const m = versionPattern.exec(text);
   return { engine, available: true, version: m?.[1] ?? null, missing: [] };

@@ -43,4 +43,21 @@ export class GhostscriptEngine implements Engine {
       `-sOutputFile=${step.output}`, '--', step.input,
     ], { maxMemoryBytes: 2 * 1024 ** 3 });
   }
+
+  /**
+   * `remove_active_content` (issue #13): re-distils the PDF without annotations (links with
+   * launch and URI actions, form actions), embedded files and document-level actions;
+   * pdfwrite never carries JavaScript over. Images are kept losslessly (no downsampling, no
+   * JPEG re-encoding of images that were not JPEG already).
+   */
+  async removeActiveContent(step: Step): Promise<void> {
+    await runStep(step, GS, [
+      '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwrite', '-dCompatibilityLevel=1.7',
+      '-dPreserveAnnots=false', '-dPreserveEmbeddedFiles=false', '-dPreserveDocView=false', '-dPreserveMarkedContent=true',
+      '-dDownsampleColorImages=false', '-dDownsampleGrayImages=false', '-dDownsampleMonoImages=false',
+      '-dAutoFilterColorImages=false', '-dAutoFilterGrayImages=false',
+      '-dColorImageFilter=/FlateEncode', '-dGrayImageFilter=/FlateEncode',
+      `-sOutputFile=${step.output}`, '--', step.input,
+    ], { maxMemoryBytes: 2 * 1024 ** 3 });
+  }
 }

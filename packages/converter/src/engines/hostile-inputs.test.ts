@@ -1,14 +1,19 @@
 // Inputs that try to make an engine read local files or fetch URLs. The loopback HTTP
 // server stands in for "a remote server": the engines must never call it.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { runSandboxed } from '../exec/exec.js';
-import { tool } from '../testing/tools.js';
-import { ConversionError } from '../errors.js';
+import { tool, scratchDir } from '../testing/tools.js';
+import { ConversionError, type ConversionFailure } from '../errors.js';
+import { Converter } from '../converter.js';
+import { detectFormat } from '../formats/detect.js';
+import {
+  activeContentKeys, assertSafeMessage, encryptPdf, ENTITY_PROLOG, makePdf, para, PASSWD_MARKER, pixelFloodPng, svgWithEntities,
+  writeDocx, writeLinkedDocx, writeManyEntriesDocx, writeZipBombDocx,
+} from '../testing/hostile-files.js';
 import { packageFile, type JobContext } from './engine.js';
 import { FfmpegEngine } from './ffmpeg.engine.js';
 import { LibreOfficePool } from './libreoffice-pool.js';
@@ -20,7 +25,7 @@ let port = 0;
 const hits: string[] = [];
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'conv-hostile-'));
+  dir = await scratchDir('conv-hostile-');
   server = createServer((req, res) => {
     hits.push(req.url ?? '');
     res.end('x');
@@ -64,7 +69,7 @@ test('pandoc does not fetch remote images, even for a self-contained output', as
 test('our ImageMagick policy denies script-like and remote coders', async () => {
   const env = { MAGICK_CONFIGURE_PATH: dirname(packageFile('imagemagick/policy.xml')) };
   for (const source of ['text:/etc/hostname', 'msl:/dev/null', `http://127.0.0.1:${port}/x.png`, 'pdf:/dev/null']) {
-    const r = await runSandboxed('/usr/bin/convert', [source, join(dir, 'x.png')], { cwd: dir, timeoutMs: 15_000, env });
+    const r = await runSandboxed('/usr/bin/convert', [source, join(dir, 'x.png')], { cwd: dir, timeoutMs: 15_000, env, readOnly: [env.MAGICK_CONFIGURE_PATH] });
     assert.notEqual(r.exitCode, 0, source);
     assert.match(r.stderr, /not allowed by the security policy/, source);
   }
@@ -126,4 +131,208 @@ test('ffmpeg: a playlist posing as a video neither fetches its URLs nor reads lo
     (e: unknown) => e instanceof ConversionError && e.code === 'conversion_failed',
   );
   assert.deepEqual(hits, []);
+});
+
+// ---- Issue #13: bombs, memory caps, file reads and active content through the converter ----
+// Every run below is bounded: the converter caps each engine's memory (RLIMIT_DATA) and CPU
+// time, its steps time out, and each test has its own time limit.
+
+describe('hostile inputs through the converter (#13)', () => {
+  let conv: Converter;
+  let work: string;
+  let n = 0;
+  before(async () => {
+    work = join(dir, 'work');
+    conv = await Converter.create({
+      workDir: work, timeoutMs: 60_000, maxMemoryBytes: 1024 ** 3, maxInputPixels: 50_000_000,
+      inputLimits: { maxPages: 500, maxMediaSeconds: 60 }, libreoffice: { instances: 1 },
+    });
+  });
+  after(async () => {
+    await conv.close();
+  });
+
+  /** Converts a generated file as the service would (detected format), then checks nothing stayed in the work folder. */
+  async function convert(input: string, target: string, options: Record<string, unknown> = {}, c = conv) {
+    const detected = await detectFormat(input, input);
+    if (!detected) return { ok: false as const, error: { code: 'unsupported_format', message: 'not detected' } as ConversionFailure };
+    const r = await c.convert({ inputPath: input, sourceFormat: detected.ext, targetFormat: target, options, outputPath: join(dir, 'out', `${n++}.${target}`) });
+    const left = (await readdir(work)).filter((f) => f.startsWith('job-'));
+    assert.deepEqual(left, [], 'a job folder was left behind');
+    if (!r.ok) assertSafeMessage(r.error.message);
+    return r;
+  }
+
+  function failsWith(r: Awaited<ReturnType<typeof convert>>, code: string, message: RegExp): void {
+    assert.equal(r.ok, false, 'expected a failure');
+    if (r.ok) return;
+    assert.equal(r.error.code, code, r.error.message);
+    assert.match(r.error.message, message);
+  }
+
+  test('a pixel flood (PNG claiming 100,000 × 100,000) is refused from its header', { timeout: 60_000 }, async () => {
+    const png = join(dir, 'flood.png');
+    await writeFile(png, pixelFloodPng(100_000, 100_000));
+    failsWith(await convert(png, 'jpg'), 'conversion_failed', /100000×100000 pixels, over the 50 megapixels/);
+  });
+
+  test('a zip bomb posing as a docx (60 MiB of text in 60 KB) is refused before LibreOffice or pandoc see it', { timeout: 60_000 }, async () => {
+    const bomb = join(dir, 'bomb.docx');
+    writeZipBombDocx(bomb, 60 * 1024 * 1024);
+    failsWith(await convert(bomb, 'pdf'), 'conversion_failed', /expands \d+ times/);
+    failsWith(await convert(bomb, 'md'), 'conversion_failed', /expands \d+ times/);
+    const many = join(dir, 'many.docx');
+    writeManyEntriesDocx(many, 10_050);
+    failsWith(await convert(many, 'pdf'), 'conversion_failed', /more than 10000 entries/);
+  });
+
+  test('XML entity declarations (billion laughs, an external entity) inside a docx are refused', { timeout: 60_000 }, async () => {
+    const docx = join(dir, 'entities.docx');
+    writeDocx(docx, para('&lol3; &xxe;'), '', [], ENTITY_PROLOG);
+    failsWith(await convert(docx, 'pdf'), 'conversion_failed', /declares XML entities/);
+  });
+
+  test('pandoc turning a big docx into Markdown is stopped by its memory cap with a clear error', { timeout: 120_000 }, async () => {
+    // 30 MiB of text passes the expansion check (under 50 MiB); a 256 MiB cap is far too small for pandoc's document tree.
+    const small = await Converter.create({ workDir: work, timeoutMs: 60_000, maxMemoryBytes: 256 * 1024 ** 2 });
+    try {
+      const docx = join(dir, 'big-text.docx');
+      writeZipBombDocx(docx, 30 * 1024 * 1024);
+      failsWith(await convert(docx, 'md', {}, small), 'conversion_failed', /more memory to convert than the 256 MiB allowed/);
+    } finally {
+      await small.close();
+    }
+  });
+
+  test('qpdf repeating a PDF\'s pages is stopped by its memory cap; more than 10,000 selected pages is a 400', { timeout: 120_000 }, async () => {
+    const pdf = join(dir, 'pages.pdf');
+    await writeFile(pdf, makePdf(100));
+    const tooMany = await convert(pdf, 'pdf', { page_range: Array(101).fill('1-').join(',') });
+    assert.equal(tooMany.ok, false);
+    if (!tooMany.ok) assert.equal(tooMany.error.field, 'page_range');
+    const small = await Converter.create({ workDir: work, timeoutMs: 60_000, maxMemoryBytes: 24 * 1024 ** 2 });
+    try {
+      failsWith(await convert(pdf, 'pdf', { page_range: Array(100).fill('1-').join(',') }, small), 'conversion_failed', /more memory to convert than the 24 MiB allowed/);
+    } finally {
+      await small.close();
+    }
+  });
+
+  test('a PDF over the page limit is refused before any engine; preflight refuses a page past the end (400)', { timeout: 60_000 }, async () => {
+    const pdf = join(dir, 'long.pdf');
+    await writeFile(pdf, makePdf(600));
+    failsWith(await convert(pdf, 'png'), 'conversion_failed', /600 pages, over the 500 pages/);
+    const short = join(dir, 'short.pdf');
+    await writeFile(short, makePdf(3));
+    const pre = await conv.preflight(short, 'pdf', 'pdf', { page_range: '2-9' });
+    assert.equal(pre.ok, false);
+    if (!pre.ok) {
+      assert.equal(pre.error.code, 'invalid_request');
+      assert.equal(pre.error.field, 'page_range');
+    }
+    assert.equal((await conv.preflight(short, 'pdf', 'pdf', { page_range: '2-3' })).ok, true);
+  });
+
+  test('media longer than the duration limit is refused from ffprobe\'s reading, before ffmpeg decodes it', { timeout: 60_000 }, async () => {
+    // This converter's limit is 60 s; 61.5 s of 8 kHz 8-bit mono PCM. (A WAV header that only
+    // claims a long duration does not count: ffprobe measures WAV data by the file's size.)
+    const seconds = 61.5;
+    const data = Buffer.alloc(Math.round(8000 * seconds), 0x80);
+    const header = Buffer.alloc(44);
+    header.write('RIFF', 0, 'latin1');
+    header.writeUInt32LE(36 + data.length, 4);
+    header.write('WAVEfmt ', 8, 'latin1');
+    header.writeUInt32LE(16, 16);
+    header.writeUInt16LE(1, 20); // PCM
+    header.writeUInt16LE(1, 22); // mono
+    header.writeUInt32LE(8000, 24);
+    header.writeUInt32LE(8000, 28);
+    header.writeUInt16LE(1, 32);
+    header.writeUInt16LE(8, 34);
+    header.write('data', 36, 'latin1');
+    header.writeUInt32LE(data.length, 40);
+    const wav = join(dir, 'long.wav');
+    await writeFile(wav, Buffer.concat([header, data]));
+    failsWith(await convert(wav, 'mp3'), 'conversion_failed', /lasts 62 s, over the 60 s/);
+  });
+
+  test('an encrypted PDF without its password fails with password_required', { timeout: 60_000 }, async () => {
+    const plain = join(dir, 'plain.pdf');
+    await writeFile(plain, makePdf(2));
+    const locked = join(dir, 'locked.pdf');
+    encryptPdf(plain, locked);
+    failsWith(await convert(locked, 'png'), 'password_required', /encrypted and needs a password/);
+  });
+
+  test('a truncated PDF gets a clear error or a repaired conversion, never a crash', { timeout: 60_000 }, async (t) => {
+    const whole = makePdf(5);
+    const cut = join(dir, 'truncated.pdf');
+    await writeFile(cut, whole.subarray(0, Math.floor(whole.length * 0.6)));
+    for (const target of ['png', 'txt', 'pdf']) {
+      const r = await convert(cut, target);
+      t.diagnostic(`truncated.pdf → ${target}: ${r.ok ? 'converted (repaired)' : `${r.error.code}: ${r.error.message}`}`);
+      if (!r.ok) assert.match(r.error.code, /^(conversion_failed)$/);
+    }
+  });
+
+  test('documents referencing a loopback URL and file:///etc/passwd fetch nothing and embed no local file', { timeout: 180_000 }, async (t) => {
+    hits.length = 0;
+    const url = `http://127.0.0.1:${port}/probe.png`;
+    const docx = join(dir, 'linked.docx');
+    writeLinkedDocx(docx, [url, 'file:///etc/passwd']);
+    const odt = join(dir, 'linked-passwd.odt');
+    linkedImageOdt(odt, 'file:///etc/passwd');
+    const odtUrl = join(dir, 'linked-url.odt');
+    linkedImageOdt(odtUrl, url);
+    const html = join(dir, 'refs.html');
+    await writeFile(html, `<html><body><p>Refs</p><img src="${url}"><img src="file:///etc/passwd"><iframe src="file:///etc/passwd"></iframe><link rel="stylesheet" href="${url}"><object data="file:///etc/passwd"></object></body></html>`);
+    const md = join(dir, 'refs.md');
+    await writeFile(md, `# Refs\n\n![remote](${url})\n\n![local](file:///etc/passwd)\n\n![raw](/etc/passwd)\n`);
+    const tex = join(dir, 'reads.tex');
+    await writeFile(tex, '\\documentclass{article}\\begin{document}Reads \\input{/etc/passwd} \\include{/etc/passwd} \\verbatiminput{/etc/passwd}\\end{document}');
+    const jobs: [string, string][] = [[docx, 'pdf'], [docx, 'md'], [odt, 'pdf'], [odtUrl, 'pdf'], [html, 'pdf'], [html, 'odt'], [md, 'html'], [md, 'pdf'], [tex, 'txt'], [tex, 'md']];
+    for (const [input, target] of jobs) {
+      const r = await convert(input, target);
+      t.diagnostic(`${input.split('/').pop()} → ${target}: ${r.ok ? `converted (${r.output.size_bytes} bytes)` : `${r.error.code}: ${r.error.message}`}`);
+      if (!r.ok) continue; // a refusal is a safe answer too
+      const text = target === 'pdf' ? tool('/usr/bin/pdftotext', [r.output.path, '-']) : target === 'odt' ? tool('/usr/bin/python3', ['-c', 'import sys,zipfile;z=zipfile.ZipFile(sys.argv[1]);print("".join(z.read(n).decode("latin1") for n in z.namelist()))', r.output.path]) : await readFile(r.output.path, 'latin1');
+      assert.doesNotMatch(text, PASSWD_MARKER, `${input} → ${target} holds /etc/passwd`);
+    }
+    assert.deepEqual(hits, [], 'an engine connected to the loopback listener');
+  });
+
+  test('an SVG with external entities is not read as SVG: it converts as the plain text it is, entities unexpanded', { timeout: 60_000 }, async () => {
+    hits.length = 0;
+    const svg = join(dir, 'xxe.svg');
+    await writeFile(svg, svgWithEntities(`http://127.0.0.1:${port}/svg.png`));
+    assert.equal((await detectFormat(svg, 'xxe.svg'))?.ext, 'txt');
+    const r = await convert(svg, 'pdf');
+    assert.ok(r.ok, r.ok ? '' : r.error.message);
+    if (r.ok) {
+      const text = tool('/usr/bin/pdftotext', [r.output.path, '-']);
+      assert.match(text, /&xxe;/);
+      assert.doesNotMatch(text, PASSWD_MARKER);
+    }
+    assert.deepEqual(hits, []);
+  });
+
+  test('remove_active_content strips JavaScript, launch and URI actions and embedded files from a PDF', { timeout: 60_000 }, async () => {
+    const pdf = join(dir, 'active.pdf');
+    await writeFile(pdf, makePdf(2, { active: true, uri: `http://127.0.0.1:${port}/uri`, text: 'Active' }));
+    const before = activeContentKeys(pdf);
+    for (const k of ['/JavaScript', '/Launch', '/URI', '/EmbeddedFiles', '/OpenAction']) assert.ok(before.includes(k), `fixture lacks ${k}`);
+    const kept = await convert(pdf, 'pdf');
+    assert.ok(kept.ok);
+    if (kept.ok) assert.ok(activeContentKeys(kept.output.path).includes('/Launch'), 'plain PDF → PDF keeps actions (control)');
+    const r = await convert(pdf, 'pdf', { remove_active_content: true });
+    assert.ok(r.ok, r.ok ? '' : r.error.message);
+    if (!r.ok) return;
+    assert.deepEqual(activeContentKeys(r.output.path), []);
+    assert.match(tool('/usr/bin/pdftotext', [r.output.path, '-']), /Active 1/);
+    assert.equal(r.output.pages, 2);
+    const wrong = await convert(pdf, 'png', { remove_active_content: true });
+    assert.equal(wrong.ok, false);
+    if (!wrong.ok) assert.equal(wrong.error.field, 'remove_active_content');
+    assert.deepEqual(hits, []);
+  });
 });

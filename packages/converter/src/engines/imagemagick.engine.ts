@@ -41,6 +41,6 @@ export class ImageMagickEngine implements Engine {
     if (step.to === 'jpg') args.push('-background', 'white', '-flatten');
     if (step.to === 'jpg' || step.to === 'webp') args.push('-quality', String(step.quality));
     args.push('-strip', `${outCoder}:${step.output}`);
-    await runStep(step, CONVERT, args, { env: { MAGICK_CONFIGURE_PATH: this.policyDir, MAGICK_THREAD_LIMIT: '1' } });
+    await runStep(step, CONVERT, args, { env: { MAGICK_CONFIGURE_PATH: this.policyDir, MAGICK_THREAD_LIMIT: '1' }, readOnly: [this.policyDir] });
   }
 }

@@ -1,12 +1,13 @@
 // The warm pool's supervision: restart after a crash, kill and restart after a hang,
 // recycling after N conversions, a bounded queue, and nothing left running after close.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { ConversionError } from '../errors.js';
-import { fixture, processGone } from '../testing/tools.js';
+import { descendants, SANDBOX_UID } from '../exec/exec.js';
+import { fixture, processGone, scratchDir } from '../testing/tools.js';
 import { LibreOfficePool } from './libreoffice-pool.js';
 
 let dir: string;
@@ -17,7 +18,7 @@ const job = () => ({ input: fixture('sample.docx'), output: join(dir, `out-${n++
 const isPdf = async (path: string) => (await readFile(path)).subarray(0, 5).toString() === '%PDF-';
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'conv-pool-'));
+  dir = await scratchDir('conv-pool-');
   pool = new LibreOfficePool({ workDir: join(dir, 'lo'), instances: 1, maxConversionsPerInstance: 3, maxQueue: 1 });
   await pool.start();
 });
@@ -26,6 +27,32 @@ after(async () => {
   await pool.close();
   for (const pid of pids) assert.equal(processGone(pid), true, `soffice ${pid} left running`);
   await rm(dir, { recursive: true, force: true });
+});
+
+test('soffice runs sandboxed: its own view of the filesystem, an unprivileged user, memory and CPU caps (#13)', async () => {
+  const [outer] = pool.pids();
+  assert.ok(outer);
+  // The engine itself sits below bubblewrap; find it by its command line.
+  const soffice = descendants(outer).find((p) => {
+    try {
+      return readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('/usr/lib/libreoffice/program/soffice.bin');
+    } catch {
+      return false;
+    }
+  });
+  assert.ok(soffice, 'soffice.bin not found under the sandbox');
+  const limits = readFileSync(`/proc/${soffice}/limits`, 'utf8');
+  assert.match(limits, new RegExp(`Max data size\\s+${3 * 1024 ** 3}\\s`));
+  assert.match(limits, /Max cpu time\s+\d+\s/);
+  if (process.getuid?.() === 0) {
+    assert.match(readFileSync(`/proc/${soffice}/status`, 'utf8'), new RegExp(`^Uid:\\s+${SANDBOX_UID}\\s`, 'm'));
+    // What soffice sees as "/" (the host reads it through /proc/PID/root): no passwd, no home, no test folder but its own.
+    const root = `/proc/${soffice}/root`;
+    assert.equal(existsSync(`${root}/etc/passwd`), false);
+    assert.equal(existsSync(`${root}/home`), false);
+    assert.equal(existsSync(`${root}${fixture('sample.docx')}`), false);
+    assert.equal(existsSync(`${root}/usr/lib/libreoffice/program/soffice.bin`), true);
+  }
 });
 
 test('an instance killed from outside is restarted and the pool keeps converting', async () => {

@@ -17,13 +17,14 @@
  *   makes soffice balloon (a zip bomb, a runaway spreadsheet) is killed like a hang.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { chmod, copyFile, link, mkdir, readFile, readdir, readlink, rename, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { ConversionError, failed } from '../errors.js';
-import { spawnSandboxed, type SandboxedProcess } from '../exec/exec.js';
+import { ownForSandbox, prepareSandboxRoot, spawnSandboxed, treeCpuSeconds, treeRssBytes, type SandboxedProcess } from '../exec/exec.js';
 import { packageFile } from './engine.js';
 
 /** The soffice binary itself (the `soffice` wrapper is a shell script we do not need). */
@@ -62,6 +63,10 @@ export interface LibreOfficePoolOptions {
   readonly startTimeoutMs?: number;
   /** Longest wait in the queue before `service_unavailable`; default 120 s. */
   readonly maxQueueWaitMs?: number;
+  /** Hard memory cap of each soffice (RLIMIT_DATA), under `killRssBytes`' sampling; default 3 GiB. */
+  readonly maxMemoryBytes?: number;
+  /** CPU time one conversion may use, in seconds (sampled with the memory); default 120. */
+  readonly maxCpuSecondsPerJob?: number;
 }
 
 /** Counters for metrics and tests. */
@@ -124,7 +129,13 @@ class Instance {
     const tag = randomBytes(6).toString('hex');
     this.pipe = `mailconv_lo_${process.pid}_${this.index}_${tag}`;
     this.dir = join(this.opts.workDir, `lo-${this.index}-${tag}`);
+    await prepareSandboxRoot(this.opts.workDir);
     const profile = await prepareProfile(join(this.dir, 'profile'));
+    await mkdir(join(this.dir, 'tmp'));
+    await mkdir(join(this.dir, 'io'));
+    // The instance's folder is all soffice and its bridge may write (profile, the pipe
+    // socket in the folder shown to both as /tmp, the documents of the job at hand).
+    for (const p of [this.dir, join(this.dir, 'tmp'), join(this.dir, 'io')]) await ownForSandbox(p);
     const deadline = Date.now() + this.opts.startTimeoutMs;
     // A fresh profile makes soffice exit once with code 81 ("restart required") after
     // creating it (Gotenberg's first-start quirk); start again then.
@@ -139,7 +150,12 @@ class Instance {
           '--nofirststartwizard', '--norestore', '--nolockcheck',
           `--accept=pipe,name=${this.pipe};urp;StarOffice.ComponentContext`,
         ],
-        { cwd: this.dir, home: this.dir, env: { SAL_USE_VCLPLUGIN: 'svp' } },
+        {
+          cwd: this.dir, home: this.dir, tmp: join(this.dir, 'tmp'), env: { SAL_USE_VCLPLUGIN: 'svp' },
+          maxMemoryBytes: this.opts.maxMemoryBytes,
+          // A backstop for the whole life of the instance; each job is held to maxCpuSecondsPerJob.
+          maxCpuSeconds: this.opts.maxCpuSecondsPerJob * (this.opts.maxConversionsPerInstance + 2),
+        },
       );
       this.soffice.child.stdout?.resume();
       this.soffice.child.stderr?.resume();
@@ -169,8 +185,9 @@ class Instance {
   /** Starts the bridge and waits for its "ready" line; false when soffice exited first. */
   private connectBridge(deadline: number, soffice: SandboxedProcess): Promise<boolean> {
     const seconds = Math.max(1, Math.ceil((deadline - Date.now()) / 1000));
-    const bridge = spawnSandboxed(PYTHON, ['-I', packageFile('python/uno-bridge.py'), this.pipe, String(seconds)], {
-      cwd: this.dir, home: this.dir, stdin: 'pipe',
+    const script = packageFile('python/uno-bridge.py');
+    const bridge = spawnSandboxed(PYTHON, ['-I', script, this.pipe, String(seconds)], {
+      cwd: this.dir, home: this.dir, tmp: join(this.dir, 'tmp'), stdin: 'pipe', readOnly: [dirname(script)], maxMemoryBytes: 512 * 1024 ** 2,
     });
     this.bridge = bridge;
     bridge.child.stderr?.resume();
@@ -214,6 +231,31 @@ class Instance {
     });
   }
 
+  /**
+   * Runs one job on copies inside the instance's folder (soffice sees nothing else): the
+   * input is hard-linked (or copied) into `io/`, the output is moved out when it is done.
+   */
+  async convertStaged(job: LibreOfficeJob, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    const tag = randomBytes(8).toString('hex');
+    const input = join(this.dir, 'io', `${tag}-in${extname(job.input)}`);
+    const output = join(this.dir, 'io', `${tag}-out${extname(job.output)}`);
+    try {
+      try {
+        await link(job.input, input);
+      } catch {
+        await copyFile(job.input, input, fsConstants.COPYFILE_FICLONE);
+        await chmod(input, 0o444);
+      }
+      await this.convert({ ...job, input, output }, timeoutMs, signal);
+      await rename(output, job.output).catch(async () => {
+        await copyFile(output, job.output);
+      });
+    } finally {
+      await rm(input, { force: true });
+      await rm(output, { force: true });
+    }
+  }
+
   /** Runs one job; rejects on failure, time-out or abort (then the instance is dead). */
   convert(job: LibreOfficeJob, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const id = randomBytes(8).toString('hex');
@@ -253,10 +295,15 @@ class Instance {
       );
       if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });
+      const cpuAtStart = this.cpuSeconds();
       const checkMemory = (): void => {
         void this.rssBytes().then((rss) => {
           if (rss > this.opts.killRssBytes) {
             kill(new ConversionError('conversion_failed', 'The document needed too much memory to convert.', { detail: `soffice RSS ${rss} bytes` }));
+          }
+          const cpu = this.cpuSeconds() - cpuAtStart;
+          if (cpu > this.opts.maxCpuSecondsPerJob) {
+            kill(new ConversionError('conversion_failed', `The document needs more processing than the ${this.opts.maxCpuSecondsPerJob} s of CPU time allowed per conversion; it was stopped.`, { detail: `soffice CPU ${cpu} s` }));
           }
         });
       };
@@ -266,16 +313,14 @@ class Instance {
     });
   }
 
-  /** Resident memory of soffice.bin, from /proc. */
+  /** Resident memory of soffice.bin and the sandbox around it, from /proc. */
   async rssBytes(): Promise<number> {
-    if (!this.soffice) return 0;
-    try {
-      const status = await readFile(`/proc/${this.soffice.pid}/status`, 'utf8');
-      const kb = /VmRSS:\s+(\d+)/.exec(status)?.[1];
-      return kb ? Number(kb) * 1024 : 0;
-    } catch {
-      return 0;
-    }
+    return this.soffice ? treeRssBytes(this.soffice.pid) : 0;
+  }
+
+  /** CPU seconds soffice.bin has used so far. */
+  cpuSeconds(): number {
+    return this.soffice ? treeCpuSeconds(this.soffice.pid) : 0;
   }
 
   async stop(): Promise<void> {
@@ -314,6 +359,8 @@ interface Waiting {
 export async function prepareProfile(dir: string): Promise<string> {
   await mkdir(join(dir, 'user'), { recursive: true });
   await writeFile(join(dir, 'user', 'registrymodifications.xcu'), REGISTRY);
+  // soffice runs as the sandbox user and writes its profile.
+  for (const p of [dir, join(dir, 'user'), join(dir, 'user', 'registrymodifications.xcu')]) await ownForSandbox(p);
   return pathToFileURL(dir).href;
 }
 
@@ -340,6 +387,8 @@ export class LibreOfficePool {
       maxQueue: 16,
       startTimeoutMs: 60_000,
       maxQueueWaitMs: 120_000,
+      maxMemoryBytes: 3 * 1024 ** 3,
+      maxCpuSecondsPerJob: 120,
       ...options,
     };
   }
@@ -435,7 +484,7 @@ export class LibreOfficePool {
     inst.busy = true;
     let error: Error | undefined;
     try {
-      await inst.convert(w.job, w.timeoutMs, w.signal);
+      await inst.convertStaged(w.job, w.timeoutMs, w.signal);
       inst.conversions += 1;
       this.stats.conversions += 1;
     } catch (e) {

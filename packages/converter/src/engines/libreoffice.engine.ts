@@ -7,7 +7,7 @@ import { access, constants, copyFile, link, mkdtemp, rename, rm } from 'node:fs/
 import { extname, join } from 'node:path';
 import { formatInfo } from '../formats/catalogue.js';
 import { ConversionError, failed } from '../errors.js';
-import { runSandboxed } from '../exec/exec.js';
+import { ownForSandbox, runSandboxed } from '../exec/exec.js';
 import { effectiveQuality } from '../options.js';
 import { probeBinaries, type Engine, type EngineProbe, type Step } from './engine.js';
 import { LibreOfficePool, PYTHON, SOFFICE_BIN, prepareProfile, type LibreOfficeJob, type LibreOfficePoolOptions } from './libreoffice-pool.js';
@@ -55,8 +55,8 @@ const EXPORT: Readonly<Record<App, Readonly<Record<string, { filter: string; opt
   },
 };
 
-/** Address-space limit of a one-off soffice run (a small document needs about 1.5 GB of it). */
-const COLD_MAX_MEMORY_BYTES = 4 * 1024 ** 3;
+/** Memory cap (RLIMIT_DATA) of a one-off soffice run: as for a warm instance. */
+const COLD_MAX_MEMORY_BYTES = 3 * 1024 ** 3;
 
 /** The LibreOffice engine. */
 export class LibreOfficeEngine implements Engine {
@@ -141,6 +141,7 @@ export class LibreOfficeEngine implements Engine {
   /** One `soffice --headless --convert-to` run with a profile of its own in the job folder. */
   private async convertCold(step: Step, job: LibreOfficeJob): Promise<void> {
     const dir = await mkdtemp(join(step.job.dir, 'lo-cold-'));
+    await ownForSandbox(dir);
     const profile = await prepareProfile(join(dir, 'profile'));
     const outdir = join(dir, 'out');
     let spec = `${step.to}:${job.filter}`;
@@ -159,8 +160,9 @@ export class LibreOfficeEngine implements Engine {
         env: { SAL_USE_VCLPLUGIN: 'svp' },
         timeoutMs: step.job.timeoutMs,
         maxFileBytes: step.job.maxFileBytes,
-        // The pool kills an instance past 2 GiB of RSS; a one-off run gets an address-space cap instead.
+        // The same caps as a warm instance (data segment, and CPU time for this one document).
         maxMemoryBytes: COLD_MAX_MEMORY_BYTES,
+        maxCpuSeconds: Math.max(1, Math.ceil(step.job.timeoutMs / 1000)),
         ...(step.job.signal ? { signal: step.job.signal } : {}),
       });
     let r = await run();

@@ -5,6 +5,7 @@
  * reference.odt shipped with this package (named on the command line, hence readable);
  * DOCX output is not possible in the sandbox and goes markup → ODT → LibreOffice instead.
  */
+import { dirname } from 'node:path';
 import { packageFile, probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
 const PANDOC = '/usr/bin/pandoc';
@@ -35,6 +36,7 @@ export class PandocEngine implements Engine {
     if (['html', 'tex', 'odt'].includes(step.to)) args.push('--standalone', '--metadata', 'pagetitle=Document');
     if (step.to === 'odt') args.push(`--reference-doc=${packageFile('pandoc/reference.odt')}`);
     args.push('--', step.input);
-    await runStep(step, PANDOC, args);
+    // The reference document is the only file outside the job folder pandoc may read.
+    await runStep(step, PANDOC, args, { readOnly: [dirname(packageFile('pandoc/reference.odt'))] });
   }
 }

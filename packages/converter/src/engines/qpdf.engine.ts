@@ -4,7 +4,7 @@
  */
 import { failed } from '../errors.js';
 import { runSandboxed } from '../exec/exec.js';
-import { probeBinaries, type Engine, type EngineProbe, type JobContext, type Step } from './engine.js';
+import { jobLimits, probeBinaries, runFailure, type Engine, type EngineProbe, type JobContext, type Step } from './engine.js';
 
 const QPDF = '/usr/bin/qpdf';
 
@@ -33,7 +33,7 @@ export class QpdfEngine implements Engine {
 
   /** Number of pages of a PDF. */
   async pageCount(path: string, job: JobContext): Promise<number> {
-    const r = await runSandboxed(QPDF, ['--show-npages', '--', path], { cwd: job.dir, timeoutMs: job.timeoutMs });
+    const r = await runSandboxed(QPDF, ['--show-npages', '--', path], { cwd: job.dir, timeoutMs: job.timeoutMs, ...jobLimits(job) });
     const n = Number(r.stdout.toString('utf8').trim());
     if ((r.exitCode !== 0 && r.exitCode !== 3) || !Number.isInteger(n) || n < 1) {
       throw failed('The PDF could not be read.', `qpdf --show-npages exit ${r.exitCode}: ${r.stderr.slice(-300)}`);
@@ -47,10 +47,11 @@ export class QpdfEngine implements Engine {
   }
 
   private async run(job: JobContext, args: string[]): Promise<void> {
-    const r = await runSandboxed(QPDF, args, { cwd: job.dir, timeoutMs: job.timeoutMs, maxFileBytes: job.maxFileBytes, ...(job.signal ? { signal: job.signal } : {}) });
-    if (r.timedOut || (r.exitCode !== 0 && r.exitCode !== 3)) {
-      throw failed('The PDF could not be processed.', `qpdf exit ${r.exitCode}${r.timedOut ? ' (timed out)' : ''}: ${r.stderr.slice(-300)}`);
-    }
+    // qpdf has no memory limit of its own: a page selection that repeats a large PDF many
+    // times grew it to 12.3 GB (issue #13); the sandbox's RLIMIT_DATA stops it.
+    const limits = jobLimits(job);
+    const r = await runSandboxed(QPDF, args, { cwd: job.dir, timeoutMs: job.timeoutMs, maxFileBytes: job.maxFileBytes, ...limits, ...(job.signal ? { signal: job.signal } : {}) });
+    if (r.timedOut || r.aborted || (r.exitCode !== 0 && r.exitCode !== 3)) throw runFailure(r, 'qpdf', 'The PDF could not be processed.', limits);
   }
 }
 

@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { processGone } from '../testing/tools.js';
-import { runSandboxed, sandboxCapabilities } from './exec.js';
+import { processGone, scratchDir } from '../testing/tools.js';
+import { runSandboxed, SANDBOX_UID, sandboxCapabilities } from './exec.js';
 
 let dir: string;
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'conv-exec-'));
+  dir = await scratchDir('conv-exec-');
 });
 after(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -38,14 +39,64 @@ test('the environment is minimal: HOME is the job folder, no inherited variables
   }
 });
 
+/** Host pids whose command line holds `marker` (pids inside the sandbox are its own namespace's). */
+function pidsWith(marker: string): number[] {
+  const out: number[] = [];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e) || Number(e) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(marker) && !processGone(Number(e))) out.push(Number(e));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
 test('a time-out kills the whole process group, grandchildren included', async () => {
-  // The child starts a grandchild in the background, prints both pids, then hangs.
-  const r = await runSandboxed('/bin/sh', ['-c', 'sleep 300 & echo $$ $!; sleep 300'], { cwd: dir, timeoutMs: 500 });
+  // The child starts a grandchild in the background, then hangs; both carry a marker in argv.
+  const marker = `301.${Date.now() % 100000}`;
+  const r = await runSandboxed('/bin/sh', ['-c', `sleep ${marker} & sleep ${marker}`], { cwd: dir, timeoutMs: 500 });
   assert.equal(r.timedOut, true);
-  const [child, grandchild] = r.stdout.toString().trim().split(' ').map(Number);
-  assert.ok(child && grandchild && child !== grandchild);
-  assert.equal(processGone(child), true, 'child still alive');
-  assert.equal(processGone(grandchild), true, 'grandchild still alive');
+  for (let i = 0; i < 50 && pidsWith(marker).length; i++) await new Promise((res) => setTimeout(res, 20));
+  assert.deepEqual(pidsWith(marker), [], 'a process of the run is still alive');
+});
+
+test('engines see only their folder, the system and named files, as an unprivileged user (#13)', async () => {
+  const caps = sandboxCapabilities();
+  assert.equal(caps.filesystem_isolated, true, 'bubblewrap should work here');
+  await writeFile(join(dir, 'mine.txt'), 'job data');
+  const outside = await mkdtemp(join(tmpdir(), 'conv-exec-outside-'));
+  await writeFile(join(outside, 'secret.txt'), 'SECRET');
+  try {
+    const script = `id -u; cat mine.txt; echo; for p in /etc/passwd /etc/shadow /root /home ${outside}/secret.txt ${process.cwd()}; do test -e $p && echo "SEES $p"; done; echo ok > written.txt`;
+    const r = await runSandboxed('/bin/sh', ['-c', script], { cwd: dir, timeoutMs: 10_000 });
+    assert.equal(r.exitCode, 0, r.stderr);
+    const lines = r.stdout.toString().trim().split('\n');
+    if (process.getuid?.() === 0) assert.equal(lines[0], String(SANDBOX_UID));
+    assert.equal(lines[1], 'job data');
+    assert.deepEqual(lines.filter((l) => l.startsWith('SEES')), []);
+    assert.equal(await readFile(join(dir, 'written.txt'), 'utf8'), 'ok\n');
+    const named = await runSandboxed('/bin/cat', [join(outside, 'secret.txt')], { cwd: dir, timeoutMs: 10_000, readOnly: [outside] });
+    if (process.getuid?.() !== 0) assert.equal(named.stdout.toString(), 'SECRET');
+    const write = await runSandboxed('/bin/sh', ['-c', `echo x > ${outside}/new.txt`], { cwd: dir, timeoutMs: 10_000, readOnly: [outside] });
+    assert.notEqual(write.exitCode, 0, 'a read-only path was writable');
+  } finally {
+    await rm(outside, { recursive: true, force: true });
+  }
+});
+
+test('memory and CPU time are capped for every run (#13)', async () => {
+  const mem = await runSandboxed('/usr/bin/python3', ['-c', 'x = bytearray(400 * 1024 * 1024)'], { cwd: dir, timeoutMs: 10_000, maxMemoryBytes: 128 * 1024 * 1024 });
+  assert.notEqual(mem.exitCode, 0);
+  assert.match(mem.stderr, /MemoryError/);
+  // The default cap applies when the caller names none.
+  const big = await runSandboxed('/usr/bin/python3', ['-c', 'x = bytearray(3 * 1024 ** 3)'], { cwd: dir, timeoutMs: 10_000 });
+  assert.match(big.stderr, /MemoryError/);
+  const cpu = await runSandboxed('/usr/bin/python3', ['-c', 'while True: pass'], { cwd: dir, timeoutMs: 20_000, maxCpuSeconds: 1 });
+  assert.equal(cpu.timedOut, false);
+  assert.notEqual(cpu.exitCode, 0);
+  assert.ok(cpu.durationMs < 15_000);
 });
 
 test('stdout past its cap kills the run; stderr keeps only its tail', async () => {

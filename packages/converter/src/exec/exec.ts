@@ -8,63 +8,148 @@
  *   every process it forked (`kill(-pgid, SIGKILL)`), and sweep the group after a normal exit;
  * - give it a minimal environment (fixed `PATH`, `HOME`/`TMPDIR` inside the job's folder, C.UTF-8
  *   locale, plus what the engine adds) instead of inheriting the service's secrets;
- * - cap each file it writes with `RLIMIT_FSIZE` (util-linux `prlimit`), optionally its address space;
- * - run it in an empty network namespace (util-linux `unshare -n`, only a down loopback)
- *   when the kernel lets us create one; {@link sandboxCapabilities} reports whether it does.
- *
- * Not enforced here (say so to operators): no filesystem isolation beyond the job folder
- * being the working directory (engines can read what the service user can read), no CPU
- * quota, no cgroup memory limit. Run the service as an unprivileged user in a container.
+ * - cap what it may use with util-linux `prlimit`: each file it writes (`RLIMIT_FSIZE`), its
+ *   memory (`RLIMIT_DATA`: heap and private writable mappings, which unlike `RLIMIT_AS` does
+ *   not count the huge address ranges LibreOffice, ffmpeg and pandoc's GHC runtime reserve
+ *   but never touch) and its CPU time (`RLIMIT_CPU`);
+ * - run it with a private view of the filesystem (bubblewrap, issue #13): `/usr` and a short
+ *   list of `/etc` entries read-only, its job folder read-write, the files the engine names
+ *   read-only, fresh `/proc`, `/dev` and `/tmp`; nothing else exists for it (no `/home`, no
+ *   storage folder, no `/etc/passwd`). It gets new user, PID, IPC, UTS and network namespaces
+ *   (an empty network: only a down loopback), no capabilities, and when the service runs as
+ *   root it runs as an unprivileged user (`SANDBOX_UID`, `nobody` by default) outside the
+ *   namespaces too;
+ * - fall back, where bubblewrap cannot make its namespaces, to the older guard (an empty
+ *   network namespace via `unshare -n`); {@link sandboxCapabilities} says what holds.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { chmod, chown, mkdir, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 
 const UNSHARE = '/usr/bin/unshare';
 const PRLIMIT = '/usr/bin/prlimit';
 const SETPRIV = '/usr/bin/setpriv';
+const BWRAP = '/usr/bin/bwrap';
 /** `/usr/local/bin` is left out on purpose: engines run the distribution's binaries only. */
 const SAFE_PATH = '/usr/bin:/bin';
+/** The unprivileged user engines run as when the service runs as root (Debian's `nobody`). */
+export const SANDBOX_UID = 65534;
+export const SANDBOX_GID = 65534;
+/** Default memory cap of every engine (RLIMIT_DATA), unless the caller sets its own. */
+export const DEFAULT_MAX_MEMORY_BYTES = 2 * 1024 ** 3;
+/**
+ * The `/etc` entries engines need: the dynamic linker's cache, Debian's alternatives
+ * (`/usr/bin/convert` → `/etc/alternatives/convert`), fonts, ImageMagick's and Ghostscript's
+ * and LibreOffice's own configuration. Not `passwd`, `hosts` or anything with secrets.
+ */
+const ETC_ENTRIES = ['ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'alternatives', 'fonts', 'ImageMagick-6', 'ImageMagick-7', 'ghostscript', 'libreoffice', 'mime.types', 'localtime', 'papersize', 'libpaper.d'];
 
 /** What the sandbox can enforce on this machine, probed once. */
 export interface SandboxCapabilities {
   /** Engines run in an empty network namespace (no route anywhere, loopback down). */
   readonly network_isolated: boolean;
-  /** How the namespace is made (`unshare -n` as root, `unshare -rn` through a user namespace). */
+  /** How the namespace is made (`bwrap`, `unshare -n` as root, `unshare -rn` through a user namespace). */
   readonly network_method: string | null;
-  /** File-size and address-space limits are applied with `prlimit`. */
+  /** File-size, memory and CPU-time limits are applied with `prlimit`. */
   readonly resource_limits: boolean;
+  /** Engines see only their job folder, the system libraries and their own configuration (bubblewrap). */
+  readonly filesystem_isolated: boolean;
+  /** Engines run as this uid (outside their namespaces); null when they keep the service's. */
+  readonly sandbox_uid: number | null;
 }
 
-let capabilities: { caps: SandboxCapabilities; unsharePrefix: string[]; orphanGuard: boolean } | undefined;
+interface Probed {
+  caps: SandboxCapabilities;
+  unsharePrefix: string[];
+  orphanGuard: boolean;
+  bwrap: boolean;
+  dropUser: boolean;
+}
+let capabilities: Probed | undefined;
 
-function probeCapabilities(): { caps: SandboxCapabilities; unsharePrefix: string[]; orphanGuard: boolean } {
+function works(cmd: string, args: string[]): boolean {
+  try {
+    const r = spawnSync(cmd, args, { stdio: 'ignore', timeout: 10_000, env: { PATH: SAFE_PATH } });
+    return r.status === 0;
+  } catch {
+    return false;
+  }
+}
+
+function probeCapabilities(): Probed {
   if (capabilities) return capabilities;
-  const works = (cmd: string, args: string[]): boolean => {
-    try {
-      const r = spawnSync(cmd, args, { stdio: 'ignore', timeout: 5000, env: { PATH: SAFE_PATH } });
-      return r.status === 0;
-    } catch {
-      return false;
-    }
-  };
+  const root = process.getuid?.() === 0;
+  const dropUser = root && works(SETPRIV, ['--reuid', String(SANDBOX_UID), '--regid', String(SANDBOX_GID), '--clear-groups', '--', '/bin/true']);
+  const userPrefix = dropUser ? userArgs() : [];
+  // The whole sandbox, tried once as it will be used: if the kernel (or a container's
+  // seccomp profile) refuses a namespace, bwrap fails here and we fall back.
+  const bwrap = existsSync(BWRAP) && works(userPrefix[0] ?? BWRAP, [...userPrefix.slice(1), ...(userPrefix.length ? [BWRAP] : []), ...bwrapArgs({ cwd: '/', network: false }), '/bin/true']);
   let unsharePrefix: string[] = [];
-  let method: string | null = null;
-  for (const flags of [['-n'], ['-rn']]) {
-    if (works(UNSHARE, [...flags, '--', '/bin/true'])) {
-      unsharePrefix = [UNSHARE, ...flags, '--'];
-      method = `unshare ${flags.join(' ')}`;
-      break;
+  let method: string | null = bwrap ? 'bwrap' : null;
+  if (!bwrap) {
+    for (const flags of [['-n'], ['-rn']]) {
+      if (works(UNSHARE, [...flags, '--', '/bin/true'])) {
+        unsharePrefix = [UNSHARE, ...flags, '--'];
+        method = `unshare ${flags.join(' ')}`;
+        break;
+      }
     }
   }
-  const resource = works(PRLIMIT, ['--fsize=1048576', '--', '/bin/true']);
+  const resource = works(PRLIMIT, ['--fsize=1048576', '--data=1073741824', '--cpu=60', '--', '/bin/true']);
   // util-linux setpriv sets the parent-death signal and execs in place: if the service dies
   // without closing (SIGKILL, OOM), its engines (a warm soffice) die with it, not orphaned.
   const orphanGuard = works(SETPRIV, ['--pdeathsig', 'KILL', '--', '/bin/true']);
   capabilities = {
-    caps: { network_isolated: unsharePrefix.length > 0, network_method: method, resource_limits: resource },
+    caps: {
+      network_isolated: bwrap || unsharePrefix.length > 0,
+      network_method: method,
+      resource_limits: resource,
+      filesystem_isolated: bwrap,
+      sandbox_uid: bwrap && dropUser ? SANDBOX_UID : null,
+    },
     unsharePrefix,
     orphanGuard,
+    bwrap,
+    dropUser: bwrap && dropUser,
   };
   return capabilities;
+}
+
+function userArgs(): string[] {
+  return [SETPRIV, '--reuid', String(SANDBOX_UID), '--regid', String(SANDBOX_GID), '--clear-groups', '--inh-caps=-all'];
+}
+
+/** The top-level symlinks of a merged-/usr system (`/bin` → `usr/bin`), or binds where they are folders. */
+function rootLinks(): string[] {
+  const args: string[] = [];
+  for (const name of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
+    const path = `/${name}`;
+    try {
+      const st = lstatSync(path);
+      if (st.isSymbolicLink()) args.push('--symlink', readlinkSync(path), path);
+      else if (st.isDirectory()) args.push('--ro-bind', path, path);
+    } catch {
+      // absent on this system
+    }
+  }
+  return args;
+}
+
+function bwrapArgs(opts: Pick<SandboxOptions, 'cwd' | 'home' | 'network' | 'readOnly' | 'writable' | 'tmp'>): string[] {
+  const args = [
+    '--unshare-all', ...(opts.network ? ['--share-net'] : []),
+    '--die-with-parent', '--cap-drop', 'ALL',
+    '--ro-bind', '/usr', '/usr', ...rootLinks(),
+    '--proc', '/proc', '--dev', '/dev',
+    ...(opts.tmp ? ['--bind', opts.tmp, '/tmp'] : ['--tmpfs', '/tmp']),
+  ];
+  for (const e of ETC_ENTRIES) args.push('--ro-bind-try', `/etc/${e}`, `/etc/${e}`);
+  for (const p of opts.readOnly ?? []) args.push('--ro-bind', p, p);
+  const rw = new Set([opts.cwd, ...(opts.home ? [opts.home] : []), ...(opts.writable ?? [])].filter((p) => p !== '/'));
+  for (const p of rw) args.push('--bind', p, p);
+  args.push('--chdir', opts.cwd, '--');
+  return args;
 }
 
 /** Reports what {@link runSandboxed} and {@link spawnSandboxed} enforce here. */
@@ -72,18 +157,74 @@ export function sandboxCapabilities(): SandboxCapabilities {
   return probeCapabilities().caps;
 }
 
+/**
+ * Hands a folder the service created to the sandbox user, so engines can write in it (no-op
+ * when engines keep the service's own uid). The service, as root, still reads and removes it.
+ */
+export async function ownForSandbox(path: string): Promise<void> {
+  if (probeCapabilities().dropUser) await chown(path, SANDBOX_UID, SANDBOX_GID);
+}
+
+/**
+ * Makes a scratch root (the converter's work folder) reachable by the sandbox user without
+ * letting it list the folder (mode 0711): bubblewrap, running as that user, must reach a
+ * job folder to show it to the engine. Folders above it that the service itself owns get
+ * the same pass-through bit (o+x) where they lack it ({@link allowSandboxTraversal}).
+ */
+export async function prepareSandboxRoot(path: string): Promise<void> {
+  await mkdir(path, { recursive: true });
+  if (!probeCapabilities().dropUser) return;
+  await chmod(path, 0o711);
+  await allowSandboxTraversal(dirname(path));
+}
+
+/**
+ * Lets the sandbox user pass through `dir` and its ancestors (o+x, never read or list) where
+ * the service owns them and they lack it: a private temp or data folder (mode 0700) would
+ * otherwise hide the job folders below it from bubblewrap. Folders owned by others are left
+ * as they are. No-op without a user switch.
+ */
+export async function allowSandboxTraversal(dir: string): Promise<void> {
+  if (!probeCapabilities().dropUser) return;
+  const me = process.getuid?.() ?? 0;
+  for (let d = dir; ; d = dirname(d)) {
+    const st = await stat(d);
+    if (st.uid === me && (st.mode & 0o001) === 0) await chmod(d, (st.mode & 0o777) | 0o001);
+    if (dirname(d) === d) break;
+  }
+}
+
+/**
+ * Makes a stored file readable by the sandbox user's group (0640, group {@link SANDBOX_GID}),
+ * so the converter can hard-link it into a job folder instead of copying it. The folder that
+ * holds it stays closed to that user. No-op without a user switch.
+ */
+export async function shareWithSandbox(path: string): Promise<void> {
+  if (!probeCapabilities().dropUser) return;
+  await chown(path, process.getuid?.() ?? 0, SANDBOX_GID);
+  await chmod(path, 0o640);
+}
+
 /** How one program runs. */
 export interface SandboxOptions {
-  /** Working directory: the job's own folder. */
+  /** Working directory: the job's own folder, the only writable place the program sees. */
   readonly cwd: string;
-  /** `HOME` (and `TMPDIR`); defaults to `cwd`. */
+  /** `HOME` (and `TMPDIR`); defaults to `cwd`; writable too. */
   readonly home?: string;
   /** Extra variables on top of the minimal environment. */
   readonly env?: Readonly<Record<string, string>>;
   /** Largest file the program may write (RLIMIT_FSIZE); default 4 GiB. */
   readonly maxFileBytes?: number;
-  /** Address-space limit (RLIMIT_AS); unset = none (LibreOffice and ffmpeg reserve a lot of virtual memory). */
+  /** Memory cap (RLIMIT_DATA); default {@link DEFAULT_MAX_MEMORY_BYTES}; 0 = none. */
   readonly maxMemoryBytes?: number;
+  /** CPU-time cap in seconds (RLIMIT_CPU); unset = none. */
+  readonly maxCpuSeconds?: number;
+  /** Files or folders (outside `cwd`) the program may read: its own configuration, an input. */
+  readonly readOnly?: readonly string[];
+  /** Further writable folders (the LibreOffice instance's socket folder). */
+  readonly writable?: readonly string[];
+  /** A folder shown as `/tmp` (default: an empty one); processes that meet on a socket in /tmp share it. */
+  readonly tmp?: string;
   /** Allow the network (default false). Nothing in the converter sets it. */
   readonly network?: boolean;
   /** Feed stdin from a pipe the caller writes to (default: /dev/null). */
@@ -92,6 +233,7 @@ export interface SandboxOptions {
 
 /** A long-lived sandboxed process. */
 export interface SandboxedProcess {
+  /** The outermost process (bubblewrap, when it is used); its group holds the engine. */
   readonly pid: number;
   readonly child: ChildProcess;
   /** Resolves when the process has exited (never rejects). */
@@ -107,16 +249,72 @@ function buildEnv(opts: SandboxOptions): Record<string, string> {
 
 function wrap(command: string, args: readonly string[], opts: SandboxOptions): { cmd: string; argv: string[] } {
   if (!command.startsWith('/')) throw new Error(`sandboxed programs need an absolute path, got ${command}`);
-  const { caps, unsharePrefix, orphanGuard } = probeCapabilities();
-  const prefix: string[] = orphanGuard ? [SETPRIV, '--pdeathsig', 'KILL', '--'] : [];
-  if (!opts.network && caps.network_isolated) prefix.push(...unsharePrefix);
+  const { caps, unsharePrefix, orphanGuard, bwrap, dropUser } = probeCapabilities();
+  const prefix: string[] = [];
+  if (dropUser) prefix.push(...userArgs(), ...(orphanGuard ? ['--pdeathsig', 'KILL'] : []), '--');
+  else if (orphanGuard) prefix.push(SETPRIV, '--pdeathsig', 'KILL', '--');
   if (caps.resource_limits) {
     prefix.push(PRLIMIT, `--fsize=${opts.maxFileBytes ?? 4 * 1024 ** 3}`);
-    if (opts.maxMemoryBytes) prefix.push(`--as=${opts.maxMemoryBytes}`);
+    const mem = opts.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES;
+    if (mem > 0) prefix.push(`--data=${mem}`);
+    if (opts.maxCpuSeconds) prefix.push(`--cpu=${Math.ceil(opts.maxCpuSeconds)}`);
     prefix.push('--');
   }
+  if (bwrap) prefix.push(BWRAP, ...bwrapArgs(opts));
+  else if (!opts.network && caps.network_isolated) prefix.push(...unsharePrefix);
   const full = [...prefix, command, ...args];
   return { cmd: full[0] as string, argv: full.slice(1) };
+}
+
+/**
+ * Every process below `pid` (bubblewrap's monitor, the engine, what it forked), read from
+ * /proc: the engine's own pid is not the one {@link spawnSandboxed} answers when bubblewrap
+ * stands in between.
+ */
+export function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  let entries: string[] = [];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+      // "pid (comm) state ppid …": comm may hold spaces and parentheses, so split after the last ')'.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = children.get(ppid) ?? [];
+      list.push(Number(e));
+      children.set(ppid, list);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  const stack = [pid];
+  while (stack.length) {
+    for (const c of children.get(stack.pop() as number) ?? []) {
+      out.push(c);
+      stack.push(c);
+    }
+  }
+  return out;
+}
+
+/** Resident memory of a process and everything below it, in bytes (0 when gone). */
+export function treeRssBytes(pid: number): number {
+  let total = 0;
+  for (const p of [pid, ...descendants(pid)]) {
+    try {
+      const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1];
+      total += kb ? Number(kb) * 1024 : 0;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
 }
 
 /** Kills a process group, ignoring "no such process". */
@@ -254,6 +452,21 @@ export function runSandboxed(command: string, args: readonly string[], opts: Run
       pid: proc.pid,
     };
   });
+}
+
+/** CPU time (user + system) of a process and everything below it, in seconds. */
+export function treeCpuSeconds(pid: number): number {
+  let ticks = 0;
+  for (const p of [pid, ...descendants(pid)]) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks / 100; // USER_HZ is 100 on Linux
 }
 
 /** The last non-empty line of an engine's stderr, for error details (logged, never sent as is). */

@@ -57,3 +57,17 @@ export function processGone(pid: number): boolean {
     return true;
   }
 }
+
+/**
+ * A scratch folder under the system temp folder that sandboxed engines may write in (owned
+ * by the sandbox user when the tests run as root). Tests use it as a job folder.
+ */
+export async function scratchDir(prefix: string): Promise<string> {
+  const { mkdtemp } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { ownForSandbox } = await import('../exec/exec.js');
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  await ownForSandbox(dir);
+  return dir;
+}

@@ -14,17 +14,23 @@ function body(err: AppError): Record<string, unknown> {
   return { ...(err.details ?? {}), error: err.code, message: err.message };
 }
 
+/** A client-chosen name cut short (field names are echoed; an unknown one may be any length, issue #13). */
+function brief(name: string): string {
+  const chars = [...name];
+  return chars.length > 64 ? `${chars.slice(0, 63).join('')}…` : name;
+}
+
 /** Turns an Ajv failure into one clear sentence naming the field. */
 export function describeValidation(context: string, issue: ValidationIssue): { message: string; field?: string } {
   const where = context === 'body' ? 'the request body' : context === 'querystring' ? 'the query string' : context;
-  const path = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  const path = brief(issue.instancePath.replace(/^\//, '').replace(/\//g, '.'));
   switch (issue.keyword) {
     case 'required': {
-      const field = [path, String(issue.params.missingProperty)].filter(Boolean).join('.');
+      const field = brief([path, String(issue.params.missingProperty)].filter(Boolean).join('.'));
       return { field, message: `'${field}' is required in ${where}.` };
     }
     case 'additionalProperties': {
-      const field = [path, String(issue.params.additionalProperty)].filter(Boolean).join('.');
+      const field = brief([path, String(issue.params.additionalProperty)].filter(Boolean).join('.'));
       return { field, message: `'${field}' is not a known field of ${where}.` };
     }
     case 'type':

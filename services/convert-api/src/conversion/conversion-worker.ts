@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { extname } from 'node:path';
 import type { Converter, ConversionFailure } from '@mailconv/converter';
 import type { BullWorkQueue, QuotaLedger } from '@mailconv/platform';
 import type { ConversionRow, ConversionsRepository } from '../repositories/conversions.repository.js';
 import type { UploadsRepository } from '../repositories/uploads.repository.js';
 import type { FileStore } from '../storage/file-store.js';
+import { refundsFailure } from './charging.js';
+import { outputFilename } from './filenames.js';
 
 /** A queue message: only the conversion's id; the database says what to do. */
 export interface ConversionMessage {
@@ -233,9 +234,9 @@ export class ConversionWorker {
     const stored = await this.o.conversions.finish(row.id, owner, {
       status: 'failed', output: null, output_path: null, error: JSON.stringify(error), completed_at: now.toISOString(), expires_at: this.expiry(now),
     });
-    // A conversion that fails is not charged (convert-decisions.md item 18).
-    if (stored) await this.o.quota.refundCharge(row.account_id, row.quota_period, 1);
-    else await this.letGo(row, owner);
+    // A conversion that fails is not charged (charging.ts, convert-decisions.md item 18).
+    if (!stored) await this.letGo(row, owner);
+    else if (refundsFailure(failure.code)) await this.o.quota.refundCharge(row.account_id, row.quota_period, 1);
   }
 
   /**
@@ -258,10 +259,4 @@ export class ConversionWorker {
 /** Removes every output file a conversion's attempts may have left. */
 export async function removeOutputs(store: FileStore, row: Pick<ConversionRow, 'id' | 'target_format'>): Promise<void> {
   for (let attempt = 0; attempt <= MAX_ATTEMPTS; attempt++) await store.remove(store.outputPath(row.id, row.target_format, attempt));
-}
-
-/** `report.docx` → `report.pdf`. */
-export function outputFilename(source: string, ext: string): string {
-  const stem = source.slice(0, source.length - extname(source).length) || 'output';
-  return `${stem}.${ext}`;
 }

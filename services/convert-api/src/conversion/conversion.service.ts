@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import { basename } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import { detectFormat, type Converter, type ConversionFailure } from '@mailconv/converter';
+import { detectFormat, quote, type Converter } from '@mailconv/converter';
 import { AppError, newId, randomBase62, type BullWorkQueue, type QuotaLedger } from '@mailconv/platform';
 import type { ConvertPlan } from '../plans.js';
 import type { ConversionsRepository} from '../repositories/conversions.repository.js';
@@ -11,7 +10,10 @@ import type { UploadsRepository} from '../repositories/uploads.repository.js';
 import { type UploadRow } from '../repositories/uploads.repository.js';
 import type { FileStore } from '../storage/file-store.js';
 import { TooLargeError } from '../storage/file-store.js';
+import { refundsShred } from './charging.js';
 import { removeOutputs, type ConversionMessage, type ConversionWorker } from './conversion-worker.js';
+import { safeFilename } from './filenames.js';
+import { failureError, preflightUpload } from './preflight.js';
 
 /** The owner of a request: account and plan. */
 export interface Owner {
@@ -26,6 +28,8 @@ export interface RecordOptions {
   page_range: string | null;
   ocr_language: string | null;
   max_output_bytes: number | null;
+  /** Extension (issue #13): present only when asked for. */
+  remove_active_content?: boolean;
 }
 
 /** The record's `output`: the file's name, format, size, SHA-256 and whichever of pages, size, duration apply. */
@@ -72,7 +76,7 @@ export interface DownloadTarget {
 }
 
 /** The option names a conversion request may carry besides `target_format`. */
-export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes'] as const;
+export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content'] as const;
 
 export interface ConversionServiceDeps {
   converter: Converter;
@@ -149,8 +153,8 @@ export class ConversionService {
   /** The caller's upload, or 404; 410 `gone` once shredded or expired. */
   async findUpload(owner: Owner, uploadId: string): Promise<UploadRow> {
     const upload = await this.deps.uploads.find(owner.accountId, uploadId);
-    if (!upload) throw new AppError('not_found', `No upload ${uploadId}.`, { field: 'upload_id' });
-    if (upload.deleted_at) throw new AppError('gone', `Upload ${uploadId} was removed (shredded or expired).`, { field: 'upload_id' });
+    if (!upload) throw new AppError('not_found', `No upload ${quote(uploadId)}.`, { field: 'upload_id' });
+    if (upload.deleted_at) throw new AppError('gone', `Upload ${quote(uploadId)} was removed (shredded or expired).`, { field: 'upload_id' });
     return upload;
   }
 
@@ -166,13 +170,16 @@ export class ConversionService {
    */
   async start(owner: Owner, upload: UploadRow, targetFormat: string, rawOptions: Readonly<Record<string, unknown>>): Promise<ConversionRow> {
     const plan = this.deps.converter.plan(upload.format, targetFormat, rawOptions);
-    if (!plan.ok) throw planError(plan.error);
+    if (!plan.ok) throw failureError(plan.error);
+    // Bombs, encrypted PDFs and a page_range past the last page are refused before any charge.
+    await preflightUpload(this.deps.converter, this.deps.uploads, this.deps.store.uploadPath(upload.id), upload, targetFormat, rawOptions);
     const options: RecordOptions = {
       preset: plan.options.preset?.name ?? null,
       quality: plan.options.quality ?? null,
       page_range: plan.options.pageRangeText ?? null,
       ocr_language: plan.options.ocrLanguages?.join('+') ?? null,
       max_output_bytes: plan.options.maxOutputBytes ?? null,
+      ...(plan.options.removeActiveContent ? { remove_active_content: true } : {}),
     };
     const now = this.deps.clock();
     const charge = await this.deps.quota.charge(owner.accountId, 1, owner.plan.monthlyQuota, now);
@@ -247,7 +254,7 @@ export class ConversionService {
   /** The caller's conversion, or 404 (another account's record is 404 too). */
   async find(owner: Owner, id: string): Promise<ConversionRow> {
     const row = await this.deps.conversions.find(owner.accountId, id);
-    if (!row) throw new AppError('not_found', `No conversion ${id}.`);
+    if (!row) throw new AppError('not_found', `No conversion ${quote(id)}.`);
     return row;
   }
 
@@ -288,7 +295,8 @@ export class ConversionService {
     const row = await this.find(owner, id);
     const now = this.deps.clock();
     const previous = await this.deps.conversions.close(row.id, 'shredded', now);
-    if (previous && (previous.status === 'queued' || previous.status === 'processing')) {
+    // Shredded before it finished: not charged (charging.ts).
+    if (previous && refundsShred(previous.status)) {
       await this.deps.quota.refundCharge(previous.account_id, previous.quota_period, 1);
       if (previous.lease_owner && !(await this.deps.worker?.abortLocal(row.id))) await this.awaitRelease(row.id);
     }
@@ -370,15 +378,3 @@ function quotaExceeded(limit: number, used: number): AppError {
   return new AppError('quota_exceeded', `This month’s ${limit} conversions are used up.`, { limit, used });
 }
 
-/** A converter failure found before queueing, as the API's error. */
-function planError(failure: ConversionFailure): AppError {
-  if (failure.code === 'invalid_request') return new AppError('invalid_request', failure.message, failure.field ? { field: failure.field } : undefined);
-  return new AppError(failure.code, failure.message);
-}
-
-/** The client's file name without folders or control characters; `file` when nothing is left. */
-function safeFilename(name: string): string {
-  // eslint-disable-next-line no-control-regex
-  const base = basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
-  return base || 'file';
-}

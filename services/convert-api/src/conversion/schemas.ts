@@ -16,12 +16,17 @@ export const UploadAnswer = Type.Object({
   expires_at: DateTime({ description: 'When the upload is removed unless shredded sooner.' }),
 });
 
+const ACTIVE_CONTENT =
+  'Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, ' +
+  'launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless.';
+
 const optionFields = {
   preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive) that applies to the target.' })),
   quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Images, lossy audio/video, PDF compression.' })),
   page_range: Type.Optional(Type.String({ description: '1-based pages of paged sources, e.g. "1-3,5,8-".' })),
   ocr_language: Type.Optional(Type.String({ description: 'OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes).' })),
   max_output_bytes: Type.Optional(Type.Integer({ minimum: 1, description: 'The output must not be larger; quality is lowered where the engine can, else output_too_large.' })),
+  remove_active_content: Type.Optional(Type.Boolean({ description: ACTIVE_CONTENT })),
 };
 
 /** `POST /api/v1/convert` JSON body. */
@@ -50,6 +55,7 @@ export const MultipartBody = Type.Unsafe({
     page_range: { type: 'string' },
     ocr_language: { type: 'string' },
     max_output_bytes: { type: 'integer', minimum: 1 },
+    remove_active_content: { type: 'boolean', description: ACTIVE_CONTENT },
   },
 });
 
@@ -74,6 +80,7 @@ export const ConversionRecordSchema = Type.Object({
     page_range: Nullable(Type.String()),
     ocr_language: Nullable(Type.String({ description: 'Normalised tesseract codes, e.g. "eng+deu".' })),
     max_output_bytes: Nullable(Type.Integer()),
+    remove_active_content: Type.Optional(Type.Boolean({ description: 'Extension: present (true) when active content was asked to be removed.' })),
   }),
   output: Nullable(
     Type.Object({

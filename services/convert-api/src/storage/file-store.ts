@@ -4,6 +4,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { allowSandboxTraversal, shareWithSandbox } from '@mailconv/converter';
 
 /** Thrown by {@link FileStore.write} the moment a stream crosses its byte limit. */
 export class TooLargeError extends Error {
@@ -28,9 +29,13 @@ export interface StoredFile {
 export class FileStore {
   constructor(readonly root: string) {}
 
-  /** Creates the folders (mode 0700: files of all accounts live here). */
+  /**
+   * Creates the folders (mode 0700: files of all accounts live here). The sandboxed engines'
+   * user may pass through the root (never list it) to reach its job folder under `work/`.
+   */
   async init(): Promise<void> {
     for (const dir of ['uploads', 'outputs', 'work']) await mkdir(join(this.root, dir), { recursive: true, mode: 0o700 });
+    await allowSandboxTraversal(this.root);
   }
 
   uploadPath(uploadId: string): string {
@@ -75,6 +80,8 @@ export class FileStore {
       await rm(path, { force: true });
       throw err;
     }
+    // Readable by the engines' group: the converter hard-links it into a job folder (no copy).
+    await shareWithSandbox(path);
     return { path, size_bytes: size, sha256: hash.digest('hex') };
   }
 

@@ -40,7 +40,9 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
         tags: ['conversion'],
         summary: 'Convert an upload (JSON with upload_id) or a file sent along (multipart); waits up to `wait` seconds',
         description:
-          'Charges one conversion against the monthly quota once the request is accepted (refunded if the service, not the file, fails). ' +
+          'Charges one conversion against the monthly quota once the request is accepted: after the pair, the options and the upload\'s preflight ' +
+          '(bomb limits — pixels, pages, duration, zip expansion, XML entities —, an encrypted PDF → 422 password_required, a page_range past the last page → 400). ' +
+          'A conversion that fails or is shredded before it finishes is refunded. ' +
           'Finished within the window → 200 with the record, its output `sha256` and `download_token`; otherwise 202 with the record and a `Location` header naming its status URL.',
         security: SECURED,
         consumes: ['application/json', 'multipart/form-data'],
@@ -73,7 +75,7 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
       schema: {
         tags: ['conversion'],
         summary: 'Upload and convert in one step (multipart: file, target_format, options); answers 202 at once',
-        description: 'Charges one conversion against the monthly quota. Poll GET /api/v1/jobs/{id} for the result.',
+        description: 'Charges one conversion against the monthly quota (refunded if it fails or is shredded before it finishes); the upload passes the same preflight as POST /api/v1/convert. Poll GET /api/v1/jobs/{id} for the result.',
         security: SECURED,
         consumes: ['multipart/form-data'],
         body: { content: { 'multipart/form-data': { schema: MultipartBody } } },

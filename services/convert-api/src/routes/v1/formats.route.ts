@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { OCR_LANGUAGES, PRESETS, formatInfo, normaliseExtension } from '@mailconv/converter';
+import { OCR_LANGUAGES, PRESETS, formatInfo, normaliseExtension, quote } from '@mailconv/converter';
 import { AppError, type ServiceApp } from '@mailconv/platform';
 import type { ConvertDeps } from '../../deps.js';
 import { SECURED, errors } from '../../schemas.js';
@@ -72,7 +72,7 @@ export function registerFormatRoutes(app: ServiceApp, deps: ConvertDeps): void {
     async (request) => {
       const info = formatInfo(normaliseExtension(request.params.ext));
       const targets = info ? registry.targets(info.ext) : [];
-      if (!info || targets.length === 0) throw new AppError('not_found', `"${request.params.ext}" is not a source format this service reads; see GET /api/v1/formats.`);
+      if (!info || targets.length === 0) throw new AppError('not_found', `${quote(request.params.ext)} is not a source format this service reads; see GET /api/v1/formats.`);
       return {
         success: true,
         source: { ext: info.ext, mime_type: info.mime_type, family: info.family },

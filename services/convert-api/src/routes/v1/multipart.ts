@@ -1,4 +1,6 @@
+import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
+import { quote } from '@mailconv/converter';
 import { AppError } from '@mailconv/platform';
 import type { ConversionService, Owner } from '../../conversion/conversion.service.js';
 import type { UploadRow } from '../../repositories/uploads.repository.js';
@@ -17,16 +19,29 @@ export interface MultipartForm {
  */
 export async function readMultipart(request: FastifyRequest, service: ConversionService, owner: Owner, allowed: readonly string[]): Promise<MultipartForm> {
   if (!request.isMultipart()) throw new AppError('unsupported_media_type', 'Send the file as multipart/form-data with a part named "file".');
+  // Without a boundary the body cannot be split into parts (busboy would throw a plain Error: a 500 before, issue #13).
+  if (!/;\s*boundary=("[^"]+"|[^;\s]+)/i.test(request.headers['content-type'] ?? '')) {
+    throw new AppError('invalid_request', 'The multipart/form-data Content-Type needs a boundary parameter (let your HTTP client set the header).');
+  }
   const form: MultipartForm = { upload: undefined, fields: {} };
   try {
-    const parts = request.parts({ limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 1, fields: 20, fieldSize: 4096, parts: 25 } });
+    const parts = request.parts({ limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 1, fields: 20, fieldSize: MAX_FIELD_BYTES, fieldNameSize: 100, parts: 25 } });
     for await (const part of parts) {
       if (part.type === 'file') {
-        if (part.fieldname !== 'file') throw new AppError('invalid_request', `The file part must be named "file", not "${part.fieldname}".`, { field: part.fieldname });
-        form.upload = await service.upload(owner, part.filename, part.file);
+        if (part.fieldname !== 'file') throw new AppError('invalid_request', `The file part must be named "file", not ${quote(part.fieldname)}.`, { field: fieldName(part.fieldname) });
+        const guarded = endWithBody(request, part.file);
+        try {
+          form.upload = await service.upload(owner, part.filename, guarded.stream);
+        } finally {
+          guarded.stop();
+        }
       } else {
         if (!allowed.includes(part.fieldname)) {
-          throw new AppError('invalid_request', `'${part.fieldname}' is not a known field; fields are file, ${allowed.join(', ')}.`, { field: part.fieldname });
+          throw new AppError('invalid_request', `${quote(part.fieldname)} is not a known field; fields are file, ${allowed.join(', ')}.`, { field: fieldName(part.fieldname) });
+        }
+        // busboy cuts a longer value silently; a cut value must never be used as if whole.
+        if (part.valueTruncated || part.fieldnameTruncated) {
+          throw new AppError('invalid_request', `The field ${quote(part.fieldname)} is longer than ${MAX_FIELD_BYTES} bytes.`, { field: fieldName(part.fieldname) });
         }
         form.fields[part.fieldname] = String(part.value);
       }
@@ -38,12 +53,63 @@ export async function readMultipart(request: FastifyRequest, service: Conversion
   return form;
 }
 
-/** @fastify/multipart's own errors as codes of the closed list. */
+/**
+ * A body that ends inside a file part (no closing boundary) leaves busboy's file stream open
+ * for ever, and the request with it. The file is read through a pass-through stream that is
+ * failed ("unexpected end of form", 400) once the body is over and no byte came for a second.
+ */
+function endWithBody(request: FastifyRequest, file: NodeJS.ReadableStream): { stream: PassThrough; stop(): void } {
+  const stream = new PassThrough();
+  let lastData = Date.now();
+  let ended = false;
+  file.on('data', () => {
+    lastData = Date.now();
+  });
+  file.on('end', () => {
+    ended = true;
+  });
+  file.on('error', (e: Error) => stream.destroy(e));
+  file.pipe(stream);
+  let timer: NodeJS.Timeout | undefined;
+  const watch = (): void => {
+    timer ??= setInterval(() => {
+      if (!ended && Date.now() - lastData > 1000) stream.destroy(new Error('Unexpected end of form'));
+    }, 250);
+  };
+  const raw = request.raw;
+  if (raw.readableEnded || raw.destroyed) watch();
+  raw.once('end', watch);
+  raw.once('close', watch);
+  return {
+    stream,
+    stop: () => {
+      clearInterval(timer);
+      raw.off('end', watch);
+      raw.off('close', watch);
+    },
+  };
+}
+
+/** Longest text field value accepted, in bytes. */
+const MAX_FIELD_BYTES = 4096;
+
+/** A field name as the `field` member: as sent when short and printable, else cut. */
+function fieldName(name: string): string {
+  return quote(name, 63).slice(1, -1);
+}
+
+/** busboy's messages for a body it cannot parse (they carry no code). */
+const MALFORMED = /boundary|malformed|unexpected end of (form|multipart)|part terminated early|header/i;
+
+/** @fastify/multipart's and busboy's own errors as codes of the closed list. */
 function multipartError(err: unknown): unknown {
   if (err instanceof AppError) return err;
   const code = (err as { code?: unknown }).code;
   if (code === 'FST_FILES_LIMIT') return new AppError('invalid_request', 'Send one file per request.', { field: 'file' });
-  if (typeof code === 'string' && code.startsWith('FST_')) return new AppError('invalid_request', `The multipart body is malformed or over its limits (${(err as Error).message}).`);
+  if (typeof code === 'string' && code.startsWith('FST_')) return new AppError('invalid_request', `The multipart body is malformed or over its limits (${quote((err as Error).message, 80)}).`);
+  if (code === undefined && err instanceof Error && MALFORMED.test(err.message)) {
+    return new AppError('invalid_request', 'The multipart body is malformed; it could not be split into parts.');
+  }
   return err;
 }
 

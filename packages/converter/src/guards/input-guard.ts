@@ -1,0 +1,222 @@
+/**
+ * Bomb checks run before any engine sees the whole input (issue #13): each one reads only
+ * headers, through the engines' own probe tools or a well-kept library, in the sandbox:
+ *
+ * - images: pixel count from the header (libvips through sharp, else ImageMagick `identify
+ *   -ping` under our policy), never decoding the pixels;
+ * - PDF: `qpdf --requires-password` (an encrypted PDF without its password is
+ *   `password_required`) and the page count (`qpdf --show-npages`);
+ * - audio and video: the duration from `ffprobe`, with the demuxer forced and only the
+ *   `file` protocol allowed (as the engine reads it);
+ * - zip containers (docx, xlsx, pptx, odt, ods, odp, epub): the central directory through
+ *   yauzl — entry count, declared expansion and ratio — and the head of every XML part for
+ *   a DTD that declares entities (OOXML, ODF and EPUB never need one; entity expansion and
+ *   external entities both start there).
+ *
+ * A file over a limit fails with `conversion_failed` and a message naming the limit and
+ * the measured value; a broken header is left to the engine (it fails with its own clear
+ * error) unless noted.
+ */
+import sharp from 'sharp';
+import yauzl from 'yauzl';
+import { dirname } from 'node:path';
+import { ConversionError, failed } from '../errors.js';
+import { runSandboxed } from '../exec/exec.js';
+import { packageFile, jobLimits, type JobContext } from '../engines/engine.js';
+import { formatInfo } from '../formats/catalogue.js';
+
+/** What a bomb check allows. */
+export interface InputLimits {
+  /** Decoded pixels (width × height × frames); default 100 million. */
+  readonly maxInputPixels: number;
+  /** PDF pages; default 5,000. */
+  readonly maxPages: number;
+  /** Audio and video length in seconds; default 4 hours. */
+  readonly maxMediaSeconds: number;
+  /** Entries of a zip container; default 10,000. */
+  readonly maxArchiveEntries: number;
+  /** Declared uncompressed size of a zip container; default 1 GiB. */
+  readonly maxArchiveBytes: number;
+  /** Declared uncompressed size ÷ file size, checked past 50 MiB expanded; default 100. */
+  readonly maxArchiveRatio: number;
+}
+
+export const DEFAULT_INPUT_LIMITS: InputLimits = {
+  maxInputPixels: 100_000_000,
+  maxPages: 5_000,
+  maxMediaSeconds: 4 * 3600,
+  maxArchiveEntries: 10_000,
+  maxArchiveBytes: 1024 ** 3,
+  maxArchiveRatio: 100,
+};
+
+/** What the checks measured (for logs and tests). */
+export interface InputFacts {
+  pages?: number;
+  width?: number;
+  height?: number;
+  frames?: number;
+  duration_s?: number;
+  entries?: number;
+  expanded_bytes?: number;
+}
+
+const ZIP_CONTAINERS = new Set(['docx', 'xlsx', 'pptx', 'odt', 'ods', 'odp', 'epub']);
+const DEMUXER: Readonly<Record<string, string>> = {
+  wav: 'wav', mp3: 'mp3', flac: 'flac', ogg: 'ogg', opus: 'ogg', m4a: 'mov', mp4: 'mov', mov: 'mov', webm: 'matroska', mkv: 'matroska', avi: 'avi',
+};
+/** Bytes of each XML part read for a DTD; declarations come before the root element. */
+const XML_HEAD_BYTES = 16 * 1024;
+const MAX_XML_PARTS_READ = 2_000;
+
+/**
+ * Checks `path` (a file in the job's folder, readable by the sandbox user) of detected
+ * format `ext` against `limits`; throws a {@link ConversionError} when it is over one.
+ */
+export async function inspectInput(path: string, ext: string, limits: InputLimits, job: JobContext): Promise<InputFacts> {
+  const family = formatInfo(ext)?.family;
+  if (ext === 'pdf') return inspectPdf(path, limits, job);
+  if (family === 'image') return inspectImage(path, limits, job);
+  if (family === 'audio' || family === 'video') return inspectMedia(path, ext, limits, job);
+  if (ZIP_CONTAINERS.has(ext)) return inspectZip(path, ext, limits);
+  return {};
+}
+
+async function probe(cmd: string, args: string[], job: JobContext, env?: Record<string, string>) {
+  return runSandboxed(cmd, args, {
+    cwd: job.dir,
+    timeoutMs: Math.min(job.timeoutMs, 30_000),
+    ...jobLimits(job, 512 * 1024 ** 2),
+    maxStdoutBytes: 1024 * 1024,
+    ...(env ? { env } : {}),
+    ...(env?.MAGICK_CONFIGURE_PATH ? { readOnly: [env.MAGICK_CONFIGURE_PATH] } : {}),
+    ...(job.signal ? { signal: job.signal } : {}),
+  });
+}
+
+async function inspectPdf(path: string, limits: InputLimits, job: JobContext): Promise<InputFacts> {
+  // Exit 0: a password is needed to open it; 2: not encrypted; 3: encrypted, opens without one.
+  const enc = await probe('/usr/bin/qpdf', ['--requires-password', '--', path], job);
+  if (enc.exitCode === 0) {
+    throw new ConversionError('password_required', 'The PDF is encrypted and needs a password to open; send it without the password protection.');
+  }
+  const r = await probe('/usr/bin/qpdf', ['--show-npages', '--', path], job);
+  const pages = Number(r.stdout.toString('utf8').trim());
+  if ((r.exitCode !== 0 && r.exitCode !== 3) || !Number.isInteger(pages) || pages < 1) {
+    throw failed('The PDF could not be read: it is damaged or not a PDF.', `qpdf --show-npages exit ${r.exitCode}: ${r.stderr.slice(-300)}`);
+  }
+  if (pages > limits.maxPages) {
+    throw failed(`The PDF has ${pages} pages, over the ${limits.maxPages} pages a conversion accepts.`);
+  }
+  return { pages };
+}
+
+async function inspectImage(path: string, limits: InputLimits, job: JobContext): Promise<InputFacts> {
+  let width: number | undefined;
+  let height: number | undefined;
+  let frames = 1;
+  try {
+    // Header only: sharp's metadata() does not decode pixels (and applies no pixel limit).
+    const m = await sharp(path, { limitInputPixels: false }).metadata();
+    width = m.width;
+    height = m.height;
+    frames = m.pages ?? 1;
+  } catch {
+    // not a libvips format (ico, bmp, ppm, psd): ask ImageMagick, with our policy, ping only
+    const policy = dirname(packageFile('imagemagick/policy.xml'));
+    const r = await probe('/usr/bin/identify', ['-ping', '-format', '%w %h\n', path], job, { MAGICK_CONFIGURE_PATH: policy });
+    const lines = r.stdout.toString('utf8').trim().split('\n').filter(Boolean);
+    const dims = lines.map((l) => l.split(' ').map(Number));
+    if (dims.length) {
+      width = Math.max(...dims.map((d) => d[0] ?? 0));
+      height = Math.max(...dims.map((d) => d[1] ?? 0));
+      frames = dims.length;
+    } else if (/width or height exceeds limit|exceeds? (the )?(area|width|height)/i.test(r.stderr)) {
+      throw failed(`The image is larger than the ${limits.maxInputPixels / 1e6} megapixels a conversion accepts.`, r.stderr.slice(-300));
+    }
+  }
+  if (width && height) {
+    const pixels = width * height * Math.max(1, frames);
+    if (width * height > limits.maxInputPixels || pixels > limits.maxInputPixels * 10) {
+      throw failed(`The image is ${width}×${height} pixels${frames > 1 ? ` × ${frames} frames` : ''}, over the ${limits.maxInputPixels / 1e6} megapixels a conversion accepts.`);
+    }
+  }
+  return { ...(width ? { width } : {}), ...(height ? { height } : {}), frames };
+}
+
+async function inspectMedia(path: string, ext: string, limits: InputLimits, job: JobContext): Promise<InputFacts> {
+  const demuxer = DEMUXER[ext];
+  const r = await probe('/usr/bin/ffprobe', ['-v', 'error', '-protocol_whitelist', 'file', ...(demuxer ? ['-f', demuxer] : []), '-print_format', 'json', '-show_format', path], job);
+  let duration = Number.NaN;
+  try {
+    duration = Number((JSON.parse(r.stdout.toString('utf8') || '{}') as { format?: { duration?: string } }).format?.duration);
+  } catch {
+    // unreadable: the engine fails on it with its own error
+  }
+  if (Number.isFinite(duration) && duration > limits.maxMediaSeconds) {
+    throw failed(`The media file lasts ${Math.round(duration)} s, over the ${limits.maxMediaSeconds} s a conversion accepts.`);
+  }
+  return Number.isFinite(duration) ? { duration_s: duration } : {};
+}
+
+function inspectZip(path: string, ext: string, limits: InputLimits): Promise<InputFacts> {
+  return new Promise<InputFacts>((resolve, reject) => {
+    // validateEntrySizes: a stream that inflates past its declared size fails instead of
+    // going on (a lying central directory cannot hide a bomb from the head reads below).
+    yauzl.open(path, { lazyEntries: true, autoClose: true, strictFileNames: false, validateEntrySizes: true }, (err, zip) => {
+      if (err || !zip) return reject(failed(`The ${ext} file is damaged: its zip structure cannot be read.`, err?.message));
+      let entries = 0;
+      let expanded = 0;
+      let xmlRead = 0;
+      const fail = (e: ConversionError): void => {
+        zip.close();
+        reject(e);
+      };
+      zip.on('error', (e: Error) => reject(failed(`The ${ext} file is damaged: its zip structure cannot be read.`, e.message)));
+      zip.on('end', () => {
+        if (expanded > 50 * 1024 ** 2 && expanded / zip.fileSize > limits.maxArchiveRatio) {
+          return reject(failed(`The ${ext} file expands ${Math.round(expanded / zip.fileSize)} times (${expanded} bytes from ${zip.fileSize}), over the ratio of ${limits.maxArchiveRatio} a conversion accepts.`));
+        }
+        resolve({ entries, expanded_bytes: expanded });
+      });
+      zip.on('entry', (entry: yauzl.Entry) => {
+        entries += 1;
+        expanded += entry.uncompressedSize;
+        if (entries > limits.maxArchiveEntries) {
+          return fail(failed(`The ${ext} file holds more than ${limits.maxArchiveEntries} entries, over what a conversion accepts.`));
+        }
+        if (expanded > limits.maxArchiveBytes) {
+          return fail(failed(`The ${ext} file expands to more than ${limits.maxArchiveBytes} bytes, over what a conversion accepts.`));
+        }
+        if (!/\.(xml|rels|xhtml|html|opf|ncx|svg)$/i.test(entry.fileName) || xmlRead >= MAX_XML_PARTS_READ) return zip.readEntry();
+        xmlRead += 1;
+        zip.openReadStream(entry, (e, stream) => {
+          if (e || !stream) return fail(failed(`The ${ext} file is damaged: a part cannot be read.`, e?.message));
+          let head = Buffer.alloc(0);
+          let settled = false;
+          const check = (): void => {
+            if (settled) return;
+            settled = true;
+            stream.destroy();
+            const text = head.toString('latin1');
+            if (/<!ENTITY/i.test(text)) {
+              return fail(failed(`The ${ext} file declares XML entities in a part (entity expansion or external entities); such files are refused.`));
+            }
+            zip.readEntry();
+          };
+          stream.on('data', (c: Buffer) => {
+            head = Buffer.concat([head, c]);
+            if (head.length >= XML_HEAD_BYTES) check();
+          });
+          stream.on('end', check);
+          stream.on('error', (se: Error) => {
+            if (settled) return;
+            settled = true;
+            fail(failed(`The ${ext} file is damaged: a part does not match its declared size.`, se.message));
+          });
+        });
+      });
+      zip.readEntry();
+    });
+  });
+}
