@@ -220,6 +220,24 @@ export function benchTruth(domainIndex: number, user: number): Truth {
   return 'disabled';
 }
 
+/** Users per bench domain of the bulk-job benchmark (`u0000`…`u1999`: 4 digits, next to the 3-digit ones above). */
+export const BENCH_JOB_USERS_PER_DOMAIN = 2000;
+
+/**
+ * `count` (at most 100,000) addresses for the bulk-job SMTP benchmark: `u0000`… on the 50
+ * bench domains, interleaved, with the same truth as user `u % 100` ({@link benchTruth}).
+ * Postfix answers them from regular-expression maps (see `postfix.ts`).
+ */
+export function benchJobAddresses(count: number): Array<{ email: string; truth: Truth; catchAll: boolean }> {
+  const domains = benchDomains();
+  if (count > domains.length * BENCH_JOB_USERS_PER_DOMAIN) throw new Error(`at most ${domains.length * BENCH_JOB_USERS_PER_DOMAIN} bench job addresses`);
+  return Array.from({ length: count }, (_, k) => {
+    const i = k % domains.length;
+    const u = Math.floor(k / domains.length);
+    return { email: `u${String(u).padStart(4, '0')}@${domains[i]}`, truth: benchTruth(i, u % 100), catchAll: benchIsCatchAll(i) };
+  });
+}
+
 /** The benchmark's 5,000 addresses with their expected answers, interleaved across domains. */
 export function benchAddresses(): Array<{ email: string; truth: Truth; catchAll: boolean }> {
   const out: Array<{ email: string; truth: Truth; catchAll: boolean }> = [];

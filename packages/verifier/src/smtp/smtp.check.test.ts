@@ -206,6 +206,34 @@ describe('pipelining and session reuse (issue 16)', () => {
     assert.ok(over.stats.cutOff >= 1, `cut off ${over.stats.cutOff} times`);
   });
 
+  test('a parked session without room in its error budget is not given a new chunk (it would ask nothing)', async () => {
+    // Regression (issue 16): a bulk job's second batch of a domain got a session with one
+    // error left and its catch-all probe took that one: every address came back unknown.
+    // (catchAllTtlMs 0: the second batch asks its own random address.)
+    const p = prober({ maxErrorsPerSession: 3, catchAllTtlMs: 0 });
+    const route = await dns.lookupMail(D.valid);
+    const first = await p.probeMany([`alice@${D.valid}`, `nobody1@${D.valid}`], route);
+    const second = await p.probeMany([`bob@${D.valid}`], route);
+    p.close();
+    assert.deepEqual(first.map((o) => o.status), ['accepted', 'user_unknown']);
+    assert.equal(second[0]?.status, 'accepted');
+    assert.equal(second[0]?.catchAll, false);
+    assert.equal(p.stats.sessions, 2);
+  });
+
+  test("a domain's catch-all answer is remembered: a later batch asks no random address", async () => {
+    const p = prober();
+    const route = await dns.lookupMail(D.catchAll);
+    const [a] = await p.probeMany([`first@${D.catchAll}`], route);
+    const asked = p.stats.recipients;
+    const [b] = await p.probeMany([`second@${D.catchAll}`], route);
+    p.close();
+    assert.equal(a?.catchAll, true);
+    assert.equal(asked, 2, 'the first batch asks the random address');
+    assert.equal(b?.catchAll, true);
+    assert.equal(p.stats.recipients, asked + 1, 'the second asks only its own address');
+  });
+
   test('a session is reused across domains that share an MX address, and its error count goes with it', async () => {
     const p = prober();
     const valid = await p.probeMany(['alice', 'nobody'].map((u) => `${u}@${D.valid}`), await dns.lookupMail(D.valid));

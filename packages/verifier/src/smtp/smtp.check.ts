@@ -73,6 +73,11 @@ export interface SmtpProberOptions {
   starttls?: boolean;
   /** Run the catch-all probe. Default true. */
   catchAll?: boolean;
+  /**
+   * How long a domain's catch-all answer is reused by later calls instead of probing a
+   * random address again (a batch's own unknown user still decides). Default 10 min.
+   */
+  catchAllTtlMs?: number;
   /** Provider rules, by provider id. Default {@link PROVIDER_RULES}. */
   rules?: Readonly<Record<string, ProviderRule>>;
   /** Random local part for the catch-all probe (injectable for tests). */
@@ -216,6 +221,8 @@ export class SmtpProber {
    */
   readonly stats = { sessions: 0, recipients: 0, reused: 0, cutOff: 0, peakOpen: 0 };
   private open = 0;
+  /** Catch-all answers per domain, for `catchAllTtlMs`. */
+  private readonly catchAllAnswers = new Map<string, { value: boolean; until: number }>();
   /** TLS sessions per MX address, so the next STARTTLS can resume instead of a full handshake. */
   private readonly tlsSessions = new Map<string, Buffer>();
   private readonly restrictTo: BlockList | null = null;
@@ -237,6 +244,7 @@ export class SmtpProber {
       perHostConcurrency: 2,
       maxRecipientsPerSession: 200,
       sessionIdleMs: 2000,
+      catchAllTtlMs: 10 * 60_000,
       maxErrorsPerSession: 9,
       recipientsPerEnvelope: 10,
       starttls: true,
@@ -303,6 +311,9 @@ export class SmtpProber {
     }
     const rule = ruleFor(route.providers, this.o.rules);
     const wantCatchAll = this.o.catchAll && rule.catchAllProbe !== 'skip';
+    // A domain's catch-all answer found by an earlier call is reused for a while: a bulk job
+    // probes a domain in many small batches, and each random address costs an error.
+    const knownCatchAll = wantCatchAll ? this.cachedCatchAll(route.domain) : null;
     const randomAddress = `${this.o.randomLocalPart()}@${route.domain}`;
     const perEnvelope = Math.max(1, Math.min(this.o.recipientsPerEnvelope, rule.recipientsPerEnvelope ?? Infinity));
     let randomReply: SmtpReply | null = null;
@@ -316,7 +327,7 @@ export class SmtpProber {
     const lane = async (): Promise<void> => {
       while (pending.length > 0) {
         const chunk = pending.splice(0, chunkSize);
-        const probeRandom = wantCatchAll && rule.catchAllProbe === 'same_session' && !randomAsked ? randomAddress : null;
+        const probeRandom = wantCatchAll && knownCatchAll === null && rule.catchAllProbe === 'same_session' && !randomAsked ? randomAddress : null;
         if (probeRandom) randomAsked = true;
         const run = await this.session(targets, chunk.map((i) => results[i]?.email ?? ''), probeRandom, perEnvelope);
         for (const [j, answer] of run.answered) {
@@ -343,7 +354,13 @@ export class SmtpProber {
     await Promise.all(Array.from({ length: lanes }, lane));
 
     if (wantCatchAll) {
-      const catchAll = await this.catchAll(results, rule, targets, randomAddress, randomReply);
+      // This batch's own evidence (an unknown user) wins over a remembered answer.
+      const catchAll = results.some((r) => r.status === 'user_unknown')
+        ? false
+        : results.some((r) => r.status === 'accepted')
+          ? (knownCatchAll ?? (await this.catchAll(results, rule, targets, randomAddress, randomReply)))
+          : null;
+      if (catchAll !== null) this.rememberCatchAll(route.domain, catchAll);
       for (const r of results) if (MAILBOX_ANSWERS.has(r.status)) r.catchAll = catchAll;
     }
     if (rule.acceptMeansUnknown) {
@@ -414,7 +431,10 @@ export class SmtpProber {
     for (const target of targets) {
       slot = await this.limiter.acquire(`${target.address}:${this.o.port}`);
       const parked = slot.reused;
-      if (parked && parked.session.usable && !fresh) {
+      // A parked session must have room for one recipient (and the random one) within its
+      // error budget, or it would take the chunk and ask nothing.
+      const room = parked ? this.o.maxErrorsPerSession - parked.errors - (randomAddress ? 1 : 0) : 0;
+      if (parked && parked.session.usable && !fresh && room >= 1) {
         parked.session.hold(true);
         parked.session.setDeadline(deadline);
         open = parked;
@@ -423,7 +443,7 @@ export class SmtpProber {
         this.stats.reused++;
         break;
       }
-      // Closed by the server while parked (or a fresh one is wanted): the slot is ours to open a new one.
+      // Closed by the server while parked, spent, or a fresh one is wanted: the slot is ours to open a new one.
       if (parked) this.closeSession(parked);
       try {
         const session = await SmtpSession.open({
@@ -595,6 +615,19 @@ export class SmtpProber {
       if (open.spent) break;
     }
     run.leftover = unanswered();
+  }
+
+  private cachedCatchAll(domain: string): boolean | null {
+    const hit = this.catchAllAnswers.get(domain.toLowerCase());
+    if (!hit) return null;
+    if (hit.until > Date.now()) return hit.value;
+    this.catchAllAnswers.delete(domain.toLowerCase());
+    return null;
+  }
+
+  private rememberCatchAll(domain: string, value: boolean): void {
+    if (this.catchAllAnswers.size >= 10_000) this.catchAllAnswers.clear();
+    this.catchAllAnswers.set(domain.toLowerCase(), { value, until: Date.now() + this.o.catchAllTtlMs });
   }
 
   private rememberTls(address: string, data: Buffer): void {
