@@ -8,6 +8,14 @@
 // `--postgres URL` (an empty PostgreSQL database instead of SQLite), `--processes N`
 // (service processes sharing the database, default 1), `--redis URL` (with `--postgres`:
 // the BullMQ queue carries the chunks between the processes), `--no-baseline`.
+//
+// `--smtp`: the bulk job with mailbox probing instead: `--count` (default 100,000) addresses
+// over the rig's 50 bench domains (`benchJobAddresses`: 60 % exist, 25 % unknown, 8 % full,
+// 7 % disabled, every tenth domain catch-all), `use_smtp: true` on a plan with catch-all
+// probing, the rig's Postfix behind relays that add `--rtt` ms (default 50) per round trip.
+// Reports addresses per second, the SMTP sessions Postfix saw open (its log) and how many
+// rows agree with the rig's truth. No engine baseline (the engine alone would take as long).
+// Last line: `RESULT mode=smtp count=… rtt_ms=… job_s=… addresses_per_s=… sessions=… agree=…`.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -21,17 +29,19 @@ const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : fallback;
 };
-const COUNT = Number(arg('count', 1_000_000));
+const SMTP = process.argv.includes('--smtp');
+const COUNT = Number(arg('count', SMTP ? 100_000 : 1_000_000));
+const RTT_MS = Number(arg('rtt', 50));
 const WORKERS = Number(arg('workers', 2));
 const PROCESSES = Number(arg('processes', 1));
 const POSTGRES = arg('postgres', null);
 const REDIS = arg('redis', null);
-const BASELINE = !process.argv.includes('--no-baseline');
+const BASELINE = !process.argv.includes('--no-baseline') && !SMTP;
 
 const build = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-b'], { stdio: 'inherit', cwd: ROOT });
 if (build.status !== 0) process.exit(build.status ?? 1);
 
-const { startRig, loadDomains } = await import(join(ROOT, 'test-rig', 'dist', 'index.js'));
+const { startRig, loadDomains, benchJobAddresses } = await import(join(ROOT, 'test-rig', 'dist', 'index.js'));
 const SERVER = join(ROOT, 'services', 'email-api', 'dist', 'server.js');
 const ADMIN = join(ROOT, 'services', 'email-api', 'dist', 'admin.js');
 
@@ -51,12 +61,20 @@ const rssKb = (pid, field) => {
   }
 };
 
-const rig = await startRig();
+const rig = await startRig(SMTP ? { benchDelayMs: RTT_MS / 2 } : {});
+/** SMTP sessions the rig's Postfix has logged so far (one "connect from" line each). */
+const postfixConnects = () => {
+  try {
+    return (readFileSync(join(rig.dir, 'postfix.log'), 'utf8').match(/smtpd\[\d+\]: connect from /g) ?? []).length;
+  } catch {
+    return 0;
+  }
+};
 const dir = mkdtempSync(join(tmpdir(), 'mailconv-bench-jobs-'));
 const children = [];
 try {
   const plans = join(dir, 'plans.json');
-  writeFileSync(plans, JSON.stringify({ plans: { bench: { name: 'Bench', monthlyQuota: 10 * COUNT, rateLimitRpm: 1_000_000, batchCap: 10_000, features: { smtp: false, webhooks: false, catch_all: false } } } }));
+  writeFileSync(plans, JSON.stringify({ plans: { bench: { name: 'Bench', monthlyQuota: 10 * COUNT, rateLimitRpm: 1_000_000, batchCap: 10_000, features: { smtp: SMTP, webhooks: false, catch_all: SMTP } } } }));
   const env = {
     ...process.env,
     EMAIL_DATABASE_URL: POSTGRES ?? `sqlite:${join(dir, 'email.db')}`,
@@ -66,6 +84,10 @@ try {
     EMAIL_JOBS_WORKERS: String(WORKERS),
     EMAIL_JOBS_POLL_MS: '200',
     ...(REDIS ? { EMAIL_REDIS_URL: REDIS, EMAIL_JOBS_QUEUE: `bench-${process.pid}-${Date.now()}` } : {}),
+    // Probing reaches the rig only: its addresses are loopback, nothing else is allowed.
+    ...(SMTP
+      ? { EMAIL_SMTP_HELO: 'probe.rig.test', EMAIL_SMTP_FROM: 'probe@rig.test', EMAIL_SMTP_PORT: String(rig.smtpPort), EMAIL_SMTP_ALLOW_PRIVATE: 'true', EMAIL_SMTP_RESTRICT_TO: '127.0.0.0/8' }
+      : {}),
   };
   const admin = spawnSync(process.execPath, [ADMIN, 'create-account', '--email', 'bench@example.test', '--plan', 'bench', '--json'], { env, encoding: 'utf8' });
   if (admin.status !== 0) throw new Error(admin.stderr);
@@ -88,8 +110,10 @@ try {
   const auth = { authorization: `Bearer ${key}` };
 
   const domains = loadDomains();
-  const emails = Array.from({ length: COUNT }, (_, i) => `user${i}@${domains[i % domains.length]}`);
-  const body = JSON.stringify({ emails });
+  const population = SMTP ? benchJobAddresses(COUNT) : null;
+  const emails = population ? population.map((a) => a.email) : Array.from({ length: COUNT }, (_, i) => `user${i}@${domains[i % domains.length]}`);
+  const body = JSON.stringify(SMTP ? { emails, use_smtp: true } : { emails });
+  const connects0 = postfixConnects();
   let peak = 0;
   const sample = () => {
     for (const c of children) peak = Math.max(peak, rssKb(c.pid, 'VmRSS'));
@@ -123,6 +147,8 @@ try {
   }
   const done = performance.now();
   if (status.status !== 'completed') throw new Error(`job ended ${status.status}: ${status.error}`);
+  await new Promise((r) => setTimeout(r, 1000)); // Postfix's log lines reach the file through postlogd
+  const sessions = postfixConnects() - connects0;
   const jobPeak = Math.max(peak, ...children.map((c) => rssKb(c.pid, 'VmHWM')));
 
   // Memory flat during the download: RSS before it starts vs the highest RSS while it runs.
@@ -133,9 +159,27 @@ try {
   const csv = await fetch(`${base}/api/v1/jobs/${id}/results?format=csv`, { headers: auth });
   let rows = -1;
   let bytes = 0;
+  // With --smtp each row is checked against the rig's truth: the reason the verdict gives
+  // (accepted at a non-catch-all domain: no reason, the SMTP-accepted score of 97).
+  const expected = { user_unknown: 'user_unknown', disabled: 'mailbox_disabled', mailbox_full: 'mailbox_full' };
+  let agree = 0;
+  let row = 0;
+  let tail = '';
+  const disagreements = new Map();
   for await (const part of csv.body) {
     bytes += part.length;
     for (const b of part) if (b === 10) rows++;
+    if (!population) continue;
+    const lines = (tail + Buffer.from(part).toString('utf8')).split('\r\n');
+    tail = lines.pop() ?? '';
+    for (const line of lines) {
+      const [email, , , reason, score] = line.split(',');
+      if (email === 'email') continue;
+      const truth = population[row++];
+      const want = truth.truth === 'accepted' ? (truth.catchAll ? 'catch_all' : '') : expected[truth.truth];
+      if (email === truth.email && reason === want && (want !== '' || score === '97')) agree++;
+      else disagreements.set(`${truth.truth}→${reason}`, (disagreements.get(`${truth.truth}→${reason}`) ?? 0) + 1);
+    }
   }
   const csvS = (performance.now() - c0) / 1000;
   sample();
@@ -159,11 +203,20 @@ try {
     pipelineS = (performance.now() - p0) / 1000;
   }
   const jobS = (done - t0) / 1000;
+  if (SMTP) {
+    console.log(`job ${id}: ${status.total} addresses with SMTP probing at a simulated ${RTT_MS} ms round trip, valid ${status.valid}, invalid ${status.invalid}, risky ${status.risky}, unknown ${status.unknown}`);
+    if (disagreements.size > 0) console.log(`rows that disagree with the rig's truth: ${JSON.stringify(Object.fromEntries(disagreements))}`);
+    console.log(
+      `RESULT mode=smtp count=${COUNT} rtt_ms=${RTT_MS} backend=${POSTGRES ? 'postgres' : 'sqlite'}${REDIS ? '+bullmq' : ''} processes=${PROCESSES} workers=${WORKERS} job_s=${jobS.toFixed(2)} addresses_per_s=${(COUNT / jobS).toFixed(0)} sessions=${sessions} addresses_per_session=${(COUNT / Math.max(1, sessions)).toFixed(1)} agree=${agree}/${COUNT}`,
+    );
+    process.exitCode = agree === COUNT ? 0 : 1;
+  } else {
   console.log(`job ${id}: ${status.total} addresses, valid ${status.valid}, invalid ${status.invalid}, risky ${status.risky}, unknown ${status.unknown}`);
   console.log(`submit ${((submitted - t0) / 1000).toFixed(2)} s, submit→completed ${jobS.toFixed(2)} s, CSV ${(bytes / 1048576).toFixed(1)} MiB in ${csvS.toFixed(2)} s (RSS ${(csvBefore / 1024).toFixed(0)} MiB before the download, at most ${(csvPeak / 1024).toFixed(0)} MiB during it)`);
   console.log(
     `RESULT count=${COUNT} backend=${POSTGRES ? 'postgres' : 'sqlite'}${REDIS ? '+bullmq' : ''} processes=${PROCESSES} workers=${WORKERS} submit_s=${((submitted - t0) / 1000).toFixed(2)} submit_max_stall_ms=${stallMs.toFixed(0)} job_s=${jobS.toFixed(2)} csv_s=${csvS.toFixed(2)} peak_rss_mb=${(jobPeak / 1024).toFixed(0)} csv_rss_before_mb=${(csvBefore / 1024).toFixed(0)} csv_rss_mb=${(csvPeak / 1024).toFixed(0)} pipeline_s=${pipelineS.toFixed(2)} ratio=${(jobS / pipelineS).toFixed(2)}`,
   );
+  }
 } finally {
   for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
   await rig.release();

@@ -24,6 +24,11 @@ const PEERS: Array<{ kind: PeerKind; role: HostRole }> = [
   { kind: 'secondRcpt452', role: 'secondRcpt452' },
   { kind: 'blocklist', role: 'blocklist' },
   { kind: 'acceptAll', role: 'acceptAll' },
+  { kind: 'lockstep', role: 'lockstep' },
+  { kind: 'dropMidPipeline', role: 'dropMidPipeline' },
+  { kind: 'errorLimit', role: 'errorLimit' },
+  { kind: 'doubleReply', role: 'doubleReply' },
+  { kind: 'gate', role: 'gate' },
 ];
 
 function udpFree(address: string): Promise<boolean> {

@@ -36,6 +36,19 @@ function mailboxes(): string {
   return lines.join('\n') + '\n';
 }
 
+// The bulk-job benchmark's 4-digit users (`benchJobAddresses`), by the last two digits as
+// benchTruth says: 00–59 exist (60–84 only on catch-all domains, whose `@domain` entry
+// covers them), 85–92 full, 93–99 disabled. A regexp map costs nothing per smtpd start,
+// where 100,000 texthash lines would be read by every new smtpd process.
+const JOB_USER = 'u[0-9][0-9]';
+const JOB_DOMAIN = '@bench-[0-9][0-9][.]test$/';
+function jobMailboxes(): string {
+  return [`/^${JOB_USER}[0-5][0-9]${JOB_DOMAIN} ok`, `/^${JOB_USER}(8[5-9]|9[0-9])${JOB_DOMAIN} ok`].join('\n') + '\n';
+}
+function jobRecipientAccess(): string {
+  return [`/^${JOB_USER}(8[5-9]|9[0-2])${JOB_DOMAIN} 552 5.2.2 Mailbox full, over quota`, `/^${JOB_USER}9[3-9]${JOB_DOMAIN} 550 5.2.1 Mailbox disabled, account inactive`].join('\n') + '\n';
+}
+
 function recipientAccess(): string {
   const lines: string[] = [];
   for (const d of [D.valid, D.multiMx, D.aOnly]) for (const s of POSTFIX_SPECIAL) lines.push(`${s.local}@${d} ${s.reply}`);
@@ -85,9 +98,9 @@ export function startPostfix(subnet: string, dir: string, port: number, certFile
     alias_maps: '',
     alias_database: '',
     virtual_mailbox_domains: domains.join(' '),
-    virtual_mailbox_maps: `texthash:${join(etc, 'mailboxes')}`,
+    virtual_mailbox_maps: `texthash:${join(etc, 'mailboxes')}, regexp:${join(etc, 'job_mailboxes')}`,
     smtpd_relay_restrictions: 'reject_unauth_destination',
-    smtpd_recipient_restrictions: `check_recipient_access texthash:${join(etc, 'recipient_access')}`,
+    smtpd_recipient_restrictions: `check_recipient_access texthash:${join(etc, 'recipient_access')}, check_recipient_access regexp:${join(etc, 'job_recipient_access')}`,
     smtpd_peername_lookup: 'no',
     // Probes open a queue file at each accepted RCPT and drop it at RSET; nothing is ever
     // delivered, so the inflow/outflow tokens of Postfix's flow control never come back
@@ -126,6 +139,8 @@ export function startPostfix(subnet: string, dir: string, port: number, certFile
   writeFileSync(join(etc, 'master.cf'), [...listeners, ...services].join('\n') + '\n');
   writeFileSync(join(etc, 'mailboxes'), mailboxes());
   writeFileSync(join(etc, 'recipient_access'), recipientAccess());
+  writeFileSync(join(etc, 'job_mailboxes'), jobMailboxes());
+  writeFileSync(join(etc, 'job_recipient_access'), jobRecipientAccess());
   try {
     execFileSync('postfix', ['-c', etc, 'start'], { stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (err) {

@@ -17,6 +17,11 @@ export type HostRole =
   | 'secondRcpt452'
   | 'blocklist'
   | 'acceptAll'
+  | 'lockstep'
+  | 'dropMidPipeline'
+  | 'errorLimit'
+  | 'doubleReply'
+  | 'gate'
   | 'bench0'
   | 'bench1'
   | 'bench2'
@@ -32,6 +37,11 @@ export const HOST_OCTETS: Record<HostRole, number> = {
   secondRcpt452: 33,
   blocklist: 34,
   acceptAll: 35,
+  lockstep: 36,
+  dropMidPipeline: 37,
+  errorLimit: 38,
+  doubleReply: 39,
+  gate: 41,
   bench0: 20,
   bench1: 21,
   bench2: 22,
@@ -85,6 +95,16 @@ export const D = {
   blocked: 'blocked.test',
   /** MX at `*.yahoodns.net` → a peer that accepts every recipient (Yahoo rules). */
   yahoo: 'yahoo-like.test',
+  /** MX → a peer without PIPELINING that hangs up on a client that pipelines anyway. */
+  lockstep: 'lockstep.test',
+  /** MX → a peer that drops the connection in the middle of a pipelined group (after 2 RCPT answers a session). */
+  dropPipeline: 'drop-pipeline.test',
+  /** MX → a peer that answers 421 and hangs up once a session has 4 rejected recipients. */
+  errorLimit: 'error-limit.test',
+  /** MX → a peer that answers MAIL twice, so every later reply is one place off. */
+  doubleReply: 'double-reply.test',
+  /** MX → a peer that answers no RCPT until 3 sessions are open at once, and refuses a 4th. */
+  gate: 'gate.test',
   /** MX at Google and two more hosts, for the provider/grade checks (not probed). */
   google: 'google-hosted.test',
   /** `d0000.wild.test` … `d9999.wild.test`: MX → Postfix. Ten thousand domains for load tests. */
@@ -161,6 +181,11 @@ export function zoneHosts(): Array<{ host: string; role: HostRole }> {
     { host: M365_MX, role: 'secondRcpt452' },
     { host: `mx.${D.blocked}`, role: 'blocklist' },
     { host: YAHOO_MX, role: 'acceptAll' },
+    { host: `mx.${D.lockstep}`, role: 'lockstep' },
+    { host: `mx.${D.dropPipeline}`, role: 'dropMidPipeline' },
+    { host: `mx.${D.errorLimit}`, role: 'errorLimit' },
+    { host: `mx.${D.doubleReply}`, role: 'doubleReply' },
+    { host: `mx.${D.gate}`, role: 'gate' },
     ...[0, 1, 2, 3].map((i) => ({ host: `mx${i}.bench.test`, role: `bench${i}` as HostRole })),
   ];
 }
@@ -184,6 +209,11 @@ export function zoneMx(): ZoneMx[] {
     { domain: D.m365, priority: 0, host: M365_MX },
     { domain: D.blocked, priority: 10, host: `mx.${D.blocked}` },
     { domain: D.yahoo, priority: 1, host: YAHOO_MX },
+    { domain: D.lockstep, priority: 10, host: `mx.${D.lockstep}` },
+    { domain: D.dropPipeline, priority: 10, host: `mx.${D.dropPipeline}` },
+    { domain: D.errorLimit, priority: 10, host: `mx.${D.errorLimit}` },
+    { domain: D.doubleReply, priority: 10, host: `mx.${D.doubleReply}` },
+    { domain: D.gate, priority: 10, host: `mx.${D.gate}` },
     { domain: D.google, priority: 1, host: 'aspmx.l.google.com' },
     { domain: D.google, priority: 5, host: 'alt1.aspmx.l.google.com' },
     { domain: D.google, priority: 10, host: 'alt2.aspmx.l.google.com' },
@@ -220,6 +250,24 @@ export function benchTruth(domainIndex: number, user: number): Truth {
   if (user < 85) return benchIsCatchAll(domainIndex) ? 'accepted' : 'user_unknown';
   if (user < 93) return 'mailbox_full';
   return 'disabled';
+}
+
+/** Users per bench domain of the bulk-job benchmark (`u0000`…`u1999`: 4 digits, next to the 3-digit ones above). */
+export const BENCH_JOB_USERS_PER_DOMAIN = 2000;
+
+/**
+ * `count` (at most 100,000) addresses for the bulk-job SMTP benchmark: `u0000`… on the 50
+ * bench domains, interleaved, with the same truth as user `u % 100` ({@link benchTruth}).
+ * Postfix answers them from regular-expression maps (see `postfix.ts`).
+ */
+export function benchJobAddresses(count: number): Array<{ email: string; truth: Truth; catchAll: boolean }> {
+  const domains = benchDomains();
+  if (count > domains.length * BENCH_JOB_USERS_PER_DOMAIN) throw new Error(`at most ${domains.length * BENCH_JOB_USERS_PER_DOMAIN} bench job addresses`);
+  return Array.from({ length: count }, (_, k) => {
+    const i = k % domains.length;
+    const u = Math.floor(k / domains.length);
+    return { email: `u${String(u).padStart(4, '0')}@${domains[i]}`, truth: benchTruth(i, u % 100), catchAll: benchIsCatchAll(i) };
+  });
 }
 
 /** The benchmark's 5,000 addresses with their expected answers, interleaved across domains. */

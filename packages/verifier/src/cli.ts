@@ -146,6 +146,8 @@ async function main(): Promise<number> {
   }
   while (window.length) print(await window.shift()!);
   if (progress) process.stderr.write(`\r${done} verified in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  // Sessions kept open for reuse say QUIT now rather than at their idle time-out.
+  engine.prober?.close();
   return 0;
 }
 

@@ -118,11 +118,35 @@ export class SmtpSession {
   }
 
   /**
+   * Whether the session can take another exchange: not failed, not closed, and no reply
+   * waiting that nobody asked for (a server that closes an idle session says 421 first).
+   */
+  get usable(): boolean {
+    return !this.failure && !this.socket.destroyed && this.replies.length === 0 && this.lines.length === 0 && this.buffer === '';
+  }
+
+  /** Sets the absolute time after which every wait fails with `overall_timeout` (per use of a reused session). */
+  setDeadline(deadline: number): void {
+    this.options.deadline = deadline;
+  }
+
+  /** A parked session must not keep the process alive; a session in use must. */
+  hold(inUse: boolean): void {
+    if (inUse) this.socket.ref();
+    else this.socket.unref();
+  }
+
+  /**
    * Sends `commands` (pipelined when offered, one by one otherwise) and collects their
-   * replies in order. On a failure the replies read so far are returned with the failure.
+   * replies in order, one per command. On a failure the replies read so far are returned
+   * with the failure. Replies that cannot be the answers to these commands — one waiting
+   * before the commands were sent, or one more than the commands asked for — return no
+   * reply at all with a `protocol` failure: matching by position would give a recipient
+   * another command's answer.
    */
   async exchange(commands: readonly string[]): Promise<{ replies: SmtpReply[]; failure: SessionFailure | null }> {
     const replies: SmtpReply[] = [];
+    if (this.replies.length > 0) return { replies, failure: this.unmatched('a reply arrived before the commands were sent') };
     try {
       if (this.pipelining) {
         this.write(commands.map((c) => `${c}\r\n`).join(''));
@@ -130,11 +154,18 @@ export class SmtpSession {
       } else {
         for (const c of commands) replies.push(await this.command(c));
       }
+      if (this.replies.length > 0) return { replies: [], failure: this.unmatched('more replies than commands') };
       return { replies, failure: null };
     } catch (err) {
       if (err instanceof SessionFailure) return { replies, failure: err };
       throw err;
     }
+  }
+
+  /** Ends the session on replies that do not match the commands, and says so. */
+  unmatched(message: string): SessionFailure {
+    this.protocolError(message);
+    return this.failure ?? new SessionFailure('protocol', message);
   }
 
   /** Says QUIT without waiting for the answer, and lets the socket go. */
@@ -232,6 +263,9 @@ export class SmtpSession {
       const line = this.buffer.slice(0, nl).replace(/\r$/, '');
       this.buffer = this.buffer.slice(nl + 1);
       if (!/^\d{3}(?:[ -]|$)/.test(line)) return this.protocolError(`unexpected line "${line.slice(0, 80)}"`);
+      // RFC 5321 4.2.1: every line of a multi-line reply has the same code. Lines that do
+      // not may be two replies run together, and the count of replies would no longer match.
+      if (this.lines.length > 0 && line.slice(0, 3) !== this.lines[0]?.slice(0, 3)) return this.protocolError('multi-line reply with mixed codes');
       this.lines.push(line);
       if (this.lines.length > MAX_LINES) return this.protocolError('reply too long');
       if (line.length === 3 || line[3] === ' ') {

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BENCH_USERS_PER_DOMAIN, D, M365_MX, SOCKS_PASSWORD, SOCKS_USER, benchDomains, benchTruth, useRig, type RigHandle } from '@mailconv/test-rig';
+import { BENCH_USERS_PER_DOMAIN, D, DROP_AFTER_RCPTS, GATE_SESSIONS, M365_MX, PEER_ERROR_LIMIT, SOCKS_PASSWORD, SOCKS_USER, benchDomains, benchTruth, useRig, type RigHandle } from '@mailconv/test-rig';
 import { DnsResolver } from '../dns/dns.check.js';
 import { SmtpConfigError, SmtpProber, type SmtpProberOptions } from './smtp.check.js';
 import type { SmtpOutcome } from './types.js';
@@ -124,13 +124,128 @@ test('a long list of one domain is probed by parallel sessions up to the per-hos
   for (const perHostConcurrency of [1, 3]) {
     const p = prober({ perHostConcurrency, maxRecipientsPerSession: 10 });
     const outcomes = await p.probeMany(emails, route);
+    p.close();
     assert.deepEqual(
       outcomes.map((o) => [o.email, o.status]),
       emails.map((e, u) => [e, benchTruth(0, u)]),
     );
     assert.ok(outcomes.every((o) => o.status !== 'accepted' || o.catchAll === false));
-    assert.equal(p.stats.peakOpen, perHostConcurrency, `sessions open at once with a limit of ${perHostConcurrency}`);
+    // How many overlap depends on how fast Postfix answers (a session may finish its chunk
+    // before another's TLS handshake is done); that they do is the gate peer's test below.
+    assert.ok(p.stats.peakOpen >= 1 && p.stats.peakOpen <= perHostConcurrency, `open at once: ${p.stats.peakOpen}, limit ${perHostConcurrency}`);
   }
+});
+
+test('sessions of one domain are open side by side, up to the per-host limit and no more', async () => {
+  // The gate peer answers no RCPT until GATE_SESSIONS sessions are open at once and
+  // refuses one more: progress needs the sessions to overlap, whatever the timing.
+  const p = prober({ perHostConcurrency: GATE_SESSIONS, maxRecipientsPerSession: 4 });
+  const users = ['alice', 'n1', 'bob', 'n2', 'alice', 'n3', 'bob', 'n4', 'alice', 'n5', 'bob', 'n6'];
+  const emails = users.map((u) => `${u}@${D.gate}`);
+  const t0 = Date.now();
+  const outcomes = await p.probeMany(emails, await dns.lookupMail(D.gate));
+  p.close();
+  assert.deepEqual(
+    outcomes.map((o) => o.status),
+    users.map((u) => (u.startsWith('n') ? 'user_unknown' : 'accepted')),
+  );
+  assert.equal(p.stats.peakOpen, GATE_SESSIONS, 'sessions open at once');
+  assert.equal(p.stats.sessions, GATE_SESSIONS);
+  assert.ok(Date.now() - t0 < 3000, 'the gate opened because the sessions were open together, not by its time-out');
+});
+
+describe('pipelining and session reuse (issue 16)', () => {
+  test('a server without PIPELINING gets one command at a time (it hangs up on a pipelining client)', async () => {
+    const p = prober();
+    const users = ['alice', 'nobody1', 'bob', 'nobody2'];
+    const outcomes = await p.probeMany(users.map((u) => `${u}@${D.lockstep}`), await dns.lookupMail(D.lockstep));
+    p.close();
+    assert.deepEqual(outcomes.map((o) => o.status), ['accepted', 'user_unknown', 'accepted', 'user_unknown']);
+    assert.ok(outcomes.every((o) => o.catchAll === false));
+    assert.equal(p.stats.sessions, 1);
+  });
+
+  test('a connection dropped in the middle of a pipelined group: answered recipients keep their answer, the rest are asked again', async () => {
+    const p = prober();
+    const users = ['nobody1', 'alice', 'nobody2', 'bob', 'nobody3'];
+    const outcomes = await p.probeMany(users.map((u) => `${u}@${D.dropPipeline}`), await dns.lookupMail(D.dropPipeline));
+    p.close();
+    assert.deepEqual(outcomes.map((o) => o.status), ['user_unknown', 'accepted', 'user_unknown', 'accepted', 'user_unknown']);
+    // Five addresses and the catch-all probe, DROP_AFTER_RCPTS answers a session.
+    assert.equal(p.stats.sessions, Math.ceil((users.length + 1) / DROP_AFTER_RCPTS));
+  });
+
+  test('replies one place off (MAIL answered twice) are matched to nobody: unknown, never valid', async () => {
+    const p = prober();
+    const users = ['nobody', 'alice', 'nobody2'];
+    const outcomes = await p.probeMany(users.map((u) => `${u}@${D.doubleReply}`), await dns.lookupMail(D.doubleReply));
+    p.close();
+    for (const o of outcomes) {
+      assert.equal(o.status, 'unknown', `${o.email}: ${o.status}`);
+      assert.equal(o.detail, 'protocol_error');
+      assert.equal(o.catchAll, null);
+    }
+  });
+
+  test('a server that cuts a session after a few errors: the prober stays under its limit, or asks the cut-off recipients again', async () => {
+    const users = ['alice', 'n0', 'n1', 'n2', 'bob', 'n3', 'n4', 'n5', 'n6', 'n7', 'alice', 'n8', 'n9'];
+    const emails = users.map((u) => `${u}@${D.errorLimit}`);
+    const truth = users.map((u) => (u.startsWith('n') ? 'user_unknown' : 'accepted'));
+    const route = await dns.lookupMail(D.errorLimit);
+    // Told the limit: never cut off.
+    const under = prober({ maxErrorsPerSession: PEER_ERROR_LIMIT - 1 });
+    const a = await under.probeMany(emails, route);
+    under.close();
+    assert.deepEqual(a.map((o) => o.status), truth);
+    assert.equal(under.stats.cutOff, 0);
+    // Not told: cut off with 421 in the middle of a group, and every recipient still right (none `blocked`).
+    const over = prober({ maxErrorsPerSession: 9 });
+    const b = await over.probeMany(emails, route);
+    over.close();
+    assert.deepEqual(b.map((o) => o.status), truth);
+    assert.ok(over.stats.cutOff >= 1, `cut off ${over.stats.cutOff} times`);
+  });
+
+  test('a parked session without room in its error budget is not given a new chunk (it would ask nothing)', async () => {
+    // Regression (issue 16): a bulk job's second batch of a domain got a session with one
+    // error left and its catch-all probe took that one: every address came back unknown.
+    // (catchAllTtlMs 0: the second batch asks its own random address.)
+    const p = prober({ maxErrorsPerSession: 3, catchAllTtlMs: 0 });
+    const route = await dns.lookupMail(D.valid);
+    const first = await p.probeMany([`alice@${D.valid}`, `nobody1@${D.valid}`], route);
+    const second = await p.probeMany([`bob@${D.valid}`], route);
+    p.close();
+    assert.deepEqual(first.map((o) => o.status), ['accepted', 'user_unknown']);
+    assert.equal(second[0]?.status, 'accepted');
+    assert.equal(second[0]?.catchAll, false);
+    assert.equal(p.stats.sessions, 2);
+  });
+
+  test("a domain's catch-all answer is remembered: a later batch asks no random address", async () => {
+    const p = prober();
+    const route = await dns.lookupMail(D.catchAll);
+    const [a] = await p.probeMany([`first@${D.catchAll}`], route);
+    const asked = p.stats.recipients;
+    const [b] = await p.probeMany([`second@${D.catchAll}`], route);
+    p.close();
+    assert.equal(a?.catchAll, true);
+    assert.equal(asked, 2, 'the first batch asks the random address');
+    assert.equal(b?.catchAll, true);
+    assert.equal(p.stats.recipients, asked + 1, 'the second asks only its own address');
+  });
+
+  test('a session is reused across domains that share an MX address, and its error count goes with it', async () => {
+    const p = prober();
+    const valid = await p.probeMany(['alice', 'nobody'].map((u) => `${u}@${D.valid}`), await dns.lookupMail(D.valid));
+    const catchAll = await p.probeMany([`whoever@${D.catchAll}`], await dns.lookupMail(D.catchAll));
+    p.close();
+    assert.deepEqual(valid.map((o) => o.status), ['accepted', 'user_unknown']);
+    assert.equal(catchAll[0]?.status, 'accepted');
+    assert.equal(catchAll[0]?.catchAll, true);
+    assert.equal(catchAll[0]?.tls, true);
+    assert.equal(p.stats.sessions, 1, 'catchall.test has the same MX as valid.test');
+    assert.equal(p.stats.reused, 1);
+  });
 });
 
 describe('hostile and unusual peers', () => {
@@ -173,12 +288,15 @@ describe('hostile and unusual peers', () => {
     assert.equal(p.stats.sessions, 2);
   });
 
-  test('452 4.5.3 to the second recipient: the catch-all probe moves to its own session', async () => {
+  test('452 4.5.3 to the second recipient: the catch-all probe moves to its own envelope', async () => {
     const p = prober();
     const o = await p.probe(`alice@${D.strict}`, await dns.lookupMail(D.strict));
     assert.equal(o.status, 'accepted');
-    assert.equal(o.catchAll, false, 'decided by the random address in a second session');
-    assert.equal(p.stats.sessions, 2);
+    assert.equal(o.catchAll, false, 'decided by the random address in an envelope of its own');
+    // The limit is per message: a second envelope of the parked session asks it.
+    assert.equal(p.stats.sessions, 1);
+    assert.equal(p.stats.reused, 1);
+    p.close();
   });
 
   test('a server that takes one recipient per message still gets every address asked, one per envelope', async () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { BlockList, isIP, isIPv6 } from 'node:net';
 import { isPrivateAddress } from './address-guard.js';
-import { HostLimiter } from './host-limiter.js';
+import { HostLimiter, type HostSlot } from './host-limiter.js';
 import { PROVIDER_RULES, ruleFor, type ProviderRule } from './provider-rules.js';
 import { classifyRcptReply, classifySessionReply, isRecipientLimit } from './reply-classify.js';
 import { SessionFailure, SessionRefused, SmtpSession, type SessionFailureKind } from './smtp-session.js';
@@ -47,8 +47,16 @@ export interface SmtpProberOptions {
   overallTimeoutMs?: number;
   /** Concurrent sessions per MX address. Default 2. */
   perHostConcurrency?: number;
-  /** Recipients asked in one session before a new one is opened. Default 50. */
+  /**
+   * Recipients asked in one session (over every domain it served) before it is closed.
+   * Default 200.
+   */
   maxRecipientsPerSession?: number;
+  /**
+   * How long an open session waits, parked, for more recipients at its MX address (from any
+   * domain) before it is closed. Default 2 s (Postfix's `smtp_connection_cache_time_limit`).
+   */
+  sessionIdleMs?: number;
   /**
    * Rejected recipients after which a session is closed: servers slow down or drop
    * clients that collect errors (Postfix delays every reply once a client has 10). An envelope never
@@ -65,6 +73,11 @@ export interface SmtpProberOptions {
   starttls?: boolean;
   /** Run the catch-all probe. Default true. */
   catchAll?: boolean;
+  /**
+   * How long a domain's catch-all answer is reused by later calls instead of probing a
+   * random address again (a batch's own unknown user still decides). Default 10 min.
+   */
+  catchAllTtlMs?: number;
   /** Provider rules, by provider id. Default {@link PROVIDER_RULES}. */
   rules?: Readonly<Record<string, ProviderRule>>;
   /** Random local part for the catch-all probe (injectable for tests). */
@@ -78,6 +91,31 @@ interface Target {
   host: string;
   address: string;
 }
+
+/** A session with what it has used of its server's patience, kept across domains. */
+interface OpenSession {
+  session: SmtpSession;
+  address: string;
+  /** Rejected recipients so far (the server's error counter). */
+  errors: number;
+  recipients: number;
+  envelopes: number;
+  /** Recipients per envelope this server takes (1 after a 452 4.5.3). */
+  size: number;
+  /** Its last envelope has been sent (without RSET): only QUIT may follow. */
+  spent: boolean;
+  closed: boolean;
+}
+
+/**
+ * RSETs per session at most: Postfix counts RSET as a "junk" command and, past
+ * `smtpd_junk_command_limit` (100), each one as an error.
+ */
+const MAX_ENVELOPES_PER_SESSION = 50;
+/** A session with at most this share of its error budget left takes one last envelope and closes. */
+const RETIRE_AT_BUDGET_SHARE = 1 / 3;
+/** Recipients a lane takes from a domain's list at a time (and so how many lanes a list gets). */
+const LANE_CHUNK = 50;
 
 /** What one session achieved for a chunk of recipients. */
 interface SessionRun {
@@ -137,6 +175,27 @@ function failureStatus(kind: SessionFailureKind): { status: SmtpStatus; detail: 
   }
 }
 
+/** Enhanced status codes (RFC 3463) about a destination mailbox (x.1.1–x.1.6) or the sender (x.1.7, x.1.8). */
+const DESTINATION_CODE = /^[245]\.1\.[1-6]$/;
+const SENDER_CODE = /^[245]\.1\.[78]$/;
+
+/**
+ * Whether each reply can be the answer to the command in its place, as far as the replies
+ * say: MAIL is not answered about a recipient, a RCPT not about the sender, and RSET
+ * (always last) with a plain success. A reply shifted by one (a server that answered a
+ * command twice, or ran two replies together) usually lands on one of these.
+ */
+export function repliesFit(commands: readonly string[], replies: readonly SmtpReply[]): boolean {
+  return replies.every((reply, i) => {
+    const command = commands[i] ?? '';
+    const enhanced = reply.enhanced ?? '';
+    if (command.startsWith('MAIL')) return !DESTINATION_CODE.test(enhanced);
+    if (command.startsWith('RCPT')) return !SENDER_CODE.test(enhanced) && !(reply.code >= 200 && reply.code < 300 && /^2\.1\.0$/.test(enhanced) && replies[0]?.enhanced === '2.1.0' && replies[0]?.text === reply.text);
+    if (command === 'RSET') return reply.code >= 200 && reply.code < 300 && !/^2\.1\./.test(enhanced);
+    return true;
+  });
+}
+
 /**
  * The SMTP mailbox probe (issue 3, item 6). For the addresses of one domain it connects to
  * the MX hosts in preference order (next host on connection failure or a 421 greeting),
@@ -153,13 +212,17 @@ export class SmtpProber {
     rules: Readonly<Record<string, ProviderRule>>;
     randomLocalPart: () => string;
   };
-  private readonly limiter: HostLimiter;
+  private readonly limiter: HostLimiter<OpenSession>;
   /**
-   * Counters since construction: sessions opened (after a greeting), RCPT commands sent, and
-   * the most sessions holding a per-host slot at once (connecting or open).
+   * Counters since construction: sessions opened (after a greeting), RCPT commands sent,
+   * chunks that reused a session opened for another chunk or domain, sessions the server
+   * cut with a 421 in the middle (an error limit we did not know), and the most sessions
+   * open at once (greeted and not yet closed, parked ones included).
    */
-  readonly stats = { sessions: 0, recipients: 0, peakOpen: 0 };
+  readonly stats = { sessions: 0, recipients: 0, reused: 0, cutOff: 0, peakOpen: 0 };
   private open = 0;
+  /** Catch-all answers per domain, for `catchAllTtlMs`. */
+  private readonly catchAllAnswers = new Map<string, { value: boolean; until: number }>();
   /** TLS sessions per MX address, so the next STARTTLS can resume instead of a full handshake. */
   private readonly tlsSessions = new Map<string, Buffer>();
   private readonly restrictTo: BlockList | null = null;
@@ -179,7 +242,9 @@ export class SmtpProber {
       commandTimeoutMs: 30_000,
       overallTimeoutMs: 60_000,
       perHostConcurrency: 2,
-      maxRecipientsPerSession: 50,
+      maxRecipientsPerSession: 200,
+      sessionIdleMs: 2000,
+      catchAllTtlMs: 10 * 60_000,
       maxErrorsPerSession: 9,
       recipientsPerEnvelope: 10,
       starttls: true,
@@ -188,7 +253,7 @@ export class SmtpProber {
       rules: options.rules ?? PROVIDER_RULES,
       randomLocalPart: options.randomLocalPart ?? randomLocal,
     };
-    this.limiter = new HostLimiter(this.o.perHostConcurrency);
+    this.limiter = new HostLimiter<OpenSession>(this.o.perHostConcurrency, this.o.sessionIdleMs, (open) => this.closeSession(open));
     this.proxy = options.proxy;
     if (options.restrictTo) {
       this.restrictTo = new BlockList();
@@ -199,6 +264,11 @@ export class SmtpProber {
         this.restrictTo.addSubnet(net, Number(bits ?? (family === 'ipv6' ? 128 : 32)), family);
       }
     }
+  }
+
+  /** Closes the sessions parked for reuse (they would close by themselves after `sessionIdleMs`). */
+  close(): void {
+    this.limiter.closeIdle();
   }
 
   /** Probes one address. */
@@ -241,19 +311,23 @@ export class SmtpProber {
     }
     const rule = ruleFor(route.providers, this.o.rules);
     const wantCatchAll = this.o.catchAll && rule.catchAllProbe !== 'skip';
+    // A domain's catch-all answer found by an earlier call is reused for a while: a bulk job
+    // probes a domain in many small batches, and each random address costs an error.
+    const knownCatchAll = wantCatchAll ? this.cachedCatchAll(route.domain) : null;
     const randomAddress = `${this.o.randomLocalPart()}@${route.domain}`;
     const perEnvelope = Math.max(1, Math.min(this.o.recipientsPerEnvelope, rule.recipientsPerEnvelope ?? Infinity));
     let randomReply: SmtpReply | null = null;
     let randomAsked = false;
     let fruitlessLosses = 0;
+    const chunkSize = Math.max(1, Math.min(LANE_CHUNK, this.o.maxRecipientsPerSession));
 
     // Sessions of one domain run side by side (up to the per-host limit), each taking the
     // next chunk of the shared list: a list of one big domain is not probed one session
     // after the other. Recipients a session could not ask go back to the front.
     const lane = async (): Promise<void> => {
       while (pending.length > 0) {
-        const chunk = pending.splice(0, this.o.maxRecipientsPerSession);
-        const probeRandom = wantCatchAll && rule.catchAllProbe === 'same_session' && !randomAsked ? randomAddress : null;
+        const chunk = pending.splice(0, chunkSize);
+        const probeRandom = wantCatchAll && knownCatchAll === null && rule.catchAllProbe === 'same_session' && !randomAsked ? randomAddress : null;
         if (probeRandom) randomAsked = true;
         const run = await this.session(targets, chunk.map((i) => results[i]?.email ?? ''), probeRandom, perEnvelope);
         for (const [j, answer] of run.answered) {
@@ -276,11 +350,17 @@ export class SmtpProber {
         pending.length = 0;
       }
     };
-    const lanes = Math.max(1, Math.min(this.o.perHostConcurrency, Math.ceil(pending.length / this.o.maxRecipientsPerSession)));
+    const lanes = Math.max(1, Math.min(this.o.perHostConcurrency, Math.ceil(pending.length / chunkSize)));
     await Promise.all(Array.from({ length: lanes }, lane));
 
     if (wantCatchAll) {
-      const catchAll = await this.catchAll(results, rule, targets, randomAddress, randomReply);
+      // This batch's own evidence (an unknown user) wins over a remembered answer.
+      const catchAll = results.some((r) => r.status === 'user_unknown')
+        ? false
+        : results.some((r) => r.status === 'accepted')
+          ? (knownCatchAll ?? (await this.catchAll(results, rule, targets, randomAddress, randomReply)))
+          : null;
+      if (catchAll !== null) this.rememberCatchAll(route.domain, catchAll);
       for (const r of results) if (MAILBOX_ANSWERS.has(r.status)) r.catchAll = catchAll;
     }
     if (rule.acceptMeansUnknown) {
@@ -301,7 +381,8 @@ export class SmtpProber {
     if (!results.some((r) => r.status === 'accepted')) return null;
     let reply = sameSession;
     if (!reply || isRecipientLimit(reply) || rule.catchAllProbe === 'own_session') {
-      const run = await this.session(targets, [randomAddress], null, 1);
+      // `own_session` means a connection of its own, never one that asked real addresses.
+      const run = await this.session(targets, [randomAddress], null, 1, rule.catchAllProbe === 'own_session');
       reply = run.answered.get(0)?.reply ?? null;
     }
     if (!reply) return null;
@@ -335,20 +416,37 @@ export class SmtpProber {
   }
 
   /**
-   * One session for a chunk of recipients: the first MX address that answers with a
-   * greeting, then envelopes of (MAIL, RCPT…, RSET).
+   * One session for a chunk of recipients: a parked session at the first MX address that
+   * has one, else the first MX address that answers with a greeting; then envelopes of
+   * (MAIL, RCPT…, RSET). A session with patience left is parked for the next chunk.
+   * `fresh`: a new connection, closed after use (the catch-all probe of `own_session` rules).
    */
-  private async session(targets: Target[], emails: readonly string[], randomAddress: string | null, perEnvelope: number): Promise<SessionRun> {
+  private async session(targets: Target[], emails: readonly string[], randomAddress: string | null, perEnvelope: number, fresh = false): Promise<SessionRun> {
     const run: SessionRun = { answered: new Map(), leftover: emails.map((_, j) => j), failure: null, randomReply: null, target: null, tls: false };
     const deadline = Date.now() + this.o.overallTimeoutMs;
-    let session: SmtpSession | null = null;
-    let release: (() => void) | null = null;
+    let open: OpenSession | null = null;
+    let slot: HostSlot<OpenSession> | null = null;
     let lastFailure: SessionRun['failure'] = null;
     let sawTimeout = false;
     for (const target of targets) {
-      release = this.counted(await this.limiter.acquire(`${target.address}:${this.o.port}`));
+      slot = await this.limiter.acquire(`${target.address}:${this.o.port}`);
+      const parked = slot.reused;
+      // A parked session must have room for one recipient (and the random one) within its
+      // error budget, or it would take the chunk and ask nothing.
+      const room = parked ? this.o.maxErrorsPerSession - parked.errors - (randomAddress ? 1 : 0) : 0;
+      if (parked && parked.session.usable && !fresh && room >= 1) {
+        parked.session.hold(true);
+        parked.session.setDeadline(deadline);
+        open = parked;
+        run.target = target;
+        run.tls = parked.session.tls;
+        this.stats.reused++;
+        break;
+      }
+      // Closed by the server while parked, spent, or a fresh one is wanted: the slot is ours to open a new one.
+      if (parked) this.closeSession(parked);
       try {
-        session = await SmtpSession.open({
+        const session = await SmtpSession.open({
           address: target.address,
           port: this.o.port,
           hostname: target.host,
@@ -361,13 +459,15 @@ export class SmtpProber {
           proxy: this.proxy,
         });
         if (session.tlsSessionData) this.rememberTls(target.address, session.tlsSessionData);
+        open = { session, address: target.address, errors: 0, recipients: 0, envelopes: 0, size: Infinity, spent: false, closed: false };
+        this.stats.sessions++;
+        this.stats.peakOpen = Math.max(this.stats.peakOpen, ++this.open);
         run.target = target;
         run.tls = session.tls;
-        this.stats.sessions++;
         break;
       } catch (err) {
-        release();
-        release = null;
+        slot.release();
+        slot = null;
         run.target = target;
         if (err instanceof SessionRefused) {
           lastFailure = { status: classifySessionReply(err.reply), detail: null, reply: err.reply, kind: 'refused' };
@@ -384,22 +484,43 @@ export class SmtpProber {
         if (Date.now() >= deadline) break;
       }
     }
-    if (!session || !release) {
+    if (!open || !slot) {
       // Every host failed: a refusal (421) says more than a refused port; a time-out more than a refusal.
       if (lastFailure?.kind === 'connect_refused' && sawTimeout) lastFailure = { status: 'timeout', detail: 'connect_timeout', reply: null, kind: 'connect_timeout' };
       run.failure = lastFailure ?? { status: 'unreachable', detail: 'connection_refused', reply: null, kind: 'connect_refused' };
       return run;
     }
+    let reusable = false;
     try {
-      await this.envelopes(session, emails, randomAddress, perEnvelope, run);
+      await this.envelopes(open, emails, randomAddress, perEnvelope, run);
+      reusable = !fresh && !run.failure && open.session.usable && this.patienceLeft(open);
     } finally {
-      session.quit();
-      release();
+      if (reusable) {
+        open.session.hold(false);
+        slot.park(open);
+      } else {
+        this.closeSession(open);
+        slot.release();
+      }
     }
     return run;
   }
 
-  private async envelopes(session: SmtpSession, emails: readonly string[], randomAddress: string | null, perEnvelope: number, run: SessionRun): Promise<void> {
+  /** Whether a session may take another envelope without nearing its server's limits. */
+  private patienceLeft(open: OpenSession): boolean {
+    return !open.spent && open.errors < this.o.maxErrorsPerSession && open.recipients < this.o.maxRecipientsPerSession && open.envelopes < MAX_ENVELOPES_PER_SESSION;
+  }
+
+  /** Says QUIT and counts the session closed (once). */
+  private closeSession(open: OpenSession): void {
+    if (open.closed) return;
+    open.closed = true;
+    this.open--;
+    open.session.quit();
+  }
+
+  private async envelopes(open: OpenSession, emails: readonly string[], randomAddress: string | null, perEnvelope: number, run: SessionRun): Promise<void> {
+    const { session } = open;
     const unanswered = () => emails.map((_, i) => i).filter((i) => !run.answered.has(i));
     const utf8 = emails.some((e) => /[\u0080-\u{10ffff}]/u.test(e));
     if (utf8 && !session.extensions.has('SMTPUTF8')) {
@@ -409,72 +530,104 @@ export class SmtpProber {
     }
     const mailFrom = `MAIL FROM:<${this.o.from}>${utf8 ? ' SMTPUTF8' : ''}`;
     const todo = emails.map((_, j) => j);
-    let size = perEnvelope;
-    let errors = 0;
     let askRandom = randomAddress !== null;
     while (todo.length > 0) {
-      // Worst case every recipient of the envelope is rejected: never go past the budget.
-      const budget = this.o.maxErrorsPerSession - errors - (askRandom ? 1 : 0);
-      if (budget <= 0 && errors > 0) break;
-      const batch = todo.splice(0, Math.max(1, Math.min(size, budget)));
+      // Worst case every recipient of the envelope is rejected: never go past the budget
+      // (Postfix slows every reply down once a client has 10 errors, and cuts it at 20).
+      const budget = this.o.maxErrorsPerSession - open.errors - (askRandom ? 1 : 0);
+      if (budget <= 0 && open.errors > 0) break;
+      if (open.recipients >= this.o.maxRecipientsPerSession || open.envelopes >= MAX_ENVELOPES_PER_SESSION) break;
+      const size = Math.min(perEnvelope, open.size, this.o.maxRecipientsPerSession - open.recipients);
+      // Little budget left: this envelope is the session's last. It may hold one recipient
+      // more than the budget, because a server that slows down after N errors (Postfix:
+      // "error count >= soft limit" before each reply) still answers the Nth error at
+      // once, and the only reply after it is QUIT's, which nobody waits for. Spending the
+      // rest of the budget a few recipients per round trip would cost more than a new session.
+      const last = !askRandom && open.errors > 0 && budget <= this.o.maxErrorsPerSession * RETIRE_AT_BUDGET_SHARE;
+      const batch = todo.splice(0, Math.max(1, Math.min(size, last ? budget + 1 : budget)));
       const commands = [mailFrom];
       batch.forEach((j, k) => {
         commands.push(`RCPT TO:<${emails[j]}>`);
         // The random address follows the first real one, so the real answer comes first.
         if (k === 0 && askRandom) commands.push(`RCPT TO:<${randomAddress}>`);
       });
-      commands.push('RSET');
+      if (!last) commands.push('RSET');
+      else open.spent = true;
       const withRandom = askRandom;
       askRandom = false;
-      this.stats.recipients += batch.length + (withRandom ? 1 : 0);
-      const { replies, failure } = await session.exchange(commands);
+      const asked = batch.length + (withRandom ? 1 : 0);
+      this.stats.recipients += asked;
+      open.recipients += asked;
+      open.envelopes++;
+      let { replies, failure } = await session.exchange(commands);
+      if (!failure && !repliesFit(commands, replies)) {
+        // A reply in the wrong place (a MAIL answer where a RCPT answer belongs, a RSET
+        // answered like a recipient): the replies cannot be matched to the recipients.
+        failure = session.unmatched('replies do not fit the commands');
+        replies = [];
+      }
       const mail = replies[0];
-      if (mail && mail.code !== 250) {
+      if (mail && mail.code !== 250 && mail.code !== 421) {
         // The server refuses our sender: every remaining recipient gets that answer.
         run.failure = { status: classifySessionReply(mail), detail: 'sender_refused', reply: mail, kind: 'refused' };
         run.leftover = unanswered();
         return;
       }
+      // 421 is the server closing the session (Postfix's "too many errors", an idle or
+      // shutdown notice): it answers no recipient, and those from there on are asked again.
+      let closing: SmtpReply | null = mail?.code === 421 ? mail : null;
       let r = 1;
       const retry: number[] = [];
       batch.forEach((j, k) => {
-        const rcpt = replies[r++];
-        const random = k === 0 && withRandom ? replies[r++] : undefined;
+        const rcpt = closing ? undefined : replies[r++];
+        const random = !closing && k === 0 && withRandom ? replies[r++] : undefined;
+        if (rcpt?.code === 421 || random?.code === 421) closing ??= rcpt?.code === 421 ? rcpt : (random ?? null);
+        if (closing) return;
         if (random) {
           run.randomReply = random;
-          if (random.code >= 400) errors++;
+          if (random.code >= 400) open.errors++;
         }
         if (!rcpt) return;
         if (k > 0 && isRecipientLimit(rcpt)) {
           // This server takes fewer recipients per message: ask again, one per envelope.
           retry.push(j);
-          size = 1;
+          open.size = 1;
           return;
         }
         const status = classifyRcptReply(rcpt);
         run.answered.set(j, { status, reply: rcpt });
-        if (rcpt.code >= 400) errors++;
+        if (rcpt.code >= 400) open.errors++;
       });
       todo.unshift(...retry);
+      if (closing) {
+        this.stats.cutOff++;
+        session.destroy();
+        run.failure = { status: classifySessionReply(closing), detail: null, reply: closing, kind: 'connection_lost' };
+        run.leftover = unanswered();
+        return;
+      }
       if (failure) {
         const { status, detail } = failureStatus(failure.kind);
         run.failure = { status, detail, reply: null, kind: failure.kind };
         run.leftover = unanswered();
         return;
       }
+      if (open.spent) break;
     }
     run.leftover = unanswered();
   }
 
-  /** Counts a held per-host slot in `stats.peakOpen` until it is released. */
-  private counted(release: () => void): () => void {
-    this.stats.peakOpen = Math.max(this.stats.peakOpen, ++this.open);
-    let held = true;
-    return () => {
-      if (held) this.open--;
-      held = false;
-      release();
-    };
+  private cachedCatchAll(domain: string): boolean | null {
+    const hit = this.catchAllAnswers.get(domain.toLowerCase());
+    if (!hit) return null;
+    if (hit.until > Date.now()) return hit.value;
+    this.catchAllAnswers.delete(domain.toLowerCase());
+    return null;
+  }
+
+  private rememberCatchAll(domain: string, value: boolean): void {
+    if (this.catchAllAnswers.size >= 10_000) this.catchAllAnswers.clear();
+    this.catchAllAnswers.set(domain.toLowerCase(), { value, until: Date.now() + this.o.catchAllTtlMs });
   }
 
   private rememberTls(address: string, data: Buffer): void {
