@@ -258,6 +258,12 @@ class Instance {
 
   /** Runs one job; rejects on failure, time-out or abort (then the instance is dead). */
   convert(job: LibreOfficeJob, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    // soffice may have died after the job was handed to this instance (while its input was
+    // staged): its exit found no job to fail, so nothing would ever answer this one. Fail it
+    // as a crash at once; the pool retries it on the restarted instance.
+    if (this.crashed || !this.ready) {
+      return Promise.reject(new ConversionError('conversion_failed', 'LibreOffice crashed while converting the document.', { detail: 'soffice exited before the job was sent' }));
+    }
     const id = randomBytes(8).toString('hex');
     return new Promise<void>((resolve, reject) => {
       const timer: { t?: NodeJS.Timeout; rss?: NodeJS.Timeout } = {};
