@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
 import type { Database } from '@mailconv/platform';
 import type { ConversionsTable, ConvertTables } from '../db/schema.js';
 
@@ -7,6 +7,11 @@ export type ConversionRow = Selectable<ConversionsTable>;
 /** The status values of convert-decisions.md item 6. */
 export const CONVERSION_STATUSES = ['queued', 'processing', 'completed', 'failed', 'shredded', 'expired'] as const;
 export type ConversionStatus = (typeof CONVERSION_STATUSES)[number];
+
+/** The record as long as `owner` still holds its lease on a running conversion. */
+function held(id: string, owner: string) {
+  return (eb: ExpressionBuilder<ConvertTables, 'conversions'>) => eb.and([eb('id', '=', id), eb('lease_owner', '=', owner), eb('status', '=', 'processing')]);
+}
 
 /** Statuses after which nothing changes a record any more. */
 const FINAL: readonly ConversionStatus[] = ['shredded', 'expired'];
@@ -67,7 +72,7 @@ export class ConversionsRepository {
 
   /** Extends `owner`'s lease; false when it was lost (expired and taken over) or the record moved on (shredded). */
   async renew(id: string, owner: string, until: Date): Promise<boolean> {
-    const r = await this.database.db.updateTable('conversions').set({ lease_until: until.toISOString() }).where('id', '=', id).where('lease_owner', '=', owner).where('status', '=', 'processing').executeTakeFirst();
+    const r = await this.database.db.updateTable('conversions').set({ lease_until: until.toISOString() }).where(held(id, owner)).executeTakeFirst();
     return r.numUpdatedRows > 0n;
   }
 
@@ -80,9 +85,7 @@ export class ConversionsRepository {
     const r = await this.database.db
       .updateTable('conversions')
       .set({ ...fields, lease_owner: null, lease_until: null })
-      .where('id', '=', id)
-      .where('lease_owner', '=', owner)
-      .where('status', '=', 'processing')
+      .where(held(id, owner))
       .executeTakeFirst();
     return r.numUpdatedRows > 0n;
   }
@@ -92,9 +95,7 @@ export class ConversionsRepository {
     const r = await this.database.db
       .updateTable('conversions')
       .set((eb) => ({ status: 'queued', lease_owner: null, lease_until: null, started_at: null, attempts: eb('attempts', '-', 1) }))
-      .where('id', '=', id)
-      .where('lease_owner', '=', owner)
-      .where('status', '=', 'processing')
+      .where(held(id, owner))
       .executeTakeFirst();
     return r.numUpdatedRows > 0n;
   }
