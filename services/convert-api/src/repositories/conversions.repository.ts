@@ -146,7 +146,12 @@ export class ConversionsRepository {
   /** Moves a record to `shredded` or `expired`; the previous row, or undefined if it was already final. */
   async close(id: string, status: 'shredded' | 'expired', now: Date): Promise<ConversionRow | undefined> {
     return this.database.writeTransaction(async (trx) => {
-      const row = await trx.selectFrom('conversions').selectAll().where('id', '=', id).executeTakeFirst();
+      let query = trx.selectFrom('conversions').selectAll().where('id', '=', id);
+      // The row lock makes a claim made at the same moment either finish first (we then see
+      // `processing` and its holder, and stop it) or not happen at all; without it a shred
+      // could read `queued` while a worker was claiming, and leave that worker running.
+      if (this.database.dialect === 'postgres') query = query.forUpdate();
+      const row = await query.executeTakeFirst();
       if (!row || FINAL.includes(row.status as ConversionStatus)) return undefined;
       await trx
         .updateTable('conversions')
