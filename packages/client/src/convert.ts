@@ -110,7 +110,11 @@ export class ConvertClient {
    */
   async download(record: Conversion, path: string, onProgress?: (bytes: number, total: number | undefined) => void): Promise<SavedFile> {
     if (record.status !== 'completed' || !record.download_url || !record.output) throw new Error(`conversion ${record.id} is ${record.status}; there is no output to download`);
-    const { response, headers } = await this.http.raw('GET', record.download_url, { timeoutMs: 600_000 });
+    // The key goes only to the client's own origin: a download URL naming another host (a
+    // misconfigured public base URL) is fetched by its path on the base URL instead.
+    const named = new URL(record.download_url);
+    const url = named.origin === new URL(this.http.baseUrl).origin ? named.toString() : this.http.url(`/api/v1/jobs/${encodeURIComponent(record.id)}/download/${encodeURIComponent(record.download_token ?? '')}`);
+    const { response, headers } = await this.http.raw('GET', url, { timeoutMs: 600_000 });
     const announced = sha256FromDigest(headers);
     const expected = record.output.sha256;
     if (announced && announced !== expected) throw new ChecksumError(expected, announced);

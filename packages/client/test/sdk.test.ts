@@ -243,6 +243,10 @@ describe('ConvertClient against the running conversion service (real engines)', 
     const forged = { ...record, output: { ...record.output!, sha256: '0'.repeat(64) } };
     await assert.rejects(client.download(forged, path), (e: unknown) => e instanceof ChecksumError);
     await assert.rejects(stat(path), { code: 'ENOENT' });
+    // A download URL naming another origin (loopback here, port 9: nothing listens) is not followed with the key: the path on the base URL is used.
+    const elsewhere = { ...record, download_url: record.download_url!.replace(/^http:\/\/127\.0\.0\.1:\d+/, 'http://127.0.0.2:9') };
+    const viaBase = await client.download(elsewhere, join(work, 'ok.webp'));
+    assert.equal(viaBase.sha256, record.output!.sha256);
     const shredded = await client.shred(record.id);
     assert.equal(shredded.status, 'shredded');
     await assert.rejects(client.download(record, path), (e: unknown) => e instanceof ApiError && e.status === 410);
