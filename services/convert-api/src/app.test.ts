@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
-import { assertOpenApiComplete, createTestDatabase, testBackends } from '@mailconv/platform/testing';
+import { assertOpenApiComplete, createTestDatabase, testBackends, assertAnswersMatchDocument, recordAnswers, type RecordedAnswer } from '@mailconv/platform/testing';
 import { buildApp, CONVERT_KEY_PREFIX } from './app.js';
 import { loadConvertConfig } from './config.js';
 import { CONVERT_MIGRATIONS } from './db/migrations.js';
@@ -16,6 +16,7 @@ const clock = () => new Date(NOW.getTime() + 1000 * tick++);
 
 for (const backend of testBackends()) {
   describe(`conversion API (account) on ${backend}`, () => {
+    let answers: RecordedAnswer[] = [];
     let drop: () => Promise<void>;
     let url: string;
     let app: ServiceApp;
@@ -31,6 +32,7 @@ for (const backend of testBackends()) {
       ({ url, drop } = await createTestDatabase(backend));
       storage = await mkdtemp(join(tmpdir(), 'convert-api-storage-'));
       app = await start();
+      answers = recordAnswers(app);
       admin = await openServiceCore({ database: loadConvertConfig({ CONVERT_DATABASE_URL: url }).database, migrations: CONVERT_MIGRATIONS, keyPrefix: CONVERT_KEY_PREFIX });
       const api = await admin.accounts.createAccount({ email: 'api@example.test', plan: 'api' }, clock());
       const free = await admin.accounts.createAccount({ email: 'free@example.test', plan: 'free' }, clock());
@@ -124,6 +126,12 @@ for (const backend of testBackends()) {
       assert.deepEqual(Object.keys(doc.components.securitySchemes), ['bearerAuth']);
       const errorEnum = doc.paths['/api/v1/account/limits']!.get!.responses['401']!.content['application/json']!.schema.properties.error.enum;
       assert.deepEqual([...errorEnum].sort(), [...CONVERT_ERROR_CODES].sort());
+    });
+
+    // Last: every answer the tests above provoked, checked against the served document.
+    test('every answer matches the OpenAPI document (status, headers, body)', async () => {
+      const covered = await assertAnswersMatchDocument(app, answers);
+      assert.ok(covered.size > 0);
     });
   });
 }

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
-import { assertOpenApiComplete, createTestDatabase, testBackends } from '@mailconv/platform/testing';
+import { assertOpenApiComplete, createTestDatabase, testBackends, assertAnswersMatchDocument, recordAnswers, type RecordedAnswer } from '@mailconv/platform/testing';
 import { buildApp, EMAIL_KEY_PREFIX } from './app.js';
 import { loadEmailConfig } from './config.js';
 import { EMAIL_MIGRATIONS } from './db/migrations.js';
@@ -14,6 +14,7 @@ const clock = () => new Date(NOW.getTime() + 1000 * tick++);
 
 for (const backend of testBackends()) {
   describe(`email API on ${backend}`, () => {
+    let answers: RecordedAnswer[] = [];
     let drop: () => Promise<void>;
     let url: string;
     let app: ServiceApp;
@@ -27,6 +28,7 @@ for (const backend of testBackends()) {
     before(async () => {
       ({ url, drop } = await createTestDatabase(backend));
       app = await start();
+      answers = recordAnswers(app);
       // A second connection, as the admin CLI would open it.
       admin = await openServiceCore({ database: loadEmailConfig({ EMAIL_DATABASE_URL: url }).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
       const scale = await admin.accounts.createAccount({ email: 'owner@example.test', plan: 'scale' }, clock());
@@ -185,6 +187,12 @@ for (const backend of testBackends()) {
       const keys = (await get('/api/dashboard/api-keys', bearer(freeKey))).json().keys as Array<{ last_used: string | null }>;
       assert.ok(keys[0]!.last_used, 'last_used set after the buffered usage was flushed on close');
       assert.ok(freeAccountId);
+    });
+
+    // Last: every answer the tests above provoked, checked against the served document.
+    test('every answer matches the OpenAPI document (status, headers, body)', async () => {
+      const covered = await assertAnswersMatchDocument(app, answers);
+      assert.ok(covered.size > 0);
     });
   });
 }

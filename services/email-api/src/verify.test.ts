@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
-import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
+import { createTestDatabase, testBackends, assertAnswersMatchDocument, recordAnswers, type RecordedAnswer } from '@mailconv/platform/testing';
 import { D, useRig, type RigHandle } from '@mailconv/test-rig';
 import { buildApp, EMAIL_KEY_PREFIX, engineFromConfig } from './app.js';
 import { loadEmailConfig, type EmailConfig } from './config.js';
@@ -12,6 +12,7 @@ const json = { 'content-type': 'application/json' };
 
 for (const backend of testBackends()) {
   describe(`verification endpoints on ${backend}, against the loopback DNS/SMTP rig`, () => {
+    let answers: RecordedAnswer[] = [];
     let rig: RigHandle;
     let drop: () => Promise<void>;
     let config: EmailConfig;
@@ -40,6 +41,7 @@ for (const backend of testBackends()) {
         EMAIL_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128',
       });
       app = await buildApp(config);
+      answers = recordAnswers(app);
       admin = await openServiceCore<EmailTables>({ database: config.database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
       for (const plan of ['free', 'starter', 'growth', 'scale']) {
         const r = await admin.accounts.createAccount({ email: `${plan}@example.test`, plan });
@@ -278,6 +280,12 @@ for (const backend of testBackends()) {
       } finally {
         await plain.close();
       }
+    });
+
+    // Last: every answer the tests above provoked, checked against the served document.
+    test('every answer matches the OpenAPI document (status, headers, body)', async () => {
+      const covered = await assertAnswersMatchDocument(app, answers);
+      assert.ok(covered.size > 0);
     });
   });
 }

@@ -1,26 +1,67 @@
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { Type, type Static, type TSchema } from 'typebox';
+import { AppError } from '../errors/app-error.js';
+import { describeValidation } from './error-handler.js';
 
 /**
  * Schema helpers that stay within OpenAPI 3.0.3 (no `type: "null"`, no `const`), since the
  * same schemas validate requests, serialise responses and are published as the document.
  */
-export const Nullable = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
+export const Nullable = <T extends TSchema>(schema: T) => {
+  // An enum must list null itself (OpenAPI 3.0.3 clarification): `nullable` does not widen `enum`.
+  const values = (schema as { enum?: unknown }).enum;
+  return Type.Unsafe<Static<T> | null>({ ...schema, nullable: true, ...(Array.isArray(values) ? { enum: [...(values as unknown[]), null] } : {}) });
+};
 
 export const StringEnum = <const V extends readonly string[]>(values: V, options: Record<string, unknown> = {}) =>
   Type.Unsafe<V[number]>({ type: 'string', enum: [...values], ...options });
 
 export const DateTime = (options: Record<string, unknown> = {}) => Type.String({ format: 'date-time', ...options });
 
-/** The contract's error body: `{error, message}` plus documented extra fields. */
-export function errorSchema(codes: readonly string[]) {
+/**
+ * The contract's error body: `{error, message}` plus documented extra fields. `extras` are
+ * the service's own optional fields (e.g. `remaining` and `required` on `insufficient_quota`),
+ * each described with the codes that carry it.
+ */
+export function errorSchema(codes: readonly string[], extras: Record<string, TSchema> = {}) {
+  const optional = Object.fromEntries(Object.entries(extras).map(([k, v]) => [k, Type.Optional(v)]));
   return Type.Object(
     {
       error: StringEnum(codes, { description: 'Stable machine-readable code from the closed list.' }),
       message: Type.String({ description: 'Human-readable explanation; wording may change.' }),
-      field: Type.Optional(Type.String({ description: 'The offending request field, on validation errors.' })),
+      field: Type.Optional(Type.String({ description: 'The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id).' })),
+      ...optional,
     },
     { additionalProperties: true, description: 'Error' },
   );
+}
+
+/**
+ * Response headers, documented through `@fastify/swagger` (a response schema's `headers`
+ * becomes the OpenAPI response's `headers`; validation and serialisation ignore it).
+ */
+export type HeaderSchemas = Record<string, TSchema>;
+
+/** Sent on every answer of an authenticated route (the per-key rate limit, IETF draft names). */
+export const RATE_LIMIT_HEADERS: HeaderSchemas = {
+  'RateLimit-Limit': Type.Integer({ description: 'Requests allowed per minute.' }),
+  'RateLimit-Remaining': Type.Integer({ description: 'Requests left in the current window.' }),
+  'RateLimit-Reset': Type.Integer({ description: 'Seconds until the window resets.' }),
+};
+
+export const RETRY_AFTER_HEADER: HeaderSchemas = {
+  'Retry-After': Type.Integer({ description: 'Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down).' }),
+};
+
+const ALLOW_HEADER: HeaderSchemas = { Allow: Type.String({ description: 'The methods this path answers to, e.g. `GET, DELETE`.' }) };
+const WWW_AUTHENTICATE_HEADER: HeaderSchemas = { 'WWW-Authenticate': Type.String({ description: '`Bearer`, with `error="invalid_token"` for an unknown or revoked key.' }) };
+const REQUEST_ID_HEADER: HeaderSchemas = { 'X-Request-Id': Type.String({ description: 'The request id (the client\'s `X-Request-Id` when well-formed); quote it when reporting a problem.' }) };
+
+/** `schema` (a response schema, or `{description, content}`) with `headers` documented. */
+export function withHeaders<T extends object>(schema: T, headers: HeaderSchemas): T {
+  const existing = (schema as { headers?: HeaderSchemas }).headers ?? {};
+  return { ...schema, headers: { ...existing, ...headers } };
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -40,9 +81,56 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'A dependency is not available.',
 };
 
-/** Documented error responses for `statuses`, all in the one error shape. */
+/**
+ * Documented error responses for `statuses`, all in the one error shape, with the headers
+ * each carries: `Retry-After` on 429 and 503, `WWW-Authenticate` on 401, `X-Request-Id` on
+ * all. 405 (a known path with another method, with `Allow`) is added to every route: any
+ * path answers it to the methods it does not have.
+ */
 export function errorResponses(errorRef: TSchema, statuses: readonly number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
-  for (const status of statuses) out[status] = { ...errorRef, description: STATUS_TEXT[status] ?? 'Error' };
+  for (const status of new Set([...statuses, 405])) {
+    const headers: HeaderSchemas = { ...REQUEST_ID_HEADER };
+    if (status === 429 || status === 503) Object.assign(headers, RETRY_AFTER_HEADER);
+    if (status === 401) Object.assign(headers, WWW_AUTHENTICATE_HEADER);
+    if (status === 405) Object.assign(headers, ALLOW_HEADER);
+    out[status] = { ...errorRef, description: STATUS_TEXT[status] ?? 'Error', headers };
+  }
   return out;
+}
+
+/**
+ * The responses of an authenticated route: every status (success and error) documents the
+ * `RateLimit-*` headers, which the key check sets before the route runs. (A 401 is answered
+ * before the limiter, so the headers are absent there; optional headers allow that.)
+ */
+export function securedResponses(responses: Record<number, TSchema>): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  for (const [status, schema] of Object.entries(responses)) {
+    const n = Number(status);
+    out[n] = n === 401 ? withHeaders(schema, REQUEST_ID_HEADER) : withHeaders(schema, { ...RATE_LIMIT_HEADERS, ...REQUEST_ID_HEADER });
+  }
+  return out;
+}
+
+/**
+ * A checker of a multipart form's text fields against the schema the document shows for
+ * that form, so the two cannot drift: the parts are read as a stream by the handler (the
+ * route's own validation sees no body), then the fields collected are checked here. Text
+ * fields are coerced as query strings are ("80" → 80, "true" → true). `file` stands for the
+ * file part (pass any string when one was sent). Throws 400 `invalid_request` naming the field.
+ */
+export function formChecker(schema: TSchema): (form: Record<string, unknown>) => Record<string, unknown> {
+  const ajv = new Ajv({ coerceTypes: true, useDefaults: false, allErrors: false, strict: false });
+  addFormats.default(ajv);
+  const { nullable: _nullable, ...form } = schema as TSchema & { nullable?: boolean };
+  const check = ajv.compile({ ...form, additionalProperties: false });
+  return (fields) => {
+    const copy = { ...fields };
+    if (!check(copy)) {
+      const { message, field } = describeValidation('body', check.errors![0] as never);
+      throw new AppError('invalid_request', message.replace('the request body', 'the form'), field ? { field } : undefined);
+    }
+    return copy;
+  };
 }

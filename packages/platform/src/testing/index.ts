@@ -1,5 +1,5 @@
 export { createTestDatabase, isCi, testBackends, testPostgresAdminUrl, type Backend } from './test-database.js';
 export { LogCapture } from './log-capture.js';
-export { assertOpenApiComplete } from './openapi.js';
+export { assertAnswersMatchDocument, assertOpenApiComplete, recordAnswers, type RecordedAnswer } from './openapi.js';
 export { testRedisUrl } from './test-redis.js';
 export { freePort, startProcess, stopProcess, type StartedProcess } from './processes.js';

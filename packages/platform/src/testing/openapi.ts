@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import '../http/create-app.js';
 
@@ -21,4 +23,129 @@ export async function assertOpenApiComplete(app: FastifyInstance): Promise<Recor
   }
   assert.deepEqual(missing, [], 'every registered route is documented');
   return doc;
+}
+
+/** One answer of the app, as sent: what {@link assertAnswersMatchDocument} checks. */
+export interface RecordedAnswer {
+  method: string;
+  /** The route pattern (Fastify syntax), or the raw path when no route matched (404/405). */
+  route: string;
+  matched: boolean;
+  status: number;
+  headers: Record<string, unknown>;
+  /** The body when it was sent as text or bytes; undefined for a stream. */
+  body: string | undefined;
+}
+
+/**
+ * Records every answer `app` sends from now on (an `onSend` hook), so a suite can check
+ * all the answers its tests provoked against the served document. Several apps of one suite
+ * may record into one list (`answers`). Call before the app is ready.
+ */
+export function recordAnswers(app: FastifyInstance, answers: RecordedAnswer[] = []): RecordedAnswer[] {
+  app.addHook('onSend', async (request, reply, payload) => {
+    const route = request.routeOptions.url;
+    const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? '' : undefined;
+    answers.push({ method: request.method, route: route ?? (request.url.split('?')[0] ?? '/'), matched: route !== undefined, status: reply.statusCode, headers: { ...reply.getHeaders() }, body });
+    return payload;
+  });
+  return answers;
+}
+
+/** Headers whose presence on an answer must be documented on that response. */
+const WATCHED_HEADERS = [
+  'ratelimit-limit',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+  'retry-after',
+  'location',
+  'digest',
+  'repr-digest',
+  'content-disposition',
+  'content-range',
+  'etag',
+  'idempotent-replayed',
+  'allow',
+  'www-authenticate',
+];
+// X-Request-Id is on every answer (meta routes included); it is documented on the error responses, where it matters.
+
+type Operation = { responses: Record<string, { headers?: Record<string, { schema?: Record<string, unknown> }>; content?: Record<string, { schema?: unknown }> }> };
+
+const templateRegex = (template: string) => new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
+
+/**
+ * Compares recorded answers with the served document: the status is documented for the
+ * operation, every watched header sent is documented on that response (with a value its
+ * schema accepts), the media type is documented, and a JSON body validates against the
+ * response schema (Ajv, OpenAPI `nullable` understood). Returns the operations that were
+ * checked (`GET /api/v1/jobs/{job_id}`), so a suite can assert its coverage.
+ */
+export async function assertAnswersMatchDocument(app: FastifyInstance, answers: readonly RecordedAnswer[]): Promise<Set<string>> {
+  const res = await app.inject({ method: 'GET', url: '/openapi.json' });
+  const doc = (await SwaggerParser.dereference(res.json() as never)) as unknown as { paths: Record<string, Record<string, Operation>> };
+  const ajv = new Ajv({ strict: false, allErrors: true, logger: false });
+  addFormats.default(ajv);
+  const validators = new Map<unknown, ValidateFunction>();
+  const validate = (schema: unknown, value: unknown) => {
+    let v = validators.get(schema);
+    if (!v) validators.set(schema, (v = ajv.compile(schema as object)));
+    return v(value) ? undefined : ajv.errorsText(v.errors);
+  };
+  const templates = Object.keys(doc.paths).map((t) => ({ t, re: templateRegex(t) }));
+  const problems: string[] = [];
+  const covered = new Set<string>();
+  for (const a of answers) {
+    if (a.route === '/openapi.json') continue;
+    const method = a.method === 'HEAD' ? 'get' : a.method.toLowerCase();
+    let template: string | undefined;
+    if (a.matched) template = a.route.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    else template = templates.find(({ re }) => re.test(a.route))?.t;
+    if (!template) {
+      if (a.status !== 404) problems.push(`${a.method} ${a.route}: ${a.status} on a path the document does not have`);
+      continue;
+    }
+    const ops = doc.paths[template] ?? {};
+    // A 405 is answered for a method the path lacks: any operation of the path documents it.
+    const op = a.matched ? ops[method] : Object.values(ops).find((o) => o.responses?.[String(a.status)]);
+    const where = `${a.method} ${template} → ${a.status}`;
+    if (!op) {
+      problems.push(`${where}: operation not documented`);
+      continue;
+    }
+    if (a.matched) covered.add(`${a.method === 'HEAD' ? 'GET' : a.method} ${template}`);
+    const response = op.responses[String(a.status)] ?? op.responses[`${String(a.status)[0]}XX`] ?? op.responses.default;
+    if (!response) {
+      problems.push(`${where}: status not documented`);
+      continue;
+    }
+    const documented = Object.fromEntries(Object.entries(response.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+    for (const name of WATCHED_HEADERS) {
+      const value = a.headers[name];
+      if (value === undefined) continue;
+      const spec = documented[name];
+      if (!spec) {
+        problems.push(`${where}: header ${name} sent but not documented`);
+        continue;
+      }
+      const text = String(value);
+      const schema = spec.schema ?? {};
+      const typed = schema.type === 'integer' || schema.type === 'number' ? (/^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text) : text;
+      const bad = validate(schema, typed);
+      if (bad) problems.push(`${where}: header ${name}: ${JSON.stringify(text)} ${bad}`);
+    }
+    const mediaType = String(a.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (!mediaType || a.method === 'HEAD' || a.status === 206 || a.status === 304) continue;
+    const media = response.content?.[mediaType] ?? response.content?.['*/*'] ?? response.content?.['application/octet-stream'];
+    if (!media) {
+      problems.push(`${where}: media type ${mediaType} not documented (documented: ${Object.keys(response.content ?? {}).join(', ') || 'none'})`);
+      continue;
+    }
+    if (mediaType === 'application/json' && a.body !== undefined && media.schema) {
+      const bad = validate(media.schema, JSON.parse(a.body));
+      if (bad) problems.push(`${where}: body ${bad}: ${a.body.slice(0, 300)}`);
+    }
+  }
+  assert.deepEqual(problems, [], 'every answer matches the OpenAPI document');
+  return covered;
 }

@@ -40,8 +40,9 @@ export const ConvertJsonBody = Type.Object(
 );
 
 /**
- * Multipart bodies, for the OpenAPI document only: the handler reads the parts as a stream
- * (so `nullable` lets the unparsed body through validation).
+ * Multipart bodies: the handler reads the parts as a stream (so `nullable` lets the unparsed
+ * body through the route's validation), then checks the fields it collected against this
+ * same schema (`formChecker`), text values coerced.
  */
 export const MultipartBody = Type.Unsafe({
   type: 'object',
@@ -59,7 +60,7 @@ export const MultipartBody = Type.Unsafe({
   },
 });
 
-/** `POST /api/v1/upload` multipart body (OpenAPI only, as above). */
+/** `POST /api/v1/upload` multipart body (one file part; no text field is accepted). */
 export const UploadBody = Type.Unsafe({
   type: 'object',
   nullable: true,

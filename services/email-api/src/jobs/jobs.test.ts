@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
-import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
+import { createTestDatabase, testBackends, assertAnswersMatchDocument, recordAnswers, type RecordedAnswer } from '@mailconv/platform/testing';
 import { D, loadDomains, useRig, type RigHandle } from '@mailconv/test-rig';
 import { buildApp, EMAIL_KEY_PREFIX } from '../app.js';
 import { loadEmailConfig, type EmailConfig } from '../config.js';
@@ -12,6 +12,7 @@ import { BASE, jobsEnv, parseCsv, slowAddresses } from './jobs.test-support.js';
 
 for (const backend of testBackends()) {
   describe(`bulk jobs on ${backend}, against the loopback DNS rig`, () => {
+    let answers: RecordedAnswer[] = [];
     let rig: RigHandle;
     let drop: () => Promise<void>;
     let config: EmailConfig;
@@ -26,6 +27,7 @@ for (const backend of testBackends()) {
       drop = db.drop;
       config = loadEmailConfig(jobsEnv(rig, db.url));
       app = await buildApp(config);
+      answers = recordAnswers(app);
       admin = await openServiceCore<EmailTables>({ database: config.database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
       for (const name of ['growth', 'scale', 'other', 'free']) {
         const r = await admin.accounts.createAccount({ email: `${name}@example.test`, plan: name === 'other' ? 'growth' : name });
@@ -360,6 +362,12 @@ for (const backend of testBackends()) {
       }
       const one = (await call('GET', `/api/v1/jobs/${id}/results?per_page=5000`, keys.scale!)).json();
       assert.equal(one.results.length, 1);
+    });
+
+    // Last: every answer the tests above provoked, checked against the served document.
+    test('every answer matches the OpenAPI document (status, headers, body)', async () => {
+      const covered = await assertAnswersMatchDocument(app, answers);
+      assert.ok(covered.size > 0);
     });
   });
 

@@ -72,9 +72,10 @@ export async function extractAddresses(file: Buffer, kind: 'csv' | 'text', colum
 
 /**
  * Reads a `multipart/form-data` submission: one file part (any field name) plus optional
- * fields `use_smtp`, `dedupe` (`true`/`false`) and `column`.
+ * fields `use_smtp`, `dedupe` (`true`/`false`) and `column`, checked with `checkForm` (the
+ * route's documented form schema).
  */
-export async function readUpload(request: FastifyRequest, maxBytes: number): Promise<UploadedList> {
+export async function readUpload(request: FastifyRequest, maxBytes: number, checkForm: (form: Record<string, unknown>) => unknown): Promise<UploadedList> {
   const fields: Record<string, string> = {};
   let file: { data: Buffer; kind: 'csv' | 'text' } | null = null;
   try {
@@ -96,6 +97,8 @@ export async function readUpload(request: FastifyRequest, maxBytes: number): Pro
     throw new AppError('invalid_request', `The multipart body cannot be read: ${e.message ?? 'malformed'}`);
   }
   if (!file) throw new AppError('invalid_request', 'The form has no file: send the list as a CSV or text file part.', { field: 'file' });
+  // The fields against the schema the document shows for the form (the file part stands in as "file").
+  checkForm({ ...fields, file: '' });
   const emails = await extractAddresses(file.data, file.kind, fields.column === undefined || fields.column.trim() === '' ? undefined : fields.column);
   if (emails.length === 0) throw new AppError('invalid_request', 'The file holds no address.', { field: 'file' });
   return { emails, useSmtp: formBool('use_smtp', fields.use_smtp ?? ''), dedupe: formBool('dedupe', fields.dedupe ?? '') };

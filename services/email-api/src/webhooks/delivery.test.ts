@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { createServer as createTcpServer } from 'node:net';
 import { newId, openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
-import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
+import { createTestDatabase, testBackends, assertAnswersMatchDocument, recordAnswers, type RecordedAnswer } from '@mailconv/platform/testing';
 import { D, WEBHOOK_HOSTS, useRig, type RigHandle } from '@mailconv/test-rig';
 import { buildApp, EMAIL_KEY_PREFIX, type EmailAppOptions } from '../app.js';
 import { loadEmailConfig } from '../config.js';
@@ -21,6 +21,7 @@ const SCHEDULE = [300, 600];
 
 for (const backend of testBackends()) {
   describe(`webhook delivery on ${backend}, to a real HTTPS receiver on loopback`, () => {
+    const answers: RecordedAnswer[] = [];
     let rig: RigHandle;
     let receiver: TestReceiver;
     let dbUrl: string;
@@ -45,6 +46,7 @@ for (const backend of testBackends()) {
       });
     const start = async (extra: Record<string, string> = {}, options: EmailAppOptions = {}) => {
       const a = await buildApp(loadEmailConfig(env(extra)), { webhookDnsServers: [rig.dnsServer], ...options });
+      recordAnswers(a, answers);
       await a.ready();
       return a;
     };
@@ -389,6 +391,12 @@ for (const backend of testBackends()) {
       const spec = (await app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, Record<string, unknown>>> };
       assert.equal(spec.paths['/api/dashboard/webhooks/{id}/deliveries']?.get?.['x-extension'], true);
       assert.equal(spec.paths['/api/dashboard/webhooks/{id}/deliveries/{delivery_id}/redeliver']?.post?.['x-extension'], true);
+    });
+
+    // Last: every answer the tests above provoked, checked against the served document.
+    test('every answer matches the OpenAPI document (status, headers, body)', async () => {
+      const covered = await assertAnswersMatchDocument(app, answers);
+      assert.ok(covered.has('POST /api/dashboard/webhooks/{id}/deliveries/{delivery_id}/redeliver'));
     });
   });
 }

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { Nullable, quotaPeriod, type ServiceApp } from '@mailconv/platform';
 import { planOf, type ConvertDeps } from '../../deps.js';
-import { SECURED, errors } from '../../schemas.js';
+import { SECURED, errors, secured } from '../../schemas.js';
 
 const Usage = Type.Object({
   success: Type.Boolean(),
@@ -37,7 +37,7 @@ const Limits = Type.Object({
 export function registerAccountRoutes(app: ServiceApp, deps: ConvertDeps): void {
   app.get(
     '/api/v1/account/usage',
-    { schema: { tags: ['account'], summary: 'This month’s conversions and per-key request counts', security: SECURED, response: { 200: Usage, ...errors(401, 429, 500) } } },
+    { schema: { tags: ['account'], summary: 'This month’s conversions and per-key request counts', security: SECURED, response: secured({ 200: Usage, ...errors(401, 429, 500) }) } },
     async (request) => {
       const principal = request.principal!;
       const plan = planOf(deps, principal.plan);
@@ -56,7 +56,7 @@ export function registerAccountRoutes(app: ServiceApp, deps: ConvertDeps): void 
 
   app.get(
     '/api/v1/account/limits',
-    { schema: { tags: ['account'], summary: 'Plan limits: rate, file size, monthly conversions, concurrency', security: SECURED, response: { 200: Limits, ...errors(401, 429, 500) } } },
+    { schema: { tags: ['account'], summary: 'Plan limits: rate, file size, monthly conversions, concurrency', security: SECURED, response: secured({ 200: Limits, ...errors(401, 429, 500) }) } },
     async (request) => {
       const plan = planOf(deps, request.principal!.plan);
       return {

@@ -1,11 +1,13 @@
 import { Type } from 'typebox';
-import { AppError, type ServiceApp } from '@mailconv/platform';
+import { AppError, formChecker, withHeaders, type ServiceApp } from '@mailconv/platform';
 import { OPTION_NAMES, type ConversionService, type Owner } from '../../conversion/conversion.service.js';
 import { ConversionRecordSchema, ConvertJsonBody, IdParams, MultipartBody } from '../../conversion/schemas.js';
 import { ownerOf, type ConvertDeps } from '../../deps.js';
 import type { UploadRow } from '../../repositories/uploads.repository.js';
-import { SECURED, errors } from '../../schemas.js';
+import { SECURED, errors, secured } from '../../schemas.js';
 import { readMultipart, requireUpload } from './multipart.js';
+
+const LOCATION = { Location: Type.String({ description: 'The conversion’s status URL (its `status_url`).' }) };
 
 const FORM_FIELDS = ['target_format', ...OPTION_NAMES];
 
@@ -14,11 +16,15 @@ const WaitQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** The multipart form checked against the schema the document shows for it. */
+const checkForm = formChecker(MultipartBody);
+
 /** Starts a conversion from a stored upload; a one-step upload is discarded if the request is refused. */
 async function startFrom(service: ConversionService, owner: Owner, upload: UploadRow, fields: Record<string, unknown>, oneStep: boolean) {
   const { target_format: target, ...options } = fields;
   try {
     if (typeof target !== 'string' || target === '') throw new AppError('invalid_request', "'target_format' is required.", { field: 'target_format' });
+    if (oneStep) checkForm({ ...fields, file: upload.id });
     return await service.start(owner, upload, target, Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)));
   } catch (err) {
     if (oneStep) await service.discardUpload(upload);
@@ -48,7 +54,7 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
         consumes: ['application/json', 'multipart/form-data'],
         querystring: WaitQuery,
         body: { content: { 'application/json': { schema: ConvertJsonBody }, 'multipart/form-data': { schema: MultipartBody } } },
-        response: { 200: ConversionRecordSchema, 202: ConversionRecordSchema, ...errors(400, 401, 404, 410, 413, 415, 422, 429, 500, 503) },
+        response: secured({ 200: ConversionRecordSchema, 202: withHeaders(ConversionRecordSchema, LOCATION), ...errors(400, 401, 404, 410, 413, 415, 422, 429, 500, 503) }),
       },
     },
     async (request, reply) => {
@@ -79,7 +85,7 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
         security: SECURED,
         consumes: ['multipart/form-data'],
         body: { content: { 'multipart/form-data': { schema: MultipartBody } } },
-        response: { 202: ConversionRecordSchema, ...errors(400, 401, 413, 415, 422, 429, 500, 503) },
+        response: secured({ 202: withHeaders(ConversionRecordSchema, LOCATION), ...errors(400, 401, 413, 415, 422, 429, 500, 503) }),
       },
     },
     async (request, reply) => {
@@ -93,7 +99,7 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
   );
 
   const status = (summary: string) => ({
-    schema: { tags: ['conversion'], summary, security: SECURED, params: IdParams, response: { 200: ConversionRecordSchema, ...errors(401, 404, 429, 500) } },
+    schema: { tags: ['conversion'], summary, security: SECURED, params: IdParams, response: secured({ 200: ConversionRecordSchema, ...errors(401, 404, 429, 500) }) },
   });
   app.get('/api/v1/convert/:id/status', status('A conversion’s status, output metadata, SHA-256 and download URL'), async (request) =>
     service.record(await service.find(ownerOf(deps, request.principal!), request.params.id)),
@@ -111,7 +117,7 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
         description: 'The record stays with status `shredded`; its downloads answer 410 gone. The source upload is removed even if another conversion uses it.',
         security: SECURED,
         params: IdParams,
-        response: { 200: ConversionRecordSchema, ...errors(401, 404, 429, 500) },
+        response: secured({ 200: ConversionRecordSchema, ...errors(401, 404, 429, 500) }),
       },
     },
     async (request) => {

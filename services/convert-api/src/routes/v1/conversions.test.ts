@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Converter } from '@mailconv/converter';
 import { findProjectRoot, openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
-import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
+import { createTestDatabase, testBackends, assertAnswersMatchDocument, recordAnswers, type RecordedAnswer } from '@mailconv/platform/testing';
 import { buildApp, CONVERT_KEY_PREFIX } from '../../app.js';
 import { loadConvertConfig } from '../../config.js';
 import { CONVERT_MIGRATIONS } from '../../db/migrations.js';
@@ -51,6 +51,7 @@ after(async () => {
 
 for (const backend of testBackends()) {
   describe(`conversion API (conversions) on ${backend}`, () => {
+    let answers: RecordedAnswer[] = [];
     let drop: () => Promise<void>;
     let app: ServiceApp;
     let admin: ServiceCore<never>;
@@ -77,6 +78,7 @@ for (const backend of testBackends()) {
         CONVERT_SWEEP_INTERVAL_SECONDS: '1',
       });
       app = await buildApp(config, { clock, converter });
+      answers = recordAnswers(app);
       admin = await openServiceCore({ database: config.database, migrations: CONVERT_MIGRATIONS, keyPrefix: CONVERT_KEY_PREFIX });
       const keys = [];
       for (const [email, plan] of [['a@example.test', 'api'], ['b@example.test', 'api'], ['f@example.test', 'free']] as const) {
@@ -414,6 +416,12 @@ for (const backend of testBackends()) {
       assert.equal(existsSync(output), false);
       assert.equal(existsSync(join(storage, 'uploads', up.upload_id)), false);
       assert.equal((await get(`/api/v1/download/${rec.download_token}`)).statusCode, 410);
+    });
+
+    // Last: every answer the tests above provoked, checked against the served document.
+    test('every answer matches the OpenAPI document (status, headers, body)', async () => {
+      const covered = await assertAnswersMatchDocument(app, answers);
+      assert.ok(covered.size > 0);
     });
   });
 }

@@ -2,11 +2,19 @@ import { createReadStream } from 'node:fs';
 import contentDisposition from 'content-disposition';
 import rangeParser from 'range-parser';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, type ServiceApp } from '@mailconv/platform';
+import { Type } from 'typebox';
+import { AppError, withHeaders, type ServiceApp } from '@mailconv/platform';
 import type { DownloadTarget } from '../../conversion/conversion.service.js';
 import { Binary, JobTokenParams, TokenParams } from '../../conversion/schemas.js';
 import { ownerOf, type ConvertDeps } from '../../deps.js';
-import { SECURED, errors } from '../../schemas.js';
+import { SECURED, errors, secured } from '../../schemas.js';
+
+const DOWNLOAD_HEADERS = {
+  'Content-Disposition': Type.String({ description: '`attachment` with the output file name (`filename` and RFC 8187 `filename*`).' }),
+  Digest: Type.String({ description: '`sha-256=<base64>` of the whole output (RFC 3230).' }),
+  'Repr-Digest': Type.String({ description: '`sha-256=:<base64>:` of the whole output (RFC 9530).' }),
+  ETag: Type.String({ description: 'The hex SHA-256 of the output, quoted.' }),
+};
 
 const DESCRIPTION =
   'Needs the owner’s API key and the token. Streams the output with Content-Type, Content-Length, ' +
@@ -14,14 +22,21 @@ const DESCRIPTION =
   '(the whole output’s SHA-256, also on partial answers), an ETag of the hex SHA-256, and `Accept-Ranges: bytes`. ' +
   'One `Range` (bytes=a-b, a-, -n) answers 206 with Content-Range; several ranges answer the whole file; an unsatisfiable one 416.';
 
-const responses = {
-  200: Binary('The whole output.'),
-  206: Binary('The requested byte range.'),
+const responses = secured({
+  200: withHeaders(Binary('The whole output.'), DOWNLOAD_HEADERS),
+  206: withHeaders(Binary('The requested byte range.'), { ...DOWNLOAD_HEADERS, 'Content-Range': Type.String({ description: '`bytes <first>-<last>/<size>`.' }) }),
   ...errors(401, 404, 409, 410, 416, 429, 500),
-};
+  416: withHeaders(errors(416)[416]!, { 'Content-Range': Type.String({ description: '`bytes */<size>`.' }) }),
+});
 
 /** Streams the file, honouring a single byte `Range`. */
 function send(request: FastifyRequest, reply: FastifyReply, file: DownloadTarget) {
+  const header = request.headers.range;
+  const ranges = header ? rangeParser(file.size_bytes, header, { combine: true }) : -2;
+  // Checked before the file's headers are set: a 416 is an error answer, not a partial file.
+  if (ranges === -1) {
+    throw new AppError('range_not_satisfiable', `The range is outside the ${file.size_bytes} bytes of the output.`, undefined, { 'content-range': `bytes */${file.size_bytes}` });
+  }
   const b64 = Buffer.from(file.sha256, 'hex').toString('base64');
   reply
     .header('content-type', file.mime_type)
@@ -31,21 +46,14 @@ function send(request: FastifyRequest, reply: FastifyReply, file: DownloadTarget
     .header('etag', `"${file.sha256}"`)
     .header('accept-ranges', 'bytes')
     .header('cache-control', 'private, no-store');
-  const header = request.headers.range;
-  if (header) {
-    const ranges = rangeParser(file.size_bytes, header, { combine: true });
-    if (ranges === -1) {
-      throw new AppError('range_not_satisfiable', `The range is outside the ${file.size_bytes} bytes of the output.`, undefined, { 'content-range': `bytes */${file.size_bytes}` });
-    }
-    // A malformed header (-2) or several ranges: answer the whole file, as RFC 9110 allows.
-    if (ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1) {
-      const { start, end } = ranges[0]!;
-      return reply
-        .code(206)
-        .header('content-range', `bytes ${start}-${end}/${file.size_bytes}`)
-        .header('content-length', end - start + 1)
-        .send(createReadStream(file.path, { start, end }));
-    }
+  // A malformed header (-2) or several ranges: answer the whole file, as RFC 9110 allows.
+  if (ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1) {
+    const { start, end } = ranges[0]!;
+    return reply
+      .code(206)
+      .header('content-range', `bytes ${start}-${end}/${file.size_bytes}`)
+      .header('content-length', end - start + 1)
+      .send(createReadStream(file.path, { start, end }));
   }
   return reply.header('content-length', file.size_bytes).send(createReadStream(file.path));
 }

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { OCR_LANGUAGES, PRESETS, formatInfo, normaliseExtension, quote } from '@mailconv/converter';
 import { AppError, type ServiceApp } from '@mailconv/platform';
 import type { ConvertDeps } from '../../deps.js';
-import { SECURED, errors } from '../../schemas.js';
+import { SECURED, errors, secured } from '../../schemas.js';
 
 const Format = Type.Object({
   ext: Type.String(),
@@ -54,7 +54,7 @@ export function registerFormatRoutes(app: ServiceApp, deps: ConvertDeps): void {
 
   app.get(
     '/api/v1/formats',
-    { schema: { tags: ['formats'], summary: 'Every supported format with its MIME type, the presets and the OCR languages', security: SECURED, response: { 200: Formats, ...errors(401, 429, 500) } } },
+    { schema: { tags: ['formats'], summary: 'Every supported format with its MIME type, the presets and the OCR languages', security: SECURED, response: secured({ 200: Formats, ...errors(401, 429, 500) }) } },
     async () => formatsAnswer,
   );
 
@@ -66,7 +66,7 @@ export function registerFormatRoutes(app: ServiceApp, deps: ConvertDeps): void {
         summary: 'The tested target formats of a source extension',
         security: SECURED,
         params: Type.Object({ ext: Type.String() }),
-        response: { 200: Targets, ...errors(401, 404, 429, 500) },
+        response: secured({ 200: Targets, ...errors(401, 404, 429, 500) }),
       },
     },
     async (request) => {

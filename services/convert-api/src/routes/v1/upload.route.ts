@@ -1,7 +1,7 @@
 import type { ServiceApp } from '@mailconv/platform';
 import { UploadAnswer, UploadBody } from '../../conversion/schemas.js';
 import { ownerOf, type ConvertDeps } from '../../deps.js';
-import { SECURED, errors } from '../../schemas.js';
+import { SECURED, errors, secured } from '../../schemas.js';
 import { readMultipart, requireUpload } from './multipart.js';
 
 /** `POST /api/v1/upload`: the first of the two-step flow (upload, then convert). */
@@ -16,7 +16,7 @@ export function registerUploadRoutes(app: ServiceApp, deps: ConvertDeps): void {
         security: SECURED,
         consumes: ['multipart/form-data'],
         body: { content: { 'multipart/form-data': { schema: UploadBody } } },
-        response: { 201: UploadAnswer, ...errors(400, 401, 413, 415, 429, 500) },
+        response: secured({ 201: UploadAnswer, ...errors(400, 401, 413, 415, 429, 500) }),
       },
     },
     async (request, reply) => {

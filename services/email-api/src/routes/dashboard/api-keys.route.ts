@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { Nullable, type ServiceApp } from '@mailconv/platform';
 import type { EmailDeps } from '../../deps.js';
-import { SECURED, errors } from '../../schemas.js';
+import { SECURED, errors, secured } from '../../schemas.js';
 
 const KeyItem = Type.Object({
   id: Type.String({ description: '`key_…`' }),
@@ -22,7 +22,7 @@ export function registerApiKeyRoutes(app: ServiceApp, deps: EmailDeps): void {
         tags,
         summary: 'List the account’s active API keys (masked)',
         security: SECURED,
-        response: { 200: Type.Object({ success: Type.Boolean(), keys: Type.Array(KeyItem) }), ...errors(401, 429, 500) },
+        response: secured({ 200: Type.Object({ success: Type.Boolean(), keys: Type.Array(KeyItem) }), ...errors(401, 429, 500) }),
       },
     },
     async (request) => ({ success: true, keys: await deps.apiKeys.list(request.principal!.accountId) }),
@@ -36,7 +36,7 @@ export function registerApiKeyRoutes(app: ServiceApp, deps: EmailDeps): void {
         summary: 'Create an API key; the full key is in this answer only',
         security: SECURED,
         body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
-        response: {
+        response: secured({
           200: Type.Object({
             success: Type.Boolean(),
             api_key: Type.String({ description: 'The full key, shown once. Store it now; only a hash is kept.' }),
@@ -46,7 +46,7 @@ export function registerApiKeyRoutes(app: ServiceApp, deps: EmailDeps): void {
             created_at: Type.String({ format: 'date-time' }),
           }),
           ...errors(400, 401, 413, 415, 429, 500),
-        },
+        }),
       },
     },
     async (request) => {
@@ -64,7 +64,7 @@ export function registerApiKeyRoutes(app: ServiceApp, deps: EmailDeps): void {
         description: 'Revoking the account’s last active key is refused with 409 `conflict`: create a new key first.',
         security: SECURED,
         querystring: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'The key id (`key_…`).' }) }),
-        response: { 200: Type.Object({ success: Type.Boolean(), id: Type.String() }), ...errors(400, 401, 404, 409, 429, 500) },
+        response: secured({ 200: Type.Object({ success: Type.Boolean(), id: Type.String() }), ...errors(400, 401, 404, 409, 429, 500) }),
       },
     },
     async (request) => {

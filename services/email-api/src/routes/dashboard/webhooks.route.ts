@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { AppError, Nullable, type ServiceApp } from '@mailconv/platform';
 import { planOf, type EmailDeps } from '../../deps.js';
 import { MAX_ACTIVE_WEBHOOKS } from '../../repositories/webhooks.repository.js';
-import { SECURED, errors } from '../../schemas.js';
+import { SECURED, errors, secured } from '../../schemas.js';
 import { WEBHOOK_EVENTS } from '../../webhooks/webhooks.service.js';
 
 const Webhook = Type.Object({
@@ -28,7 +28,7 @@ export function registerWebhookRoutes(app: ServiceApp, deps: EmailDeps): void {
 
   app.get(
     '/api/dashboard/webhooks',
-    { schema: { tags, summary: 'List the account’s active webhook endpoints', security: SECURED, response: { 200: Type.Object({ success: Type.Boolean(), webhooks: Type.Array(Webhook) }), ...errors(401, 403, 429, 500) } } },
+    { schema: { tags, summary: 'List the account’s active webhook endpoints', security: SECURED, response: secured({ 200: Type.Object({ success: Type.Boolean(), webhooks: Type.Array(Webhook) }), ...errors(401, 403, 429, 500) }) } },
     async (request) => {
       requireWebhooks(deps, request.principal!.plan);
       return { success: true, webhooks: await deps.webhooks.list(request.principal!.accountId) };
@@ -50,7 +50,7 @@ export function registerWebhookRoutes(app: ServiceApp, deps: EmailDeps): void {
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ success: Type.Boolean(), webhook: WebhookWithSecret }), ...errors(400, 401, 403, 409, 413, 415, 429, 500) },
+        response: secured({ 200: Type.Object({ success: Type.Boolean(), webhook: WebhookWithSecret }), ...errors(400, 401, 403, 409, 413, 415, 429, 500) }),
       },
     },
     async (request) => {
@@ -68,7 +68,7 @@ export function registerWebhookRoutes(app: ServiceApp, deps: EmailDeps): void {
         summary: 'Delete a webhook endpoint',
         security: SECURED,
         querystring: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'The webhook id (`wh_…`).' }) }),
-        response: { 200: Type.Object({ success: Type.Boolean(), webhook_id: Type.String() }), ...errors(400, 401, 403, 404, 429, 500) },
+        response: secured({ 200: Type.Object({ success: Type.Boolean(), webhook_id: Type.String() }), ...errors(400, 401, 403, 404, 429, 500) }),
       },
     },
     async (request) => {
@@ -120,7 +120,7 @@ export function registerDeliveryRoutes(app: ServiceApp, deps: EmailDeps): void {
         security: SECURED,
         params: IdParam,
         querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })) }),
-        response: { 200: Type.Object({ success: Type.Boolean(), webhook_id: Type.String(), deliveries: Type.Array(Delivery) }), ...errors(400, 401, 403, 404, 429, 500) },
+        response: secured({ 200: Type.Object({ success: Type.Boolean(), webhook_id: Type.String(), deliveries: Type.Array(Delivery) }), ...errors(400, 401, 403, 404, 429, 500) }),
         'x-extension': true,
       },
     },
@@ -141,7 +141,7 @@ export function registerDeliveryRoutes(app: ServiceApp, deps: EmailDeps): void {
         description: 'The delivery goes back in the queue, due now, with a fresh retry schedule; its id and body are unchanged, so receivers still deduplicate. Only `dead` deliveries of an active endpoint: otherwise 409 `conflict`.',
         security: SECURED,
         params: Type.Object({ id: IdParam.properties.id, delivery_id: Type.String({ minLength: 1, maxLength: 64, description: 'The delivery id (`dlv_…`).' }) }),
-        response: { 200: Type.Object({ success: Type.Boolean(), webhook_id: Type.String(), delivery_id: Type.String(), state: Type.Literal('pending') }), ...errors(400, 401, 403, 404, 409, 429, 500) },
+        response: secured({ 200: Type.Object({ success: Type.Boolean(), webhook_id: Type.String(), delivery_id: Type.String(), state: Type.Literal('pending') }), ...errors(400, 401, 403, 404, 409, 429, 500) }),
         'x-extension': true,
       },
     },

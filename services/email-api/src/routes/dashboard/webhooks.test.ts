@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
-import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
+import { createTestDatabase, testBackends, assertAnswersMatchDocument, recordAnswers, type RecordedAnswer } from '@mailconv/platform/testing';
 import { REBIND_PUBLIC_ADDRESS, WEBHOOK_HOSTS, useRig, type RigHandle } from '@mailconv/test-rig';
 import { buildApp, EMAIL_KEY_PREFIX } from '../../app.js';
 import { loadEmailConfig } from '../../config.js';
@@ -18,6 +18,7 @@ const NO_DELIVERIES = { EMAIL_WEBHOOKS_CONCURRENCY: '0', EMAIL_WEBHOOKS_RESTRICT
 
 for (const backend of testBackends()) {
   describe(`webhook endpoints on ${backend}`, () => {
+    let answers: RecordedAnswer[] = [];
     let rig: RigHandle;
     let drop: () => Promise<void>;
     let url: string;
@@ -29,6 +30,7 @@ for (const backend of testBackends()) {
       rig = await useRig();
       ({ url, drop } = await createTestDatabase(backend));
       app = await buildApp(loadEmailConfig({ EMAIL_DATABASE_URL: url, EMAIL_LOG_LEVEL: 'silent', EMAIL_JOBS_WORKERS: '0', ...NO_DELIVERIES }), { webhookDnsServers: [rig.dnsServer] });
+      answers = recordAnswers(app);
       admin = await openServiceCore<EmailTables>({ database: loadEmailConfig({ EMAIL_DATABASE_URL: url }).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
       for (const [name, plan] of [['free', 'free'], ['starter', 'starter'], ['other', 'growth'], ['full', 'scale']] as const) {
         const r = await admin.accounts.createAccount({ email: `${name}@example.test`, plan });
@@ -132,6 +134,12 @@ for (const backend of testBackends()) {
       } finally {
         await dev.close();
       }
+    });
+
+    // Last: every answer the tests above provoked, checked against the served document.
+    test('every answer matches the OpenAPI document (status, headers, body)', async () => {
+      const covered = await assertAnswersMatchDocument(app, answers);
+      assert.ok(covered.size > 0);
     });
   });
 }

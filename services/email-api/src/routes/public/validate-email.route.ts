@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { AppError, type RateLimiter, type ServiceApp } from '@mailconv/platform';
 import type { EmailDeps } from '../../deps.js';
-import { errors } from '../../schemas.js';
+import { errors, publicResponses } from '../../schemas.js';
 import { VerificationResultSchema } from '../../verification/schemas.js';
 import { throwValidationError } from '../validation-errors.js';
 import { MAX_EMAIL_INPUT } from '../../jobs/job-list.js';
@@ -27,7 +27,7 @@ export function registerPublicRoutes(app: ServiceApp, deps: EmailDeps, limits: P
           { email: Type.String({ minLength: 1, maxLength: MAX_EMAIL_INPUT }), use_smtp: Type.Optional(Type.Boolean({ default: false })) },
           { additionalProperties: false },
         ),
-        response: { 200: VerificationResultSchema, ...errors(400, 413, 415, 429, 500, 503) },
+        response: publicResponses({ 200: VerificationResultSchema, ...errors(400, 413, 415, 429, 500, 503) }),
       },
       // Counted before the body is read, so a flood costs no parsing.
       onRequest: async (request, reply) => {

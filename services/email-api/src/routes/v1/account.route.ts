@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { ServiceApp } from '@mailconv/platform';
 import { planOf, type EmailDeps } from '../../deps.js';
-import { SECURED, errors } from '../../schemas.js';
+import { SECURED, errors, secured } from '../../schemas.js';
 
 const AccountResponse = Type.Object({
   success: Type.Boolean(),
@@ -29,7 +29,7 @@ export function registerAccountRoutes(app: ServiceApp, deps: EmailDeps): void {
         tags: ['account'],
         summary: 'Plan, monthly quota and features of the caller',
         security: SECURED,
-        response: { 200: AccountResponse, ...errors(401, 429, 500) },
+        response: secured({ 200: AccountResponse, ...errors(401, 429, 500) }),
       },
     },
     async (request) => {

@@ -1,13 +1,13 @@
 import { Readable } from 'node:stream';
 import { Type, type Static } from 'typebox';
-import { DateTime, Nullable, StringEnum, utf8JsonParser, type ServiceApp } from '@mailconv/platform';
+import { DateTime, Nullable, StringEnum, formChecker, utf8JsonParser, withHeaders, type ServiceApp } from '@mailconv/platform';
 import { REASONS, STATUSES } from '@mailconv/verifier';
 import { planOf, type EmailDeps } from '../../deps.js';
 import { MAX_EMAIL_INPUT, MAX_JOB_EMAILS } from '../../jobs/job-list.js';
 import { CSV_HEADER, jobView, type JobSource, type JobsService } from '../../jobs/jobs.service.js';
 import { ListReader, OFFLOAD_MIN_BYTES, OffloadedList } from '../../jobs/list-offload.js';
 import { readUpload } from '../../jobs/upload.js';
-import { SECURED, errors } from '../../schemas.js';
+import { IDEMPOTENT_REPLAYED, SECURED, errors, secured } from '../../schemas.js';
 import { sendIdempotent } from '../idempotent-reply.js';
 
 const JOB_STATES = ['queued', 'processing', 'completed', 'failed', 'cancelled'] as const;
@@ -24,6 +24,18 @@ const SubmitBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** The upload form; `readUpload` checks the fields it collects against this same schema. */
+const UploadForm = Type.Object(
+  {
+    file: Type.String({ format: 'binary', description: 'The list: a CSV file (the column named by `column`, else the first; a first row without `@` is a header) or a text file (`text/plain` or `.txt`: one address per line).' }),
+    column: Type.Optional(Type.String({ maxLength: 1024, description: 'Header of the CSV column holding the addresses (case-insensitive).' })),
+    use_smtp: Type.Optional(Type.String({ enum: ['true', 'false', '1', '0', ''], description: 'Probe mailboxes over SMTP; empty means false.' })),
+    dedupe: Type.Optional(Type.String({ enum: ['true', 'false', '1', '0', ''], description: 'As `dedupe` of the JSON body; empty means false.' })),
+  },
+  { description: 'Upload form: one file part and optional fields.' },
+);
+const checkUploadForm = formChecker(UploadForm);
 
 const SubmitResponse = Type.Object({
   success: Type.Boolean(),
@@ -136,9 +148,10 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
         body.errors = undefined as unknown;
         return body as never;
       },
-      // A multipart body is read from its stream by the handler; the schema check sees an empty form.
+      // A multipart body is read from its stream by the handler, which checks the form's
+      // fields against UploadForm; the route's check sees no body (null, allowed by `nullable`).
       preValidation: async (request) => {
-        if (request.isMultipart()) request.body = {};
+        if (request.isMultipart()) request.body = null;
       },
       schema: {
         tags: ['jobs'],
@@ -152,21 +165,11 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
         body: {
           content: {
             'application/json': { schema: SubmitBody },
-            'multipart/form-data': {
-              schema: Type.Object(
-                {
-                  file: Type.Optional(Type.String({ format: 'binary', description: 'Required. The list: a CSV file (the column named by `column`, else the first; a first row without `@` is a header) or a text file (`text/plain` or `.txt`: one address per line).' })),
-                  column: Type.Optional(Type.String({ description: 'Header of the CSV column holding the addresses (case-insensitive).' })),
-                  use_smtp: Type.Optional(Type.String({ enum: ['true', 'false'] })),
-                  dedupe: Type.Optional(Type.String({ enum: ['true', 'false'] })),
-                },
-                { description: 'Upload form: one file part and optional fields.' },
-              ),
-            },
+            'multipart/form-data': { schema: { ...UploadForm, nullable: true } },
           },
         } as never,
-        response: {
-          202: SubmitResponse,
+        response: secured({
+          202: withHeaders(SubmitResponse, IDEMPOTENT_REPLAYED),
           402: {
             ...Type.Object(
               {
@@ -180,7 +183,7 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
             description: 'Not enough quota for the whole list; nothing stored or charged.',
           },
           ...errors(400, 401, 403, 409, 413, 415, 429, 500, 503),
-        },
+        }),
       },
     },
     async (request, reply) => {
@@ -196,7 +199,7 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
         let emails: string[];
         let dedupe: boolean;
         if (request.isMultipart()) {
-          ({ emails, useSmtp, dedupe } = await readUpload(request, options.bodyLimit));
+          ({ emails, useSmtp, dedupe } = await readUpload(request, options.bodyLimit, checkUploadForm));
         } else {
           const body = request.body as Static<typeof SubmitBody>;
           emails = body.emails;
@@ -217,7 +220,7 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
         tags: ['jobs'],
         summary: 'The 50 most recent jobs of the caller, newest first',
         security: SECURED,
-        response: { 200: Type.Object({ success: Type.Boolean(), jobs: Type.Array(JobListItem) }), ...errors(401, 429, 500) },
+        response: secured({ 200: Type.Object({ success: Type.Boolean(), jobs: Type.Array(JobListItem) }), ...errors(401, 429, 500) }),
       },
     },
     async (request) => {
@@ -248,7 +251,7 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
         summary: 'Status and counters of one job',
         security: SECURED,
         params: JobParams,
-        response: { 200: JobStatusResponse, ...errors(401, 404, 429, 500) },
+        response: secured({ 200: JobStatusResponse, ...errors(401, 404, 429, 500) }),
       },
     },
     async (request) => jobView(await jobs.get(request.principal!, request.params.job_id)),
@@ -265,7 +268,7 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
           'A completed, failed or cancelled job is 409 `job_not_cancellable` (with its `status`).',
         security: SECURED,
         params: JobParams,
-        response: { 200: CancelResponse, ...errors(401, 404, 409, 429, 500) },
+        response: secured({ 200: CancelResponse, ...errors(401, 404, 409, 429, 500) }),
       },
     },
     async (request) => jobs.cancel(request.principal!, request.params.job_id),
@@ -287,16 +290,17 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
           page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
           per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, default: 1000 })),
         }),
-        response: {
+        response: secured({
           200: {
             description: 'A page of results (JSON), or the whole job (CSV).',
+            headers: { 'Content-Disposition': Type.String({ description: 'With `format=csv`: `attachment; filename="<job_id>.csv"`.' }) },
             content: {
               'application/json': { schema: ResultsResponse },
               'text/csv': { schema: Type.String({ description: `RFC 4180, header row \`${CSV_HEADER}\`.` }) },
             },
           },
           ...errors(400, 401, 404, 409, 429, 500),
-        },
+        }),
       },
     },
     async (request, reply) => {

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import type { ServiceApp } from '@mailconv/platform';
+import { withHeaders, type ServiceApp } from '@mailconv/platform';
 import { planOf, type EmailDeps } from '../../deps.js';
 import { MAX_EMAIL_INPUT } from '../../jobs/job-list.js';
-import { SECURED, errors } from '../../schemas.js';
+import { IDEMPOTENT_REPLAYED, SECURED, errors, secured } from '../../schemas.js';
 import { BatchResponse, SingleResponse } from '../../verification/schemas.js';
 import type { RecordedEvent } from '../../repositories/events.repository.js';
 import { sendIdempotent } from '../idempotent-reply.js';
@@ -37,7 +37,7 @@ export function registerVerifyRoutes(app: ServiceApp, deps: EmailDeps, options: 
           'Charges one verification before the work and answers with the quota after the charge. An address that is not syntactically valid is still a verdict (`invalid` / `invalid_syntax`, charged); a missing, empty or non-string `email` is 400 `invalid_email` and charges nothing.',
         security: SECURED,
         body: SingleBody,
-        response: { 200: SingleResponse, ...errors(400, 401, 403, 413, 415, 429, 500, 503) },
+        response: secured({ 200: SingleResponse, ...errors(400, 401, 403, 413, 415, 429, 500, 503) }),
       },
     },
     async (request) => {
@@ -65,7 +65,7 @@ export function registerVerifyRoutes(app: ServiceApp, deps: EmailDeps, options: 
         security: SECURED,
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: 'Unique per request, 1–255 visible ASCII characters.' })) }),
         body: BatchBody,
-        response: { 200: BatchResponse, ...errors(400, 401, 403, 409, 413, 415, 429, 500, 503) },
+        response: secured({ 200: withHeaders(BatchResponse, IDEMPOTENT_REPLAYED), ...errors(400, 401, 403, 409, 413, 415, 429, 500, 503) }),
       },
       onResponse: async (request) => {
         // The answer is out: the event's deliveries may go now.

@@ -1,0 +1,117 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { D } from '@mailconv/test-rig';
+import { createAccount, FIXTURES, ROOT, startConvertService, startEmailService, type RunningService } from './services.test-support.js';
+
+const CLI = join(ROOT, 'packages', 'client', 'bin', 'mailconv.mjs');
+
+/** Runs the CLI as its own process (asynchronously: the services answer from this process), killed after 60 s. */
+function run(args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('the mailconv CLI, run as a process against both running services', () => {
+  let email: RunningService;
+  let conv: RunningService;
+  let env: Record<string, string>;
+  let work: string;
+
+  before(async () => {
+    work = await mkdtemp(join(tmpdir(), 'client-cli-'));
+    [email, conv] = await Promise.all([startEmailService(), startConvertService()]);
+    env = {
+      MAILCONV_EMAIL_URL: email.url,
+      MAILCONV_EMAIL_KEY: createAccount('email-api', email.env, 'cli@example.test', 'scale'),
+      MAILCONV_CONVERT_URL: conv.url,
+      MAILCONV_CONVERT_KEY: createAccount('convert-api', conv.env, 'cli@example.test', 'api'),
+    };
+  });
+  after(async () => {
+    await Promise.all([email.close(), conv.close()]);
+    await rm(work, { recursive: true, force: true });
+  });
+
+  test('verify addresses: text lines, --json, exit 0 when all valid and 6 when one is not', async () => {
+    const ok = await run(['verify', `alice@${D.valid}`], env, work);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, new RegExp(`^alice@${D.valid.replace('.', '\\.')}\\tvalid\\t`));
+    const mixed = await run(['verify', '--json', `alice@${D.valid}`, `x@${D.nxdomain}`], env, work);
+    assert.equal(mixed.code, 6, mixed.stderr);
+    const results = JSON.parse(mixed.stdout) as Array<{ email: string; status: string }>;
+    assert.deepEqual(results.map((r) => r.status), ['valid', 'invalid']);
+  });
+
+  test('verify --file: a CSV through a job with a progress bar, the results written to a file', async () => {
+    const list = join(work, 'list.csv');
+    const emails = Array.from({ length: 25 }, (_, i) => `user${i}@${D.valid}`);
+    await writeFile(list, `email\r\n${emails.join('\r\n')}\r\nx@${D.nxdomain}\r\n`);
+    const res = await run(['verify', '--file', 'list.csv', '--json'], env, work);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stderr, /verifying 100% 26\/26/);
+    const summary = JSON.parse(res.stdout) as { total: number; valid: number; invalid: number; results_file: string };
+    assert.deepEqual([summary.total, summary.valid, summary.invalid, summary.results_file], [26, 25, 1, 'list.results.csv']);
+    const csv = (await readFile(join(work, 'list.results.csv'), 'utf8')).trim().split('\r\n');
+    assert.equal(csv.length, 27);
+    assert.match(csv[0]!, /^email,/);
+  });
+
+  test('convert report.docx --to pdf: progress, checksum verified on download, output written', async () => {
+    await copyFile(join(FIXTURES, 'sample.docx'), join(work, 'report.docx'));
+    const res = await run(['convert', 'report.docx', '--to', 'pdf', '--json'], env, work);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stderr, /converting/);
+    assert.match(res.stderr, /downloading 100%/);
+    const out = JSON.parse(res.stdout) as { output: string; sha256: string; checksum_verified: boolean };
+    assert.equal(out.output, 'report.pdf');
+    assert.equal(out.checksum_verified, true);
+    const pdf = await readFile(join(work, 'report.pdf'));
+    assert.equal(pdf.subarray(0, 5).toString(), '%PDF-');
+    assert.equal(createHash('sha256').update(pdf).digest('hex'), out.sha256);
+  });
+
+  test('formats, formats <ext> and account (both services) in text and --json', async () => {
+    const formats = await run(['formats'], env, work);
+    assert.equal(formats.code, 0, formats.stderr);
+    assert.match(formats.stdout, /^docx\t/m);
+    const targets = await run(['formats', 'docx', '--json'], env, work);
+    assert.ok((JSON.parse(targets.stdout) as { targets: Array<{ format: string }> }).targets.some((t) => t.format === 'pdf'));
+    const account = await run(['account', '--json'], env, work);
+    assert.equal(account.code, 0, account.stderr);
+    const a = JSON.parse(account.stdout) as { email: { account: { plan: string } }; convert: { limits: { plan: string } } };
+    assert.deepEqual([a.email.account.plan, a.convert.limits.plan], ['scale', 'api']);
+    const text = await run(['account'], env, work);
+    assert.match(text.stdout, /Email verification: cli@example\.test, plan Scale/);
+    assert.match(text.stdout, /File conversion: plan api/);
+  });
+
+  test('exit codes: 2 usage (no key, unknown command, bad flag), 3 API error (with --json body), 4 no answer; flags win over env', async () => {
+    const noKey = await run(['verify', 'a@b.test'], {}, work);
+    assert.equal(noKey.code, 2);
+    assert.match(noKey.stderr, /--email-url and --email-key/);
+    assert.equal((await run(['frobnicate'], env, work)).code, 2);
+    assert.equal((await run(['convert', 'x.docx', '--to', 'pdf', '--quality', 'high'], env, work)).code, 2);
+    const badKey = await run(['account', '--json', '--email-key', 'ev_live_wrong', '--convert-url', '', '--convert-key', ''], env, work);
+    assert.equal(badKey.code, 3, badKey.stderr);
+    assert.equal((JSON.parse(badKey.stdout) as { error: { code: string; status: number } }).error.code, 'unauthorized');
+    const unknownFormat = await run(['convert', 'report.docx', '--to', 'nope'], env, work);
+    assert.equal(unknownFormat.code, 3, unknownFormat.stderr);
+    const nobody = await run(['account', '--email-url', 'http://127.0.0.1:9', '--timeout', '2'], { MAILCONV_EMAIL_KEY: 'k' }, work);
+    assert.equal(nobody.code, 4, nobody.stderr);
+  });
+});
