@@ -1,6 +1,6 @@
 export { AppError, COMMON_ERROR_STATUS, type ErrorCode, type ErrorTable, type ServiceErrorCodes } from './errors/app-error.js';
 export { newId, randomBase62 } from './ids.js';
-export { ConfigError, findProjectRoot, parseDatabaseUrl, parseSettings, setting, type DatabaseTarget } from './config/settings.js';
+export { ConfigError, findProjectRoot, mayEchoSetting, parseDatabaseUrl, parseSettings, redactUrlCredentials, setting, type DatabaseTarget } from './config/settings.js';
 export { commonConfig, commonSettings, type CommonDefaults, type CommonServiceConfig, type CommonSettingsShape, type CommonSettingsValues } from './config/service-config.js';
 export { migrate, openDatabase, type Database } from './db/database.js';
 export { CORE_MIGRATIONS } from './db/core-migrations.js';

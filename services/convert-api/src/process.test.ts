@@ -8,6 +8,7 @@ import { createTestDatabase } from '@mailconv/platform/testing';
 const run = promisify(execFile);
 const SERVER = fileURLToPath(new URL('./server.js', import.meta.url));
 const ADMIN = fileURLToPath(new URL('./admin.js', import.meta.url));
+const WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
 
 let url: string;
 let drop: () => Promise<void>;
@@ -23,6 +24,21 @@ test('the conversion server refuses bad settings, listing every problem at once'
       return true;
     },
   );
+});
+
+// Issue #15: a mistyped URL printed its password in the start-up error.
+test('a bad URL setting is named with its rule, its value (and password) never printed', async () => {
+  const secrets = { CONVERT_DATABASE_URL: 'postgress://admin:hunter2-db@db.example.test/x', CONVERT_REDIS_URL: 'redis:/:hunter2-redis@cache.example.test:6379' };
+  for (const file of [SERVER, WORKER]) {
+    await assert.rejects(run(process.execPath, [file], { env: { ...process.env, ...secrets, CONVERT_ROLE: 'both' } }), (err: { code: number; stdout: string; stderr: string }) => {
+      assert.equal(err.code, 1, file);
+      assert.match(err.stderr, /CONVERT_DATABASE_URL: must be sqlite:PATH or postgres/);
+      assert.match(err.stderr, /CONVERT_REDIS_URL: must be redis:\/\/… or rediss:\/\/…/);
+      assert.match(err.stderr, /CONVERT_ROLE: must be all, api or worker/);
+      assert.doesNotMatch(err.stderr + err.stdout, /hunter2|example\.test/);
+      return true;
+    });
+  }
 });
 
 test('admin CLI of the conversion service: its own accounts, plans and key prefix', async () => {

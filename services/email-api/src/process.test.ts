@@ -14,6 +14,7 @@ import { EMAIL_MIGRATIONS } from './db/migrations.js';
 const run = promisify(execFile);
 const SERVER = fileURLToPath(new URL('./server.js', import.meta.url));
 const ADMIN = fileURLToPath(new URL('./admin.js', import.meta.url));
+const WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
 const ROOT_ADMIN = fileURLToPath(new URL('../../../scripts/admin.mjs', import.meta.url));
 
 async function freePort(): Promise<number> {
@@ -63,6 +64,20 @@ test('the server refuses to start on bad settings, listing every problem at once
   const r = await exec(SERVER, [], { EMAIL_PORT: 'eighty', EMAIL_DATABASE_URL: 'mysql://db/x', EMAIL_TRUST_PROXY: 'maybe', EMAIL_LOG_LEVEL: 'loud' });
   assert.equal(r.code, 1);
   for (const name of ['EMAIL_PORT', 'EMAIL_DATABASE_URL', 'EMAIL_TRUST_PROXY', 'EMAIL_LOG_LEVEL']) assert.match(r.stderr, new RegExp(name), name);
+});
+
+// Issue #15: a mistyped URL printed its password in the start-up error.
+test('a bad URL setting is named with its rule, its value (and password) never printed', async () => {
+  const secrets = { EMAIL_DATABASE_URL: 'mysql://admin:hunter2-db@db.example.test/x', EMAIL_REDIS_URL: 'http://:hunter2-redis@cache.example.test:6379', EMAIL_PUBLIC_BASE_URL: 'ftp://ops:hunter2-base@example.test' };
+  for (const file of [SERVER, WORKER]) {
+    const r = await exec(file, [], { ...secrets, EMAIL_PORT: 'eighty' });
+    assert.equal(r.code, 1, file);
+    assert.match(r.stderr, /EMAIL_DATABASE_URL: must be sqlite:PATH or postgres/);
+    assert.match(r.stderr, /EMAIL_REDIS_URL: must be redis:\/\/… or rediss:\/\/…/);
+    assert.match(r.stderr, /EMAIL_PUBLIC_BASE_URL: must be an absolute http\(s\) URL/);
+    assert.match(r.stderr, /EMAIL_PORT: .*"eighty"/, 'a harmless value is still quoted');
+    assert.doesNotMatch(r.stderr + r.stdout, /hunter2|example\.test/);
+  }
 });
 
 for (const backend of testBackends()) {
