@@ -61,6 +61,7 @@ export async function createServiceBase<DB extends CoreTables>(options: {
       bodyLimit: config.bodyLimitBytes,
       trustProxy: config.trustProxy,
       keyLocations: identity.keyLocations,
+      timeouts: config.http,
       ...(options.logStream ? { logStream: options.logStream } : {}),
     });
     log = (err) => app.log.error({ err }, 'background write failed');
