@@ -41,17 +41,20 @@ async function exec(file: string, args: string[], env: Record<string, string>): 
 const LOOPBACK_WEBHOOKS = { EMAIL_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128' };
 
 /** Starts `server.js` on a free port and resolves once it logged `ready`. */
-async function startServer(env: Record<string, string>): Promise<{ port: number; stop: () => Promise<void> }> {
+async function startServer(env: Record<string, string>): Promise<{ port: number; stop: () => Promise<void>; lines: string[] }> {
+  const lines: string[] = [];
   const port = await freePort();
   const child = spawn(process.execPath, [SERVER], { env: { ...process.env, EMAIL_LOG_LEVEL: 'info', ...LOOPBACK_WEBHOOKS, ...env, EMAIL_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
+      if (lines.length < 1000) lines.push(line);
       if ((JSON.parse(line) as { event?: string }).event === 'ready') resolve();
     });
     child.once('exit', (code) => reject(new Error(`server exited early with ${code}`)));
   });
   return {
     port,
+    lines,
     stop: async () => {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
@@ -161,6 +164,23 @@ for (const backend of testBackends()) {
       // Free plan: 60 requests per minute per account.
       assert.deepEqual(await hammer({ EMAIL_REDIS_URL: testRedisUrl() }), { ok: 60, limited: 20 });
       assert.deepEqual(await hammer({}), { ok: 80, limited: 0 }, 'in-process limits count per process');
+    });
+
+    // Issue #15: /readyz reported ready while Redis was down.
+    test('readiness names a Redis that does not answer (503), liveness stays 200; the password in its URL is not logged', async () => {
+      const closed = await freePort(); // nothing listens there
+      const server = await startServer({ EMAIL_DATABASE_URL: url, EMAIL_REDIS_URL: `redis://:hunter2-redis@127.0.0.1:${closed}/0`, EMAIL_JOBS_WORKERS: '0', EMAIL_WEBHOOKS_CONCURRENCY: '0' });
+      try {
+        const base = `http://127.0.0.1:${server.port}`;
+        const live = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(10_000) });
+        assert.equal(live.status, 200);
+        const ready = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(10_000) });
+        assert.equal(ready.status, 503);
+        assert.deepEqual(await ready.json(), { status: 'unavailable', checks: { database: 'ok', redis: 'error' } });
+        assert.doesNotMatch(server.lines.join('\n'), /hunter2/);
+      } finally {
+        await server.stop();
+      }
     });
 
     test('the server serves, then shuts down gracefully on SIGTERM, flushing key usage', async () => {
