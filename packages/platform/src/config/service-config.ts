@@ -20,6 +20,8 @@ export interface CommonServiceConfig {
   plansFile: string | undefined;
   /** How long a client may take to send a request (`…_HEADERS_TIMEOUT_MS`, `…_REQUEST_TIMEOUT_MS`, `…_BODY_IDLE_TIMEOUT_MS`). */
   http: HttpTimeouts;
+  /** When set, `GET /metrics` requires it as a bearer token. */
+  metricsToken: string | undefined;
 }
 
 export interface CommonDefaults {
@@ -48,6 +50,7 @@ function commonShape(defaults: CommonDefaults) {
     HEADERS_TIMEOUT_MS: setting.positiveInt(10_000),
     REQUEST_TIMEOUT_MS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 (no limit) or more').default(defaults.requestTimeoutMs),
     BODY_IDLE_TIMEOUT_MS: setting.positiveInt(15_000),
+    METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   };
 }
 type CommonShape = ReturnType<typeof commonShape>;
@@ -86,6 +89,7 @@ export function commonConfig<P extends string>(prefix: P, parsed: CommonSettings
     logLevel: v('LOG_LEVEL'),
     bodyLimitBytes: v('BODY_LIMIT_BYTES'),
     plansFile: plansFile ? resolve(root, plansFile) : undefined,
+    metricsToken: v('METRICS_TOKEN'),
     http: { headersMs: v('HEADERS_TIMEOUT_MS'), requestMs: v('REQUEST_TIMEOUT_MS'), bodyIdleMs: v('BODY_IDLE_TIMEOUT_MS') },
   };
 }

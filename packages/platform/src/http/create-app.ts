@@ -11,12 +11,15 @@ import { newId } from '../ids.js';
 import type { KeyLocation } from './auth.js';
 import { frameworkErrors, installErrorHandling } from './error-handler.js';
 import { clientErrorHandler, installBodyIdleTimeout, jsonNestingExceeds, MAX_JSON_DEPTH, TIMEOUT_CHECK_INTERVAL_MS, type HttpTimeouts } from './framing.js';
+import { registerMetrics, ServiceMetrics } from './metrics.js';
 import { RouteIndex } from './route-index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Every registered method and path; used for 405 answers and to check the OpenAPI document. */
     routeIndex: RouteIndex;
+    /** The app's Prometheus registry and HTTP metrics; services add their own metrics to it. */
+    metrics: ServiceMetrics;
   }
 }
 
@@ -39,6 +42,8 @@ export interface ServiceAppOptions {
   logStream?: DestinationStream;
   /** How long a client may take to send a request; Node's defaults (60 s headers, 300 s request, no idle limit) when absent. */
   timeouts?: HttpTimeouts;
+  /** When set, `GET /metrics` requires `Authorization: Bearer <token>`. */
+  metricsToken?: string | undefined;
 }
 
 type SecurityScheme = { type: 'http'; scheme: 'bearer'; description: string } | { type: 'apiKey'; in: 'header' | 'query'; name: string; description: string };
@@ -150,9 +155,12 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
     request.log.info({ method: request.method, path: loggablePath(request), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
   });
 
-  installErrorHandling(app, options.errorTable, routes);
+  const metrics = new ServiceMetrics();
+  app.decorate('metrics', metrics);
+  installErrorHandling(app, options.errorTable, routes, metrics);
 
   app.get('/openapi.json', { schema: { tags: ['meta'], summary: 'This OpenAPI 3.0.3 document' } }, async () => app.swagger());
+  registerMetrics(app, metrics, options.metricsToken);
 
   return { app, routes };
 }

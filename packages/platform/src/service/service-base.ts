@@ -62,6 +62,7 @@ export async function createServiceBase<DB extends CoreTables>(options: {
       trustProxy: config.trustProxy,
       keyLocations: identity.keyLocations,
       timeouts: config.http,
+      metricsToken: config.metricsToken,
       ...(options.logStream ? { logStream: options.logStream } : {}),
     });
     log = (err) => app.log.error({ err }, 'background write failed');
