@@ -116,7 +116,9 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
       : {}),
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
-  if (t) installBodyIdleTimeout(app.server, t.bodyIdleMs);
+  const metrics = new ServiceMetrics();
+  app.decorate('metrics', metrics);
+  if (t) installBodyIdleTimeout(app.server, t.bodyIdleMs, () => metrics.observeClientError('request_timeout'));
 
   // Bodies are validated as sent: no type coercion ("true" is not a boolean) and unknown
   // fields rejected rather than silently dropped. Query strings and params are text by
@@ -155,8 +157,6 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
     request.log.info({ method: request.method, path: loggablePath(request), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
   });
 
-  const metrics = new ServiceMetrics();
-  app.decorate('metrics', metrics);
   installErrorHandling(app, options.errorTable, routes, metrics);
 
   app.get('/openapi.json', { schema: { tags: ['meta'], summary: 'This OpenAPI 3.0.3 document' } }, async () => app.swagger());

@@ -100,10 +100,13 @@ describe('broken framing is answered in the contract shape', () => {
     });
   }
 
-  test('the server still answers a well-formed request afterwards', async () => {
+  test('the server still answers a well-formed request afterwards; the refusals are counted in /metrics', async () => {
     const body = '{"name":"ok"}';
     const r = await exchange(port, [`POST /things HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`]);
     assert.equal(parse(r.text).status, 200);
+    const text = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+    assert.match(text, /^http_client_errors_total\{error="invalid_request"\} 4$/m);
+    assert.match(text, /^http_client_errors_total\{error="headers_too_large"\} 1$/m);
   });
 });
 
@@ -125,6 +128,7 @@ describe('slow clients are cut after the documented time-outs', () => {
     assert.equal(r.timedOut, false);
     assertContractError(r.text, 408, 'request_timeout');
     assert.ok(r.closedAfterMs < 4000, `cut after ${Math.round(r.closedAfterMs)} ms`);
+    assert.match((await app.inject({ method: 'GET', url: '/metrics' })).body, /^http_client_errors_total\{error="request_timeout"\} 2$/m, 'the slow headers and this body');
   });
 
   test('a slow body that keeps arriving is not cut, however long it takes in all', async () => {

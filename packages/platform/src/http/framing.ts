@@ -81,12 +81,15 @@ const FRAMING_MESSAGES: Record<string, string> = {
  */
 export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: string }, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  let answer: string;
-  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') answer = rawAnswer(408, 'Request Timeout', 'request_timeout', 'The request was not received in time; send the headers and body without long pauses.');
-  else if (err.code === 'HPE_HEADER_OVERFLOW') answer = rawAnswer(431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are over the size limit (16 KiB in all).');
-  else answer = rawAnswer(400, 'Bad Request', 'invalid_request', FRAMING_MESSAGES[err.code ?? ''] ?? 'The request is not valid HTTP/1.1.');
+  const [status, reason, code, message]: [number, string, string, string] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', 'request_timeout', 'The request was not received in time; send the headers and body without long pauses.']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are over the size limit (16 KiB in all).']
+        : [400, 'Bad Request', 'invalid_request', FRAMING_MESSAGES[err.code ?? ''] ?? 'The request is not valid HTTP/1.1.'];
   this.log.debug({ code: err.code }, 'client error');
-  if (socket.writable && !answerStarted(socket)) socket.end(answer);
+  (this as FastifyInstance & { metrics?: { observeClientError(code: string): void } }).metrics?.observeClientError(code);
+  if (socket.writable && !answerStarted(socket)) socket.end(rawAnswer(status, reason, code, message));
   socket.destroy();
 }
 
@@ -96,7 +99,7 @@ export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: 
  * still answering. It uses the socket's idle timer, which every byte received or sent
  * re-arms; when it fires with a request whose body is not complete, the client paused.
  */
-export function installBodyIdleTimeout(server: Server, idleMs: number): void {
+export function installBodyIdleTimeout(server: Server, idleMs: number, onCut: () => void = () => undefined): void {
   if (idleMs <= 0) return;
   const current = new WeakMap<Socket, IncomingMessage>();
   server.on('request', (req: IncomingMessage) => current.set(req.socket, req));
@@ -105,6 +108,7 @@ export function installBodyIdleTimeout(server: Server, idleMs: number): void {
     // No request on the connection (keep-alive between requests: keepAliveTimeout's job;
     // headers still arriving: headersTimeout's) or a complete one being answered: leave it.
     if (!req || req.complete || req.socket !== socket) return;
+    onCut();
     if (socket.writable && !answerStarted(socket)) socket.end(rawAnswer(408, 'Request Timeout', 'request_timeout', `The request body stopped arriving for ${Math.round(idleMs / 1000)} s.`));
     socket.destroy();
   });

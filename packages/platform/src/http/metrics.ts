@@ -21,12 +21,14 @@ export class ServiceMetrics {
   private readonly duration: Histogram<'method' | 'route' | 'status'>;
   private readonly rateLimited: Counter<'route'>;
   private readonly quota: Counter<'route'>;
+  private readonly clientErrors: Counter<'error'>;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by method, route pattern and status.', labelNames: ['method', 'route', 'status'], registers: [this.registry] });
     this.duration = new Histogram({ name: 'http_request_duration_seconds', help: 'Time to answer HTTP requests, by method, route pattern and status.', labelNames: ['method', 'route', 'status'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
     this.rateLimited = new Counter({ name: 'rate_limit_refusals_total', help: 'Requests refused with 429 rate_limited, by route pattern.', labelNames: ['route'], registers: [this.registry] });
+    this.clientErrors = new Counter({ name: 'http_client_errors_total', help: 'Connections answered and closed before any route ran (broken framing, oversized headers, slow headers or a stalled body), by error code.', labelNames: ['error'], registers: [this.registry] });
     this.quota = new Counter({ name: 'quota_refusals_total', help: 'Requests refused because the monthly quota is used up (quota_exceeded, insufficient_quota), by route pattern.', labelNames: ['route'], registers: [this.registry] });
   }
 
@@ -35,6 +37,11 @@ export class ServiceMetrics {
     const labels = { method, route, status: String(status) };
     this.requests.inc(labels);
     this.duration.observe(labels, seconds);
+  }
+
+  /** Counts a connection answered by the framing layer (`invalid_request`, `headers_too_large`, `request_timeout`). */
+  observeClientError(code: string): void {
+    this.clientErrors.inc({ error: code });
   }
 
   /** Counts a refusal when `code` is a rate-limit or quota code. */
