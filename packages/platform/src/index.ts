@@ -1,6 +1,6 @@
 export { AppError, COMMON_ERROR_STATUS, type ErrorCode, type ErrorTable, type ServiceErrorCodes } from './errors/app-error.js';
 export { newId, randomBase62 } from './ids.js';
-export { ConfigError, findProjectRoot, parseDatabaseUrl, parseSettings, setting, type DatabaseTarget } from './config/settings.js';
+export { ConfigError, findProjectRoot, mayEchoSetting, parseDatabaseUrl, parseSettings, redactUrlCredentials, setting, type DatabaseTarget } from './config/settings.js';
 export { commonConfig, commonSettings, type CommonDefaults, type CommonServiceConfig, type CommonSettingsShape, type CommonSettingsValues } from './config/service-config.js';
 export { migrate, openDatabase, type Database } from './db/database.js';
 export { CORE_MIGRATIONS } from './db/core-migrations.js';
@@ -22,6 +22,8 @@ export { DateTime, Nullable, StringEnum, errorResponses, errorSchema, formChecke
 export { RouteIndex } from './http/route-index.js';
 export { describeValidation } from './http/error-handler.js';
 export { serve } from './http/serve.js';
+export { ServiceMetrics, routeLabel } from './http/metrics.js';
+export { jsonNestingExceeds, MAX_JSON_DEPTH, type HttpTimeouts } from './http/framing.js';
 export { createServiceBase, type ServiceBase, type ServiceIdentity } from './service/service-base.js';
 export { openServiceCore, type ServiceCore, type ServiceCoreOptions } from './service/service-core.js';
 export { runAdminMain, runServer } from './service/run.js';

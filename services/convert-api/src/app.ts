@@ -13,6 +13,7 @@ import { registerConversionRoutes } from './routes/v1/conversions.route.js';
 import { registerDownloadRoutes } from './routes/v1/downloads.route.js';
 import { registerFormatRoutes } from './routes/v1/formats.route.js';
 import { registerUploadRoutes } from './routes/v1/upload.route.js';
+import { registerConvertMetrics } from './metrics.js';
 import { createConvertRuntime, openEngines } from './runtime.js';
 import { KEY_LOCATIONS } from './schemas.js';
 
@@ -58,7 +59,8 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
   );
   const { app, core, authenticate } = await createServiceBase<ConvertTables>({ config, identity: CONVERT_IDENTITY, readiness, logStream: options.logStream });
   const clock = options.clock ?? (() => new Date());
-  const runtime = createConvertRuntime({ config, core, engines, clock, log: app.log });
+  const { onFinished } = registerConvertMetrics(app.metrics.registry, core);
+  const runtime = createConvertRuntime({ config, core, engines, clock, log: app.log, onFinished });
   const deps: ConvertDeps = { core, plans, clock, converter, conversions: runtime.conversions };
   runtime.start();
   // preClose runs before the platform's onClose closes the database: running conversions

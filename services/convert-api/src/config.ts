@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { commonConfig, commonSettings, findProjectRoot, parseSettings, setting, type CommonServiceConfig } from '@mailconv/platform';
 
-const DEFAULTS = { port: 8081, dataDir: 'data/convert', databaseFile: 'convert.db' };
+const DEFAULTS = { port: 8081, dataDir: 'data/convert', databaseFile: 'convert.db', requestTimeoutMs: 0 };
 
 /**
  * Every setting of the conversion service, each `CONVERT_…` (documented with its default

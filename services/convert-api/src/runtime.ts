@@ -48,6 +48,8 @@ export function createConvertRuntime(options: {
   engines: { store: FileStore; converter: Converter; owned: boolean };
   clock: () => Date;
   log: FastifyBaseLogger;
+  /** Told of every conversion this process finished (metrics). */
+  onFinished?: (finished: { engine: string; outcome: string; seconds: number }) => void;
 }): ConvertRuntime {
   const { config, core, clock, log } = options;
   const { store, converter } = options.engines;
@@ -71,6 +73,7 @@ export function createConvertRuntime(options: {
           pollMs: queue ? Math.max(10 * config.pollMs, 5000) : config.pollMs,
           queue,
           log,
+          ...(options.onFinished ? { onFinished: options.onFinished } : {}),
         });
   const conversions = new ConversionService({
     converter,

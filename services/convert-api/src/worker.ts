@@ -1,4 +1,4 @@
-import { ConfigError, openServiceCore } from '@mailconv/platform';
+import { ConfigError, openServiceCore, redactUrlCredentials } from '@mailconv/platform';
 import { pino } from 'pino';
 import { CONVERT_KEY_PREFIX } from './app.js';
 import { loadConvertConfig, type ConvertConfig } from './config.js';
@@ -17,7 +17,7 @@ let config: ConvertConfig;
 try {
   config = loadConvertConfig();
 } catch (err) {
-  process.stderr.write(`convert-worker: ${err instanceof ConfigError ? err.message : (err as Error).message}\n`);
+  process.stderr.write(`convert-worker: ${redactUrlCredentials(err instanceof ConfigError ? err.message : (err as Error).message)}\n`);
   process.exit(1);
 }
 const log = pino({ level: config.logLevel });

@@ -7,6 +7,7 @@ import type { EmailConfig } from './config.js';
 import { EMAIL_MIGRATIONS } from './db/migrations.js';
 import type { EmailTables } from './db/schema.js';
 import { planOf, type EmailDeps } from './deps.js';
+import { registerEmailMetrics } from './metrics.js';
 import { EMAIL_ERROR_STATUS } from './errors.js';
 import { emailPlans } from './plans.js';
 import { registerApiKeyRoutes } from './routes/dashboard/api-keys.route.js';
@@ -49,10 +50,12 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
   const plans = emailPlans(config.plansFile);
   const { app, core, authenticate } = await createServiceBase<EmailTables>({ config, identity: EMAIL_IDENTITY, logStream: options.logStream });
   const clock = options.clock ?? (() => new Date());
+  const { onVerified } = registerEmailMetrics(app.metrics.registry, core, clock);
   const services = composeEmailServices({
     config,
     core,
     clock,
+    onVerified,
     log: app.log,
     jobWorkers: config.jobs.workers,
     ...(options.engine ? { engine: options.engine } : {}),

@@ -1,5 +1,5 @@
 import type { ServiceCore } from '@mailconv/platform';
-import { createEngine, type Engine } from '@mailconv/verifier';
+import { createEngine, type Engine, type VerificationResult, type Verifier } from '@mailconv/verifier';
 import { AccountService } from './accounts/account.service.js';
 import { ApiKeysService } from './accounts/api-keys.service.js';
 import type { EmailConfig } from './config.js';
@@ -72,10 +72,23 @@ export function composeEmailServices(options: {
   engine?: Engine;
   /** Resolvers of the webhook address check (the system's when absent; tests: the rig's). */
   webhookDnsServers?: readonly string[];
+  /** Told of every verification this process makes (metrics). */
+  onVerified?: (result: VerificationResult) => void;
 }): EmailServices {
   const { config, core, clock, log } = options;
   const engine = options.engine ?? engineFromConfig(config);
-  const verification = new VerificationService({ verifier: engine.verifier, quota: core.quota, charges: core.charges, clock, smtpAvailable: engine.prober !== null, batchConcurrency: config.batchConcurrency });
+  const onVerified = options.onVerified;
+  const verifier: Verifier = onVerified
+    ? {
+        verify: async (email, opts) => {
+          const result = await engine.verifier.verify(email, opts);
+          onVerified(result);
+          return result;
+        },
+        inspect: (email, opts) => engine.verifier.inspect(email, opts),
+      }
+    : engine.verifier;
+  const verification = new VerificationService({ verifier, quota: core.quota, charges: core.charges, clock, smtpAvailable: engine.prober !== null, batchConcurrency: config.batchConcurrency });
   const deliveries = new DeliveriesRepository(core.database);
   const events = new EventsRepository(core.database, deliveries);
   const idempotency = new IdempotencyService({ repository: new IdempotencyRepository(core.database), clock });

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { commonConfig, commonSettings, findProjectRoot, parseSettings, setting, type CommonServiceConfig } from '@mailconv/platform';
 import { parseDnsServers } from '@mailconv/verifier';
 
-const DEFAULTS = { port: 8080, dataDir: 'data/email', databaseFile: 'email.db' };
+const DEFAULTS = { port: 8080, dataDir: 'data/email', databaseFile: 'email.db', requestTimeoutMs: 120_000 };
 
 /** Comma-separated CIDR networks (a fence for outgoing connections). */
 function cidrList() {

@@ -14,6 +14,7 @@ import { EMAIL_MIGRATIONS } from './db/migrations.js';
 const run = promisify(execFile);
 const SERVER = fileURLToPath(new URL('./server.js', import.meta.url));
 const ADMIN = fileURLToPath(new URL('./admin.js', import.meta.url));
+const WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
 const ROOT_ADMIN = fileURLToPath(new URL('../../../scripts/admin.mjs', import.meta.url));
 
 async function freePort(): Promise<number> {
@@ -40,17 +41,20 @@ async function exec(file: string, args: string[], env: Record<string, string>): 
 const LOOPBACK_WEBHOOKS = { EMAIL_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128' };
 
 /** Starts `server.js` on a free port and resolves once it logged `ready`. */
-async function startServer(env: Record<string, string>): Promise<{ port: number; stop: () => Promise<void> }> {
+async function startServer(env: Record<string, string>): Promise<{ port: number; stop: () => Promise<void>; lines: string[] }> {
+  const lines: string[] = [];
   const port = await freePort();
   const child = spawn(process.execPath, [SERVER], { env: { ...process.env, EMAIL_LOG_LEVEL: 'info', ...LOOPBACK_WEBHOOKS, ...env, EMAIL_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
+      if (lines.length < 1000) lines.push(line);
       if ((JSON.parse(line) as { event?: string }).event === 'ready') resolve();
     });
     child.once('exit', (code) => reject(new Error(`server exited early with ${code}`)));
   });
   return {
     port,
+    lines,
     stop: async () => {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
@@ -63,6 +67,20 @@ test('the server refuses to start on bad settings, listing every problem at once
   const r = await exec(SERVER, [], { EMAIL_PORT: 'eighty', EMAIL_DATABASE_URL: 'mysql://db/x', EMAIL_TRUST_PROXY: 'maybe', EMAIL_LOG_LEVEL: 'loud' });
   assert.equal(r.code, 1);
   for (const name of ['EMAIL_PORT', 'EMAIL_DATABASE_URL', 'EMAIL_TRUST_PROXY', 'EMAIL_LOG_LEVEL']) assert.match(r.stderr, new RegExp(name), name);
+});
+
+// Issue #15: a mistyped URL printed its password in the start-up error.
+test('a bad URL setting is named with its rule, its value (and password) never printed', async () => {
+  const secrets = { EMAIL_DATABASE_URL: 'mysql://admin:hunter2-db@db.example.test/x', EMAIL_REDIS_URL: 'http://:hunter2-redis@cache.example.test:6379', EMAIL_PUBLIC_BASE_URL: 'ftp://ops:hunter2-base@example.test' };
+  for (const file of [SERVER, WORKER]) {
+    const r = await exec(file, [], { ...secrets, EMAIL_PORT: 'eighty' });
+    assert.equal(r.code, 1, file);
+    assert.match(r.stderr, /EMAIL_DATABASE_URL: must be sqlite:PATH or postgres/);
+    assert.match(r.stderr, /EMAIL_REDIS_URL: must be redis:\/\/… or rediss:\/\/…/);
+    assert.match(r.stderr, /EMAIL_PUBLIC_BASE_URL: must be an absolute http\(s\) URL/);
+    assert.match(r.stderr, /EMAIL_PORT: .*"eighty"/, 'a harmless value is still quoted');
+    assert.doesNotMatch(r.stderr + r.stdout, /hunter2|example\.test/);
+  }
 });
 
 for (const backend of testBackends()) {
@@ -146,6 +164,23 @@ for (const backend of testBackends()) {
       // Free plan: 60 requests per minute per account.
       assert.deepEqual(await hammer({ EMAIL_REDIS_URL: testRedisUrl() }), { ok: 60, limited: 20 });
       assert.deepEqual(await hammer({}), { ok: 80, limited: 0 }, 'in-process limits count per process');
+    });
+
+    // Issue #15: /readyz reported ready while Redis was down.
+    test('readiness names a Redis that does not answer (503), liveness stays 200; the password in its URL is not logged', async () => {
+      const closed = await freePort(); // nothing listens there
+      const server = await startServer({ EMAIL_DATABASE_URL: url, EMAIL_REDIS_URL: `redis://:hunter2-redis@127.0.0.1:${closed}/0`, EMAIL_JOBS_WORKERS: '0', EMAIL_WEBHOOKS_CONCURRENCY: '0' });
+      try {
+        const base = `http://127.0.0.1:${server.port}`;
+        const live = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(10_000) });
+        assert.equal(live.status, 200);
+        const ready = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(10_000) });
+        assert.equal(ready.status, 503);
+        assert.deepEqual(await ready.json(), { status: 'unavailable', checks: { database: 'ok', redis: 'error' } });
+        assert.doesNotMatch(server.lines.join('\n'), /hunter2/);
+      } finally {
+        await server.stop();
+      }
     });
 
     test('the server serves, then shuts down gracefully on SIGTERM, flushing key usage', async () => {

@@ -1,4 +1,4 @@
-import { openServiceCore, ConfigError } from '@mailconv/platform';
+import { openServiceCore, ConfigError, redactUrlCredentials } from '@mailconv/platform';
 import { pino } from 'pino';
 import { composeEmailServices, EMAIL_KEY_PREFIX } from './composition.js';
 import { loadEmailConfig, type EmailConfig } from './config.js';
@@ -17,7 +17,7 @@ let config: EmailConfig;
 try {
   config = loadEmailConfig();
 } catch (err) {
-  process.stderr.write(`email-worker: ${err instanceof ConfigError ? err.message : (err as Error).message}\n`);
+  process.stderr.write(`email-worker: ${redactUrlCredentials(err instanceof ConfigError ? err.message : (err as Error).message)}\n`);
   process.exit(1);
 }
 const log = pino({ level: config.logLevel });

@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import type { HttpTimeouts } from '../http/framing.js';
 import { parseDatabaseUrl, setting, type DatabaseTarget } from './settings.js';
 
 /** Settings every service has, under its own prefix (`EMAIL_…`, `CONVERT_…`). */
@@ -17,6 +18,10 @@ export interface CommonServiceConfig {
   logLevel: string;
   bodyLimitBytes: number;
   plansFile: string | undefined;
+  /** How long a client may take to send a request (`…_HEADERS_TIMEOUT_MS`, `…_REQUEST_TIMEOUT_MS`, `…_BODY_IDLE_TIMEOUT_MS`). */
+  http: HttpTimeouts;
+  /** When set, `GET /metrics` requires it as a bearer token. */
+  metricsToken: string | undefined;
 }
 
 export interface CommonDefaults {
@@ -25,6 +30,8 @@ export interface CommonDefaults {
   dataDir: string;
   /** File name of the SQLite database inside the data folder. */
   databaseFile: string;
+  /** Default `…_REQUEST_TIMEOUT_MS` (whole request, whatever the progress); 0: none. */
+  requestTimeoutMs: number;
 }
 
 /** The common settings' zod fields, without their `PREFIX_` (`HOST`, `PORT`, …). */
@@ -40,6 +47,10 @@ function commonShape(defaults: CommonDefaults) {
     LOG_LEVEL: setting.logLevel(),
     BODY_LIMIT_BYTES: setting.positiveInt(1_048_576),
     PLANS_FILE: z.string().optional(),
+    HEADERS_TIMEOUT_MS: setting.positiveInt(10_000),
+    REQUEST_TIMEOUT_MS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 (no limit) or more').default(defaults.requestTimeoutMs),
+    BODY_IDLE_TIMEOUT_MS: setting.positiveInt(15_000),
+    METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   };
 }
 type CommonShape = ReturnType<typeof commonShape>;
@@ -78,5 +89,7 @@ export function commonConfig<P extends string>(prefix: P, parsed: CommonSettings
     logLevel: v('LOG_LEVEL'),
     bodyLimitBytes: v('BODY_LIMIT_BYTES'),
     plansFile: plansFile ? resolve(root, plansFile) : undefined,
+    metricsToken: v('METRICS_TOKEN'),
+    http: { headersMs: v('HEADERS_TIMEOUT_MS'), requestMs: v('REQUEST_TIMEOUT_MS'), bodyIdleMs: v('BODY_IDLE_TIMEOUT_MS') },
   };
 }

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { ConfigError, parseDatabaseUrl, parseSettings, setting } from './settings.js';
+import { ConfigError, parseDatabaseUrl, parseSettings, redactUrlCredentials, setting } from './settings.js';
 
 const schema = z.object({
   X_PORT: setting.port(8080),
@@ -28,6 +28,24 @@ test('every problem is reported at once, naming the setting and the value', () =
       return true;
     },
   );
+});
+
+// Issue #15: a mistyped database or Redis URL printed its password.
+test('URLs and secrets are never quoted back, only named with the rule', () => {
+  const secretSchema = z.object({ X_REDIS_URL: setting.redisUrl(), X_API_TOKEN: z.string().min(40, 'must be at least 40 characters'), X_HOST: z.string().regex(/^[a-z.]+$/, 'must be a host name') });
+  assert.throws(
+    () => parseSettings(secretSchema, { X_REDIS_URL: 'http://:pw-one@h:6379', X_API_TOKEN: 'pw-two', X_HOST: 'user:pw-three@h' }),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match(err.message, /X_REDIS_URL: must be redis/);
+      assert.match(err.message, /X_API_TOKEN: must be at least 40 characters/);
+      assert.match(err.message, /X_HOST: must be a host name/);
+      assert.doesNotMatch(err.message, /pw-/);
+      return true;
+    },
+  );
+  assert.throws(() => parseDatabaseUrl('mysql://u:pw-four@h/db', '/srv'), (err: Error) => !/pw-four/.test(err.message));
+  assert.equal(redactUrlCredentials('connect to postgres://u:pw@h:5432/db failed; redis://:pw@r ok'), 'connect to postgres://[redacted]@h:5432/db failed; redis://[redacted]@r ok');
 });
 
 test('database URLs resolve relative SQLite paths against the base folder', () => {

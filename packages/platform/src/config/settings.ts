@@ -10,9 +10,30 @@ export class ConfigError extends Error {
   }
 }
 
+/** Settings whose values are credentials or may carry them (a URL's `user:password@`). */
+const SECRET_SETTING = /URL|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|KEY/i;
+
+/**
+ * Whether a setting's value may be quoted back in an error: never for a URL or anything
+ * named like a secret, nor for any value that looks like a URL (issue #15: a mistyped
+ * `EMAIL_DATABASE_URL` printed its password), and only short values.
+ */
+export function mayEchoSetting(name: string, value: string): boolean {
+  return !SECRET_SETTING.test(name) && !/:\/\/|@/.test(value) && value.length <= 64;
+}
+
+/**
+ * Removes the `user:password@` part of any URL in `text` (an error from a database or
+ * Redis client may quote the address it was given).
+ */
+export function redactUrlCredentials(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/@]*@/gi, '$1[redacted]@');
+}
+
 /**
  * Parses `env` with a service's settings schema. Empty values count as unset, as in most
- * `.env` tooling. Throws {@link ConfigError} listing every invalid setting at once.
+ * `.env` tooling. Throws {@link ConfigError} listing every invalid setting at once, each
+ * naming the setting and the rule; the value is quoted only when harmless ({@link mayEchoSetting}).
  */
 export function parseSettings<S extends z.ZodType>(schema: S, env: Readonly<Record<string, string | undefined>>): z.output<S> {
   const cleaned: Record<string, string> = {};
@@ -24,7 +45,7 @@ export function parseSettings<S extends z.ZodType>(schema: S, env: Readonly<Reco
   const problems = result.error.issues.map((issue) => {
     const name = issue.path.join('.');
     const given = cleaned[name];
-    return `${name}: ${issue.message}${given === undefined ? '' : ` (got ${JSON.stringify(given)})`}`;
+    return `${name}: ${issue.message}${given === undefined || !mayEchoSetting(name, given) ? '' : ` (got ${JSON.stringify(given)})`}`;
   });
   throw new ConfigError(problems);
 }
@@ -96,7 +117,7 @@ export function parseDatabaseUrl(url: string, baseDir: string): DatabaseTarget {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     return { kind: 'sqlite', path: path === ':memory:' ? path : resolve(baseDir, path) };
   }
-  throw new ConfigError([`database URL must be sqlite:PATH or postgres://… (got ${JSON.stringify(url)})`]);
+  throw new ConfigError(['database URL must be sqlite:PATH or postgres://…']);
 }
 
 /**

@@ -10,12 +10,16 @@ import { AppError, type ErrorTable } from '../errors/app-error.js';
 import { newId } from '../ids.js';
 import type { KeyLocation } from './auth.js';
 import { frameworkErrors, installErrorHandling } from './error-handler.js';
+import { clientErrorHandler, installBodyIdleTimeout, jsonNestingExceeds, MAX_JSON_DEPTH, TIMEOUT_CHECK_INTERVAL_MS, type HttpTimeouts } from './framing.js';
+import { registerMetrics, ServiceMetrics } from './metrics.js';
 import { RouteIndex } from './route-index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Every registered method and path; used for 405 answers and to check the OpenAPI document. */
     routeIndex: RouteIndex;
+    /** The app's Prometheus registry and HTTP metrics; services add their own metrics to it. */
+    metrics: ServiceMetrics;
   }
 }
 
@@ -36,6 +40,10 @@ export interface ServiceAppOptions {
   keyLocations: readonly KeyLocation[];
   /** Log sink; stdout when absent. */
   logStream?: DestinationStream;
+  /** How long a client may take to send a request; Node's defaults (60 s headers, 300 s request, no idle limit) when absent. */
+  timeouts?: HttpTimeouts;
+  /** When set, `GET /metrics` requires `Authorization: Bearer <token>`. */
+  metricsToken?: string | undefined;
 }
 
 type SecurityScheme = { type: 'http'; scheme: 'bearer'; description: string } | { type: 'apiKey'; in: 'header' | 'query'; name: string; description: string };
@@ -79,6 +87,9 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
  * route schemas and served at `/openapi.json`.
  */
 export async function createServiceApp(options: ServiceAppOptions): Promise<{ app: ServiceApp; routes: RouteIndex }> {
+  const t = options.timeouts;
+  // Node refuses a headers time-out longer than a (non-zero) request time-out.
+  const headersTimeout = t ? (t.requestMs > 0 ? Math.min(t.headersMs, t.requestMs) : t.headersMs) : undefined;
   const app = Fastify({
     logger: {
       level: options.logLevel,
@@ -96,8 +107,18 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId('req');
     },
     frameworkErrors,
+    clientErrorHandler,
+    ...(t
+      ? {
+          requestTimeout: t.requestMs,
+          http: { requestTimeout: t.requestMs, headersTimeout, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
+        }
+      : {}),
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  const metrics = new ServiceMetrics();
+  app.decorate('metrics', metrics);
+  if (t) installBodyIdleTimeout(app.server, t.bodyIdleMs, () => metrics.observeClientError('request_timeout'));
 
   // Bodies are validated as sent: no type coercion ("true" is not a boolean) and unknown
   // fields rejected rather than silently dropped. Query strings and params are text by
@@ -136,9 +157,10 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
     request.log.info({ method: request.method, path: loggablePath(request), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
   });
 
-  installErrorHandling(app, options.errorTable, routes);
+  installErrorHandling(app, options.errorTable, routes, metrics);
 
   app.get('/openapi.json', { schema: { tags: ['meta'], summary: 'This OpenAPI 3.0.3 document' } }, async () => app.swagger());
+  registerMetrics(app, metrics, options.metricsToken);
 
   return { app, routes };
 }
@@ -147,7 +169,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
  * The services' JSON body parser (for `parseAs: 'buffer'`): bodies must be UTF-8 (RFC
  * 8259): invalid bytes are refused rather than silently turned into U+FFFD, which would
  * verify or store a different string than the one sent; `__proto__` and `constructor`
- * keys are refused. A scope that adds its own JSON parser delegates to this one.
+ * keys are refused, and so is nesting deeper than {@link MAX_JSON_DEPTH}. A scope that adds its own JSON parser delegates to this one.
  */
 export function utf8JsonParser(app: FastifyInstance): (request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => void {
   const json = app.getDefaultJsonParser('error', 'error');
@@ -155,6 +177,12 @@ export function utf8JsonParser(app: FastifyInstance): (request: FastifyRequest, 
     const bytes = body as Buffer;
     if (!isUtf8(bytes)) {
       done(new AppError('invalid_json', 'The request body is not valid UTF-8.'), undefined);
+      return;
+    }
+    // Refused by shape before parsing: millions of nested arrays took seconds to parse on
+    // the event loop (issue #15). One pass over the bytes, stopping at the first level too deep.
+    if (jsonNestingExceeds(bytes)) {
+      done(new AppError('invalid_json', `The request body nests arrays or objects deeper than ${MAX_JSON_DEPTH} levels.`), undefined);
       return;
     }
     json(request, bytes.toString('utf8'), done);

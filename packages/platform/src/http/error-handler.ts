@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorTable } from '../errors/app-error.js';
+import { routeLabel, type ServiceMetrics } from './metrics.js';
 import type { RouteIndex } from './route-index.js';
 
 interface ValidationIssue {
@@ -72,7 +73,7 @@ function fromFastify(err: FastifyError): AppError | undefined {
  * `table`; anything else is logged in full with the request id and answered with a bare
  * `internal_error`, so no internals reach the client.
  */
-export function installErrorHandling(app: FastifyInstance, table: ErrorTable, routes: RouteIndex): void {
+export function installErrorHandling(app: FastifyInstance, table: ErrorTable, routes: RouteIndex, metrics?: ServiceMetrics): void {
   const send = (reply: FastifyReply, err: AppError) => {
     const status = table[err.code];
     if (status === undefined) throw new Error(`error code ${err.code} is not in the service's table`);
@@ -83,6 +84,7 @@ export function installErrorHandling(app: FastifyInstance, table: ErrorTable, ro
   const handle = (raw: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const err = raw instanceof AppError ? raw : fromFastify(raw as FastifyError);
     if (err && table[err.code] !== undefined) {
+      metrics?.observeError(err.code, routeLabel(request));
       if (table[err.code]! >= 500) request.log.error({ err: raw }, err.message);
       return send(reply, err);
     }

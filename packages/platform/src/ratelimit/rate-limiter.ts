@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { redactUrlCredentials } from '../config/settings.js';
 
 /** The outcome of one request against a per-minute limit. A denial is a value, not an exception. */
 export interface RateDecision {
@@ -16,6 +17,10 @@ export interface RateLimiter {
   consume(key: string, perWindow: number): Promise<RateDecision>;
   /** Resolves once the shared store answers (at once in memory); rejects after `timeoutMs`. */
   ready(timeoutMs?: number): Promise<void>;
+  /** Whether a shared store is configured (a Redis URL). */
+  readonly shared: boolean;
+  /** Resolves when the shared store answers a PING now (at once in memory); rejects otherwise, without waiting for a reconnection. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -65,7 +70,7 @@ export function createRateLimiter(options: {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
           redis.off('ready', onReady);
-          reject(new Error(`Redis at ${options.redisUrl} not ready after ${timeoutMs} ms`));
+          reject(new Error(`Redis at ${redactUrlCredentials(options.redisUrl ?? '')} not ready after ${timeoutMs} ms`));
         }, timeoutMs);
         const onReady = () => {
           clearTimeout(timer);
@@ -73,6 +78,11 @@ export function createRateLimiter(options: {
         };
         redis.once('ready', onReady);
       });
+    },
+    shared: redis !== undefined,
+    async ping() {
+      // enableOfflineQueue is off: while disconnected the command fails at once.
+      if (redis) await redis.ping();
     },
     async close() {
       if (redis) await redis.quit().catch(() => redis.disconnect());

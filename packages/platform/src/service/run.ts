@@ -2,13 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Migration } from 'kysely';
 import type { BasePlan, PlanCatalog } from '../accounts/plans.js';
 import { runAdminCli } from '../admin/admin-cli.js';
-import { ConfigError, type DatabaseTarget } from '../config/settings.js';
+import { ConfigError, redactUrlCredentials, type DatabaseTarget } from '../config/settings.js';
 import { serve } from '../http/serve.js';
 import { openServiceCore } from './service-core.js';
 
 function fail(name: string, err: unknown): never {
   const message = err instanceof ConfigError ? err.message : `cannot start: ${(err as Error).message ?? String(err)}`;
-  process.stderr.write(`${name}: ${message}\n`);
+  process.stderr.write(`${name}: ${redactUrlCredentials(message)}\n`);
   process.exit(1);
 }
 
@@ -58,7 +58,7 @@ export async function runAdminMain(
       { out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`) },
     );
   } catch (err) {
-    process.stderr.write(`${service}: ${err instanceof ConfigError ? err.message : (err as Error).message}\n`);
+    process.stderr.write(`${service}: ${redactUrlCredentials(err instanceof ConfigError ? err.message : (err as Error).message)}\n`);
     process.exitCode = 1;
   }
 }

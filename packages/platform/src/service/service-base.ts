@@ -61,13 +61,17 @@ export async function createServiceBase<DB extends CoreTables>(options: {
       bodyLimit: config.bodyLimitBytes,
       trustProxy: config.trustProxy,
       keyLocations: identity.keyLocations,
+      timeouts: config.http,
+      metricsToken: config.metricsToken,
       ...(options.logStream ? { logStream: options.logStream } : {}),
     });
     log = (err) => app.log.error({ err }, 'background write failed');
     const limiter = createRateLimiter({ keyPrefix: identity.redisPrefix, redisUrl: config.redisUrl, onStoreError: (err) => app.log.warn({ err }, 'rate-limit store error; counting in memory') });
     // Until Redis answers, limits are counted per process; say so rather than fail to start.
     await limiter.ready().catch((err: unknown) => app.log.warn({ err }, 'rate-limit store not ready; counting in memory until it is'));
-    registerHealthRoutes(app, { database: () => core.database.ping(), ...(options.readiness ?? {}) });
+    // Redis is checked only when configured; rate limits then fall back to memory, but a
+    // load balancer should know the processes no longer share limits (nor, with BullMQ, a queue).
+    registerHealthRoutes(app, { database: () => core.database.ping(), ...(limiter.shared ? { redis: () => limiter.ping() } : {}), ...(options.readiness ?? {}) });
     app.addHook('onClose', async () => {
       await limiter.close();
       await core.close();

@@ -35,6 +35,8 @@ export interface ConversionWorkerOptions {
   /** BullMQ (`CONVERT_REDIS_URL`): conversions arrive as messages from any process. */
   queue: BullWorkQueue<ConversionMessage> | null;
   log: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  /** Told of every conversion this process finished (metrics): the engines that ran (`+`-joined, `none` when none did), `completed` or the failure code, and the time the engines took. */
+  onFinished?: (finished: { engine: string; outcome: string; seconds: number }) => void;
 }
 
 interface Flight {
@@ -194,6 +196,7 @@ export class ConversionWorker {
     // A retry: the earlier attempt's process is gone (its lease expired); so must its partial output be.
     for (let attempt = 0; attempt < row.attempts; attempt++) await this.o.store.remove(this.o.store.outputPath(row.id, row.target_format, attempt));
     const upload = await this.o.uploads.find(row.account_id, row.upload_id);
+    const started = performance.now();
     let result: Awaited<ReturnType<Converter['convert']>> | { ok: false; error: { code: string; message: string; detail?: string } };
     if (!upload || upload.deleted_at) {
       result = { ok: false, error: { code: 'gone', message: 'The source file was removed (shredded or expired) before the conversion ran.' } };
@@ -214,6 +217,10 @@ export class ConversionWorker {
       }
     }
     const now = this.o.clock();
+    if (!signal.aborted || result.ok) {
+      const engines = 'engines' in result && Array.isArray(result.engines) && result.engines.length > 0 ? result.engines.join('+') : 'none';
+      this.o.onFinished?.({ engine: engines, outcome: result.ok ? 'completed' : result.error.code, seconds: (performance.now() - started) / 1000 });
+    }
     if (result.ok) {
       const { path: _path, ...meta } = result.output;
       const output = { filename: outputFilename(upload!.filename, row.target_format), ...meta, engines: [...result.engines] };

@@ -192,6 +192,12 @@ for (const backend of testBackends()) {
       const invalidUtf8 = Buffer.concat([Buffer.from(`{"emails":${big.slice(0, -2)}`), Buffer.from([0xc3, 0x28]), Buffer.from('"]}')]);
       const r = await app.inject({ method: 'POST', url: '/api/v1/jobs', headers: { authorization: `Bearer ${keys.scale}`, 'content-type': 'application/json' }, payload: invalidUtf8 });
       assert.deepEqual([r.statusCode, r.json().error], [400, 'invalid_json']);
+      // Issue #15: 9 MB of nested arrays was parsed in the worker, then again on the event
+      // loop (4.5 s during which no other request was answered); it is now refused by shape.
+      const depth = 4_500_000;
+      const deep = await app.inject({ method: 'POST', url: '/api/v1/jobs', headers: { authorization: `Bearer ${keys.scale}`, 'content-type': 'application/json' }, payload: `{"emails":${'['.repeat(depth)}${']'.repeat(depth)}}` });
+      assert.deepEqual([deep.statusCode, deep.json().error], [400, 'invalid_json']);
+      assert.match(deep.json().message, /deeper than 64 levels/);
     });
 
     test('dedupe: trimmed, empty entries dropped, case-insensitive duplicates removed and not charged', async () => {

@@ -1,4 +1,6 @@
 import { isUtf8 } from 'node:buffer';
+// The framing module alone: the whole platform is not loaded into the worker thread.
+import { jsonNestingExceeds } from '@mailconv/platform/framing';
 import { MAX_EMAIL_INPUT, MAX_JOB_EMAILS, prepareList, submitHash, type PreparedList } from './job-list.js';
 
 /** A `POST /api/v1/jobs` JSON body to read off the event loop. */
@@ -34,7 +36,9 @@ const optionalBoolean = (v: unknown) => v === undefined || typeof v === 'boolean
  */
 export default function readList(task: ListTask): ListTaskResult {
   const bytes = Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
-  if (!isUtf8(bytes)) return { kind: 'fallback' };
+  // Too deep a body goes back at once: the usual parser refuses it by shape, unparsed (issue
+  // #15: 9 MB of nested arrays took 4.5 s to parse, and was then parsed again on the event loop).
+  if (!isUtf8(bytes) || jsonNestingExceeds(bytes)) return { kind: 'fallback' };
   let body: unknown;
   try {
     body = JSON.parse(bytes.toString('utf8'));

@@ -349,6 +349,35 @@ for (const backend of testBackends()) {
       assert.equal((await get('/api/v1/account/usage', freeKey)).json().quota.used, 3);
     });
 
+    // Issue #15: the service had no /metrics.
+    test('/metrics: conversions by engine and outcome with durations, queue depth, quota refusals, requests by route pattern', async () => {
+      const scrape = async () => {
+        const res = await app.inject({ method: 'GET', url: '/metrics' });
+        assert.equal(res.statusCode, 200);
+        return res.body;
+      };
+      const value = (text: string, name: string, labels: string) => Number(new RegExp(`^${name}\\{${labels}\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+      // Conversions of earlier tests still running would move the counters too: wait for an empty queue (read from the gauge).
+      let before = await scrape();
+      for (let i = 0; i < 300 && value(before, 'convert_queue_depth', 'status="queued"') + value(before, 'convert_queue_depth', 'status="processing"') > 0; i++) {
+        await sleep(100);
+        before = await scrape();
+      }
+      const up = (await upload('sample.png')).json();
+      const done = await convertJson({ upload_id: up.upload_id, target_format: 'webp' });
+      assert.equal(done.statusCode, 200, done.body);
+      const refused = await convertJson({ upload_id: up.upload_id, target_format: 'jpg' }, 0, otherKey);
+      assert.equal(refused.statusCode, 404, 'another account’s upload');
+      const after = await scrape();
+      assert.equal(value(after, 'convert_conversions_total', 'engine="sharp",outcome="completed"') - value(before, 'convert_conversions_total', 'engine="sharp",outcome="completed"'), 1);
+      assert.equal(value(after, 'convert_conversion_duration_seconds_count', 'engine="sharp",outcome="completed"') - value(before, 'convert_conversion_duration_seconds_count', 'engine="sharp",outcome="completed"'), 1);
+      assert.match(after, /^convert_queue_depth\{status="queued"\} \d+$/m);
+      assert.match(after, /^convert_queue_depth\{status="processing"\} \d+$/m);
+      assert.ok(value(after, 'quota_refusals_total', 'route="/api/v1/convert"') >= 1, 'the quota test’s refusal');
+      assert.equal(value(after, 'http_requests_total', 'method="POST",route="/api/v1/convert",status="404"') - value(before, 'http_requests_total', 'method="POST",route="/api/v1/convert",status="404"'), 1);
+      assert.ok(!after.includes(up.upload_id), 'route patterns, never raw URLs');
+    });
+
     test('shred of a completed conversion: source and output leave the disk, status shredded, downloads 410', async () => {
       const outputFile = join(storage, 'outputs', `${pdfRecord.id}.a1.pdf`);
       assert.deepEqual(outputsOf(pdfRecord.id), [`${pdfRecord.id}.a1.pdf`], 'one output: the first attempt\'s');

@@ -1,0 +1,37 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { ServiceCore } from '@mailconv/platform';
+import type { ConvertTables } from './db/schema.js';
+
+/** Conversion durations in seconds: 50 ms to 10 min (the default engine time-out is 120 s a step). */
+const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+
+/**
+ * The conversion service's own metrics on the app's registry (README, "Metrics"):
+ * conversions this process ran, by engine and outcome, with their durations; and the
+ * queue read from the database at each scrape (all processes together).
+ */
+export function registerConvertMetrics(registry: Registry, core: ServiceCore<ConvertTables>): { onFinished: (f: { engine: string; outcome: string; seconds: number }) => void } {
+  const conversions = new Counter({ name: 'convert_conversions_total', help: 'Conversions this process finished, by engine(s) (`+`-joined, none when none ran) and outcome (completed or the error code).', labelNames: ['engine', 'outcome'], registers: [registry] });
+  const duration = new Histogram({ name: 'convert_conversion_duration_seconds', help: 'Time the engines took per conversion, by engine(s) and outcome.', labelNames: ['engine', 'outcome'], buckets: DURATION_BUCKETS, registers: [registry] });
+  new Gauge({
+    name: 'convert_queue_depth',
+    help: 'Conversions not finished, all processes together, by status (queued: waiting for a worker; processing: running).',
+    labelNames: ['status'],
+    registers: [registry],
+    async collect() {
+      const rows = await core.database.db
+        .selectFrom('conversions')
+        .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
+        .where('status', 'in', ['queued', 'processing'])
+        .groupBy('status')
+        .execute();
+      for (const status of ['queued', 'processing']) this.set({ status }, Number(rows.find((r) => r.status === status)?.n ?? 0));
+    },
+  });
+  return {
+    onFinished: ({ engine, outcome, seconds }) => {
+      conversions.inc({ engine, outcome });
+      duration.observe({ engine, outcome }, seconds);
+    },
+  };
+}

@@ -1,0 +1,89 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openServiceCore } from '@mailconv/platform';
+import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
+import { D, useRig } from '@mailconv/test-rig';
+import { buildApp, EMAIL_KEY_PREFIX } from './app.js';
+import { loadEmailConfig } from './config.js';
+import { EMAIL_MIGRATIONS } from './db/migrations.js';
+import type { EmailTables } from './db/schema.js';
+import { jobsEnv } from './jobs/jobs.test-support.js';
+
+/** One sample's value from Prometheus text (0 when the series is absent). */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const m = /^([^{ ]+)(?:\{([^}]*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const got = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[3]);
+  }
+  return 0;
+}
+
+// Issue #15: neither service had /metrics.
+for (const backend of testBackends()) {
+  test(`email /metrics: requests by route pattern, verifications, job backlog, lease expiries, quota refusals, token (${backend})`, async () => {
+    const rig = await useRig();
+    const db = await createTestDatabase(backend);
+    const token = 'metrics-token-0123456789';
+    // No job worker here: the submitted chunks stay in the backlog.
+    const env = jobsEnv(rig, db.url, { EMAIL_JOBS_WORKERS: '0', EMAIL_METRICS_TOKEN: token });
+    const app = await buildApp(loadEmailConfig(env));
+    const admin = await openServiceCore<EmailTables>({ database: loadEmailConfig(env).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
+    try {
+      const scrape = async () => {
+        const res = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${token}` } });
+        assert.equal(res.statusCode, 200);
+        assert.match(res.headers['content-type'] as string, /^text\/plain/);
+        return res.body;
+      };
+      for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: `Bearer ${token}x` }]) {
+        const denied = await app.inject({ method: 'GET', url: '/metrics', headers });
+        assert.deepEqual([denied.statusCode, denied.json().error], [401, 'unauthorized']);
+      }
+      const growth = await admin.accounts.createAccount({ email: 'm@example.test', plan: 'growth' });
+      const free = await admin.accounts.createAccount({ email: 'f@example.test', plan: 'free' });
+      assert.ok(growth.ok && free.ok);
+      const call = (key: string, method: 'GET' | 'POST', url: string, payload?: unknown) =>
+        app.inject({ method, url, headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json' } : {}) }, ...(payload ? { payload: JSON.stringify(payload) } : {}) });
+
+      const before = await scrape();
+      assert.equal(sample(before, 'email_job_backlog_addresses'), 0);
+
+      // A verification on the rig's DNS: counted by its status and reason.
+      const one = await call(growth.apiKey, 'POST', '/api/v1/verify-single', { email: `someone@${D.valid}` });
+      assert.equal(one.statusCode, 200, one.body);
+      const { status, reason } = one.json() as { status: string; reason: string | null };
+      assert.ok(status, one.body);
+
+      // A job of 30 addresses in chunks of 10, and one refused for quota (free: 500 a month).
+      const job = await call(growth.apiKey, 'POST', '/api/v1/jobs', { emails: Array.from({ length: 30 }, (_, i) => `u${i}@${D.valid}`) });
+      assert.equal(job.statusCode, 202, job.body);
+      const id = job.json().job_id as string;
+      assert.equal((await call(growth.apiKey, 'GET', `/api/v1/jobs/${id}`)).statusCode, 200);
+      const over = await call(free.apiKey, 'POST', '/api/v1/jobs', { emails: Array.from({ length: 501 }, (_, i) => `u${i}@${D.valid}`) });
+      assert.equal(over.statusCode, 402);
+      // One chunk claimed by a worker that died: its lease ran out.
+      await admin.database.db.updateTable('job_chunks').set({ state: 'leased', lease_token: 'dead', lease_until: '2000-01-01T00:00:00.000Z' }).where('job_id', '=', id).where('idx', '=', 0).execute();
+
+      const after = await scrape();
+      assert.equal(sample(after, 'email_verifications_total', { status, reason: reason ?? 'none' }) - sample(before, 'email_verifications_total', { status, reason: reason ?? 'none' }), 1);
+      assert.equal(sample(after, 'email_job_backlog_addresses'), 30);
+      assert.equal(sample(after, 'email_job_chunks', { state: 'pending' }), 2);
+      assert.equal(sample(after, 'email_job_chunks', { state: 'leased' }), 1);
+      assert.equal(sample(after, 'email_job_leases_expired'), 1);
+      assert.equal(sample(after, 'quota_refusals_total', { route: '/api/v1/jobs' }), 1);
+      assert.equal(sample(after, 'http_requests_total', { method: 'POST', route: '/api/v1/jobs', status: '202' }), 1);
+      assert.equal(sample(after, 'http_requests_total', { method: 'GET', route: '/api/v1/jobs/:job_id', status: '200' }), 1);
+      assert.equal(sample(after, 'http_request_duration_seconds_count', { method: 'POST', route: '/api/v1/verify-single', status: '200' }), 1);
+      assert.ok(!after.includes(id), 'route patterns, never raw URLs');
+      assert.ok(sample(after, 'process_resident_memory_bytes') > 0, 'the process’s default metrics');
+    } finally {
+      await app.close();
+      await admin.close();
+      await db.drop();
+      await rig.release();
+    }
+  });
+}
