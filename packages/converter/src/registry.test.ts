@@ -24,14 +24,17 @@ test('direct pairs come in fallback order; chains are used only without a direct
   assert.deepEqual(reg.routes('docx', 'png')[0]?.steps.map((s) => s.engine), ['libreoffice', 'poppler']);
   // docx → html: LibreOffice first, pandoc as its fallback.
   assert.deepEqual(reg.routes('docx', 'html').map((r) => r.steps[0]?.engine), ['libreoffice', 'pandoc']);
-  // image → pdf: plain embedding unless OCR is asked for, then OCR first (through PNG if need be).
+  // image → pdf: plain embedding unless OCR is asked for, then OCR only (through PNG if need
+  // be): asked for OCR, a conversion never falls back to a copy without text (issue 12).
   assert.deepEqual(reg.routes('png', 'pdf').map((r) => r.steps[0]?.engine), ['img2pdf']);
-  assert.deepEqual(reg.routes('png', 'pdf', { ocr: true }).map((r) => r.steps[0]?.engine), ['tesseract', 'img2pdf']);
+  assert.deepEqual(reg.routes('png', 'pdf', { ocr: true }).map((r) => r.steps[0]?.engine), ['tesseract']);
   assert.deepEqual(reg.routes('bmp', 'pdf').map((r) => r.steps.map((s) => s.engine)), [['imagemagick', 'img2pdf']]);
-  assert.deepEqual(reg.routes('bmp', 'pdf', { ocr: true }).map((r) => r.steps.map((s) => s.engine)), [['imagemagick', 'tesseract'], ['imagemagick', 'img2pdf']]);
+  assert.deepEqual(reg.routes('bmp', 'pdf', { ocr: true }).map((r) => r.steps.map((s) => s.engine)), [['imagemagick', 'tesseract']]);
   // Scanned PDFs: OCR only when asked for.
   assert.deepEqual(reg.routes('pdf', 'txt').map((r) => r.steps[0]?.engine), ['poppler']);
-  assert.deepEqual(reg.routes('pdf', 'txt', { ocr: true }).map((r) => r.steps[0]?.engine), ['tesseract', 'poppler']);
+  assert.deepEqual(reg.routes('pdf', 'txt', { ocr: true }).map((r) => r.steps[0]?.engine), ['tesseract']);
+  const pdfOcr = reg.routes('pdf', 'pdf', { ocr: true });
+  assert.ok(pdfOcr.length > 0 && pdfOcr.every((r) => r.steps.some((s) => s.engine === 'tesseract')), 'pdf → pdf with OCR: OCR routes only');
   assert.deepEqual(reg.routes('wav', 'pdf'), []);
   assert.deepEqual(reg.routes('mp3', 'mp4'), []);
 });

@@ -79,9 +79,9 @@ export class Registry {
   }
 
   /**
-   * Routes for a pair, best first. `ocr` puts tesseract ahead for image → PDF and for
-   * PDF → PDF/text (a
-   * searchable PDF) and is required for nothing else.
+   * Routes for a pair, best first. `ocr` (the caller asked for `ocr_language`) keeps only
+   * the routes that run tesseract for image → PDF and PDF → PDF/text: a conversion asked
+   * for OCR that cannot do it fails rather than return a copy without text (issue 12).
    */
   routes(from: string, to: string, opts: { ocr?: boolean } = {}): Route[] {
     // Pairs another engine does too, where OCR runs only when asked for (ocr_language).
@@ -92,7 +92,7 @@ export class Registry {
     if (ocrPair && !opts.ocr) direct = direct.filter((r) => !usesOcr(r));
     const chained = direct.length && !(ocrPair && opts.ocr && !direct.some(usesOcr)) ? [] : this.chains(from, to, opts);
     const all = [...direct, ...chained];
-    return ocrPair && opts.ocr ? [...all.filter(usesOcr), ...all.filter((r) => !usesOcr(r))] : all;
+    return ocrPair && opts.ocr ? all.filter(usesOcr) : all;
   }
 
   private chains(from: string, to: string, opts: { ocr?: boolean }): Route[] {
