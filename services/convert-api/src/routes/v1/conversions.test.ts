@@ -13,6 +13,7 @@ import { findProjectRoot, openServiceCore, type ServiceApp, type ServiceCore } f
 import { createTestDatabase, testBackends, assertAnswersMatchDocument, recordAnswers, type RecordedAnswer } from '@mailconv/platform/testing';
 import { buildApp, CONVERT_KEY_PREFIX } from '../../app.js';
 import { loadConvertConfig } from '../../config.js';
+import { useConvertApp } from './api.test-support.js';
 import { CONVERT_MIGRATIONS } from '../../db/migrations.js';
 
 const run = promisify(execFile);
@@ -458,26 +459,7 @@ for (const backend of testBackends()) {
 /** The issue's acceptance set: each fixture through the API to two targets, outputs checked by other tools. */
 describe('every fixture converts through the API to two targets (first backend)', () => {
   const backend = testBackends()[0]!;
-  let drop: () => Promise<void>;
-  let app: ServiceApp;
-  let admin: ServiceCore<never>;
-  let key: string;
-
-  before(async () => {
-    const db = await createTestDatabase(backend);
-    drop = db.drop;
-    const config = loadConvertConfig({ CONVERT_DATABASE_URL: db.url, CONVERT_LOG_LEVEL: 'silent', CONVERT_STORAGE_DIR: join(work, 'storage-matrix') });
-    app = await buildApp(config, { converter });
-    admin = await openServiceCore({ database: config.database, migrations: CONVERT_MIGRATIONS, keyPrefix: CONVERT_KEY_PREFIX });
-    const acct = await admin.accounts.createAccount({ email: 'm@example.test', plan: 'api' }, new Date());
-    assert.ok(acct.ok);
-    key = acct.apiKey;
-  });
-  after(async () => {
-    await app.close();
-    await admin.close();
-    await drop();
-  });
+  const f = useConvertApp(backend, { storage: () => join(work, 'storage-matrix'), converter: () => converter, email: 'm@example.test' });
 
   const pdfText = async (bytes: Buffer, name: string) => {
     const file = join(work, name);
@@ -511,7 +493,7 @@ describe('every fixture converts through the API to two targets (first backend)'
     const started = [];
     for (const [name, target, options] of CASES) {
       const body = await multipart({ target_format: target, ...options }, { name, bytes: await fixture(name) });
-      const res = await app.inject({ method: 'POST', url: '/api/v1/jobs', payload: body.payload, headers: { ...body.headers, authorization: `Bearer ${key}` } });
+      const res = await f.app.inject({ method: 'POST', url: '/api/v1/jobs', payload: body.payload, headers: { ...body.headers, authorization: `Bearer ${f.key}` } });
       assert.equal(res.statusCode, 202, `${name} → ${target}: ${res.body}`);
       started.push(res.json().id as string);
     }
@@ -519,12 +501,12 @@ describe('every fixture converts through the API to two targets (first backend)'
       const [name, target, , check] = CASES[i]!;
       let rec;
       for (;;) {
-        rec = (await app.inject({ method: 'GET', url: `/api/v1/jobs/${id}`, headers: { authorization: `Bearer ${key}` } })).json();
+        rec = (await f.app.inject({ method: 'GET', url: `/api/v1/jobs/${id}`, headers: { authorization: `Bearer ${f.key}` } })).json();
         if (rec.status !== 'queued' && rec.status !== 'processing') break;
         await sleep(100);
       }
       assert.equal(rec.status, 'completed', `${name} → ${target}: ${JSON.stringify(rec.error)}`);
-      const dl = await app.inject({ method: 'GET', url: `/api/v1/jobs/${id}/download/${rec.download_token}`, headers: { authorization: `Bearer ${key}` } });
+      const dl = await f.app.inject({ method: 'GET', url: `/api/v1/jobs/${id}/download/${rec.download_token}`, headers: { authorization: `Bearer ${f.key}` } });
       assert.equal(sha256(dl.rawPayload), rec.output.sha256, `${name} → ${target} checksum`);
       await check(dl.rawPayload);
     }

@@ -14,11 +14,9 @@ import { Converter } from '@mailconv/converter';
 import {
   activeContentKeys, assertSafeMessage, encryptPdf, makePdf, PASSWD_MARKER, pixelFloodPng, svgWithEntities, writeLinkedDocx, writeZipBombDocx,
 } from '@mailconv/converter/testing';
-import { findProjectRoot, openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
-import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
-import { buildApp, CONVERT_KEY_PREFIX } from '../../app.js';
-import { loadConvertConfig } from '../../config.js';
-import { CONVERT_MIGRATIONS } from '../../db/migrations.js';
+import { findProjectRoot } from '@mailconv/platform';
+import { testBackends } from '@mailconv/platform/testing';
+import { useConvertApp } from './api.test-support.js';
 
 const FIXTURES = join(findProjectRoot(), 'packages', 'converter', 'test', 'fixtures');
 
@@ -62,42 +60,19 @@ after(async () => {
 
 for (const backend of testBackends()) {
   describe(`conversion API under hostile input on ${backend}`, () => {
-    let drop: () => Promise<void>;
-    let app: ServiceApp;
-    let admin: ServiceCore<never>;
-    let storage: string;
-    let key: string;
-
-    before(async () => {
-      const db = await createTestDatabase(backend);
-      drop = db.drop;
-      storage = join(work, `storage-${backend}`);
-      const config = loadConvertConfig({
-        CONVERT_DATABASE_URL: db.url,
-        CONVERT_LOG_LEVEL: 'silent',
-        CONVERT_STORAGE_DIR: storage,
-        CONVERT_PUBLIC_BASE_URL: 'http://127.0.0.1:8081',
-      });
-      app = await buildApp(config, { converter });
-      admin = await openServiceCore({ database: config.database, migrations: CONVERT_MIGRATIONS, keyPrefix: CONVERT_KEY_PREFIX });
-      const acct = await admin.accounts.createAccount({ email: 'h@example.test', plan: 'api' }, new Date());
-      assert.ok(acct.ok);
-      key = acct.apiKey;
-    });
-    after(async () => {
-      await app.close();
-      await admin.close();
-      await drop();
+    const storage = () => join(work, `storage-${backend}`);
+    const f = useConvertApp(backend, { storage, converter: () => converter, email: 'h@example.test', env: { CONVERT_PUBLIC_BASE_URL: 'http://127.0.0.1:8081' } });
+    after(() => {
       for (const line of outcomes.splice(0)) console.log(`# [${backend}] ${line}`);
     });
 
-    const auth = () => ({ authorization: `Bearer ${key}` });
-    const get = (url: string) => app.inject({ method: 'GET', url, headers: auth() });
+    const auth = () => ({ authorization: `Bearer ${f.key}` });
+    const get = (url: string) => f.app.inject({ method: 'GET', url, headers: auth() });
     const used = async () => (await get('/api/v1/account/usage')).json().quota.used as number;
     const send = (url: string, body: { payload: Buffer; headers: Record<string, string> }) =>
-      app.inject({ method: 'POST', url, payload: body.payload, headers: { ...body.headers, ...auth() } });
+      f.app.inject({ method: 'POST', url, payload: body.payload, headers: { ...body.headers, ...auth() } });
     const uploadFile = (filename: string, bytes: Buffer) => send('/api/v1/upload', rawMultipart([{ name: 'file', filename, value: bytes }]));
-    const convert = (body: Record<string, unknown>) => app.inject({ method: 'POST', url: '/api/v1/convert?wait=60', payload: body, headers: auth() });
+    const convert = (body: Record<string, unknown>) => f.app.inject({ method: 'POST', url: '/api/v1/convert?wait=60', payload: body, headers: auth() });
     const settled = async (id: string) => {
       for (;;) {
         const rec = (await get(`/api/v1/jobs/${id}`)).json();
@@ -118,9 +93,9 @@ for (const backend of testBackends()) {
 
     test('multipart without a boundary is 400 on upload, convert and jobs (was 500)', { timeout: 30_000 }, async () => {
       for (const url of ['/api/v1/upload', '/api/v1/convert', '/api/v1/jobs']) {
-        const res = await app.inject({ method: 'POST', url, payload: 'whatever', headers: { 'content-type': 'multipart/form-data', ...auth() } });
+        const res = await f.app.inject({ method: 'POST', url, payload: 'whatever', headers: { 'content-type': 'multipart/form-data', ...auth() } });
         isError(res, 400, 'invalid_request');
-        const broken = await app.inject({ method: 'POST', url, payload: '--x\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nabc', headers: { 'content-type': 'multipart/form-data; boundary=x', ...auth() } });
+        const broken = await f.app.inject({ method: 'POST', url, payload: '--x\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nabc', headers: { 'content-type': 'multipart/form-data; boundary=x', ...auth() } });
         assert.ok([400, 415].includes(broken.statusCode), `${url}: ${broken.statusCode} ${broken.body}`);
         isError(broken, broken.statusCode, broken.statusCode === 400 ? 'invalid_request' : 'unsupported_format');
       }
@@ -138,7 +113,7 @@ for (const backend of testBackends()) {
       const echo = await convert({ upload_id: (await uploadFile('a.png', png)).json().upload_id, target_format: `${'z'.repeat(3000)}` });
       assert.ok(isError(echo, 400, 'invalid_request').message.length < 300);
       // JSON: an unknown key and an id of 10,000 characters are quoted briefly too.
-      const bigKey = await app.inject({ method: 'POST', url: '/api/v1/convert', payload: { upload_id: 'upl_x', target_format: 'pdf', [name]: 1 }, headers: auth() });
+      const bigKey = await f.app.inject({ method: 'POST', url: '/api/v1/convert', payload: { upload_id: 'upl_x', target_format: 'pdf', [name]: 1 }, headers: auth() });
       assert.ok(isError(bigKey, 400, 'invalid_request').message.length < 300);
       assert.ok((bigKey.json().field as string).length <= 64);
       const bigId = await convert({ upload_id: `upl_${name}`, target_format: 'pdf' });
@@ -146,7 +121,7 @@ for (const backend of testBackends()) {
       assert.ok((await get(`/api/v1/jobs/cnv_${name.slice(0, 3000)}`)).json().message.length < 300);
       assert.equal(await used(), 0);
       await sleep(50);
-      assert.deepEqual(await readdir(join(storage, 'uploads')).then((f) => f.length), 1, 'refused one-step uploads are gone');
+      assert.deepEqual(await readdir(join(storage(), 'uploads')).then((f) => f.length), 1, 'refused one-step uploads are gone');
       outcomes.push('field of 5,003 bytes → 400 invalid_request (field target_format); 3,000-character target_format → 400 with a short message');
     });
 
@@ -206,10 +181,10 @@ for (const backend of testBackends()) {
         if (code === 'invalid_request') assert.equal(body.field, 'page_range');
         outcomes.push(`${label} → ${status} ${code}: ${body.message}`);
         // One step: refused, and the stored upload leaves the disk.
-        const before = await readdir(join(storage, 'uploads'));
+        const before = await readdir(join(storage(), 'uploads'));
         const oneStep = await send('/api/v1/jobs', rawMultipart([{ name: 'target_format', value: target }, ...Object.entries(options).map(([k, v]) => ({ name: k, value: String(v) })), { name: 'file', filename: name, value: bytes }]));
         isError(oneStep, status, code);
-        assert.deepEqual(await readdir(join(storage, 'uploads')), before);
+        assert.deepEqual(await readdir(join(storage(), 'uploads')), before);
       }
       const empty = await uploadFile('empty.docx', Buffer.alloc(0));
       outcomes.push(`0-byte file → ${empty.statusCode} ${isError(empty, 415, 'unsupported_format').error}`);
@@ -278,11 +253,11 @@ for (const backend of testBackends()) {
       const docx = await readFile(join(FIXTURES, 'sample.docx'));
       const up = (await uploadFile('race.docx', docx)).json();
       const charged = await used();
-      const first = await app.inject({ method: 'POST', url: '/api/v1/convert?wait=0', payload: { upload_id: up.upload_id, target_format: 'pdf' }, headers: auth() });
+      const first = await f.app.inject({ method: 'POST', url: '/api/v1/convert?wait=0', payload: { upload_id: up.upload_id, target_format: 'pdf' }, headers: auth() });
       assert.equal(first.statusCode, 202, first.body);
       // Shred and a second conversion of the same upload at once.
       const [shred, second] = await Promise.all([
-        app.inject({ method: 'DELETE', url: `/api/v1/jobs/${first.json().id}`, headers: auth() }),
+        f.app.inject({ method: 'DELETE', url: `/api/v1/jobs/${first.json().id}`, headers: auth() }),
         convert({ upload_id: up.upload_id, target_format: 'txt' }),
       ]);
       assert.equal(shred.statusCode, 200, shred.body);
@@ -309,7 +284,7 @@ for (const backend of testBackends()) {
       outcomes.push(`WAV with a broken format chunk → 200 failed conversion_failed (${failed.json().error.message}), not charged`);
       const expected = charged + (second.statusCode === 200 && (await settled(second.json().id)).status === 'completed' ? 1 : 0);
       assert.equal(await used(), expected, 'shredded and failed conversions are not charged');
-      assert.deepEqual(await readdir(join(storage, 'outputs')).then((f) => f.filter((x) => x.startsWith(first.json().id))), []);
+      assert.deepEqual(await readdir(join(storage(), 'outputs')).then((f) => f.filter((x) => x.startsWith(first.json().id))), []);
       await noJobFolders();
       // The service still serves.
       assert.equal((await get('/api/v1/formats')).statusCode, 200);
