@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDependencyUnavailable } from '../db/errors.js';
 import { AppError, type ErrorTable } from '../errors/app-error.js';
 import { routeLabel, type ServiceMetrics } from './metrics.js';
 import type { RouteIndex } from './route-index.js';
@@ -68,10 +69,15 @@ function fromFastify(err: FastifyError): AppError | undefined {
   }
 }
 
+/** Seconds a client is asked to wait when a dependency is down (a PostgreSQL restart takes a few). */
+export const UNAVAILABLE_RETRY_AFTER_S = 5;
+
 /**
  * The single place where failures become HTTP answers. Known codes take their status from
- * `table`; anything else is logged in full with the request id and answered with a bare
- * `internal_error`, so no internals reach the client.
+ * `table`; a dependency that is down or restarting (the database, Redis) is 503
+ * `service_unavailable` with `Retry-After` (issue #15: it was a 500); anything else is
+ * logged in full with the request id and answered with a bare `internal_error`, so no
+ * internals reach the client.
  */
 export function installErrorHandling(app: FastifyInstance, table: ErrorTable, routes: RouteIndex, metrics?: ServiceMetrics): void {
   const send = (reply: FastifyReply, err: AppError) => {
@@ -87,6 +93,12 @@ export function installErrorHandling(app: FastifyInstance, table: ErrorTable, ro
       metrics?.observeError(err.code, routeLabel(request));
       if (table[err.code]! >= 500) request.log.error({ err: raw }, err.message);
       return send(reply, err);
+    }
+    if (isDependencyUnavailable(raw)) {
+      const unavailable = new AppError('service_unavailable', 'A service this API depends on is not reachable right now; retry shortly.', undefined, { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_S) });
+      metrics?.observeError(unavailable.code, routeLabel(request));
+      request.log.error({ err: raw }, 'dependency unavailable');
+      return send(reply, unavailable);
     }
     request.log.error({ err: raw }, 'unhandled error');
     return send(reply, new AppError('internal_error', `Internal server error. Quote request id ${request.id} when reporting it.`));

@@ -85,11 +85,12 @@ const STATUS_TEXT: Record<number, string> = {
  * Documented error responses for `statuses`, all in the one error shape, with the headers
  * each carries: `Retry-After` on 429 and 503, `WWW-Authenticate` on 401, `X-Request-Id` on
  * all. 405 (a known path with another method, with `Allow`) is added to every route: any
- * path answers it to the methods it does not have.
+ * path answers it to the methods it does not have; so is 503 (with `Retry-After`): any
+ * route answers it while the database or Redis is down or restarting.
  */
 export function errorResponses(errorRef: TSchema, statuses: readonly number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
-  for (const status of new Set([...statuses, 405])) {
+  for (const status of new Set([...statuses, 405, 503])) {
     const headers: HeaderSchemas = { ...REQUEST_ID_HEADER };
     if (status === 429 || status === 503) Object.assign(headers, RETRY_AFTER_HEADER);
     if (status === 401) Object.assign(headers, WWW_AUTHENTICATE_HEADER);

@@ -27,12 +27,15 @@ export class BullWorkQueue<M extends object> {
     private readonly name: string,
     private readonly log: { error(obj: object, msg: string): void },
   ) {
-    this.producer = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    // Fail fast while Redis is down (BullMQ's advice for producers behind an HTTP request):
+    // with the offline queue a submit waited for Redis to come back (issue #15). A message
+    // that could not be added is not lost work: the consumers' database poll finds the record.
+    this.producer = new Redis(redisUrl, { maxRetriesPerRequest: null, enableOfflineQueue: false });
     this.queue = new Queue<M>(name, { connection: this.producer, defaultJobOptions: { removeOnComplete: true, removeOnFail: 1000 } });
     this.queue.on('error', (err) => this.log.error({ err, queue: name }, 'work queue (Redis) error'));
   }
 
-  /** Adds messages, `ADD_BATCH` per round trip. */
+  /** Adds messages, `ADD_BATCH` per round trip; rejects at once while Redis is not connected. */
   async add(messages: ReadonlyArray<WorkMessage<M>>): Promise<void> {
     for (let start = 0; start < messages.length; start += ADD_BATCH) {
       const batch = messages.slice(start, start + ADD_BATCH).map((m) => ({

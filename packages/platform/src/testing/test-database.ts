@@ -33,13 +33,16 @@ export function testPostgresAdminUrl(): string {
   return process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 }
 
-/** A fresh, empty database of `backend` for one suite, and the way to remove it. */
-export async function createTestDatabase(backend: Backend): Promise<{ url: string; drop(): Promise<void> }> {
+/**
+ * A fresh, empty database of `backend` for one suite, and the way to remove it. PostgreSQL
+ * databases are made through `adminUrl` (the test server by default; a fault test gives its
+ * own server's, see `startOwnPostgres`).
+ */
+export async function createTestDatabase(backend: Backend, adminUrl = testPostgresAdminUrl()): Promise<{ url: string; drop(): Promise<void> }> {
   if (backend === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'mailconv-test-'));
     return { url: `sqlite:${join(dir, 'test.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
-  const adminUrl = testPostgresAdminUrl();
   const name = `t_${randomBase62(12).toLowerCase()}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   try {
