@@ -47,6 +47,8 @@ export default tseslint.config(
       // The hostile-file generators build their files with the real tools (qpdf and the like).
       'packages/converter/src/testing/hostile-files.ts',
       'packages/platform/src/testing/processes.ts',
+      // The fault tests' own PostgreSQL and Redis (initdb, pg_ctl, redis-server).
+      'packages/platform/src/testing/own-services.ts',
       'packages/platform/src/quota/quota-ledger.test.ts',
       'packages/verifier/src/checks/lists.check.test.ts',
       'packages/verifier/src/cli.test.ts',
