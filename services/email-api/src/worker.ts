@@ -25,7 +25,7 @@ const core = await openServiceCore<EmailTables>({ database: config.database, mig
 const { worker, queue, dispatcher } = composeEmailServices({ config, core, clock: () => new Date(), log, jobWorkers: config.jobs.workers || 2 });
 worker!.start();
 dispatcher?.start();
-log.info({ event: 'ready', service: 'email-worker' }, 'email job worker ready');
+log.info({ event: 'ready', service: 'email-worker', worker_id: worker!.id }, 'email job worker ready');
 const shutdown = async () => {
   log.info('shutting down');
   await Promise.all([worker!.stop(), dispatcher?.stop()]);

@@ -55,7 +55,8 @@ const sleep = (ms: number, signal: { wake?: () => void }) =>
  * address ends up stored exactly once.
  */
 export class ChunkWorker {
-  private readonly owner = randomUUID();
+  /** This worker's id: the first part of the lease tokens of the chunks it holds (`<id>:<n>`). */
+  readonly id = randomUUID();
   private claims = 0;
   private stopping = false;
   private loops: Array<Promise<void>> = [];
@@ -79,7 +80,7 @@ export class ChunkWorker {
     if (this.stopping) return;
     let chunk: ClaimedChunk | null = null;
     try {
-      chunk = await this.o.jobs.claim(`${this.owner}:${++this.claims}`, new Date(), this.o.leaseMs, m);
+      chunk = await this.o.jobs.claim(`${this.id}:${++this.claims}`, new Date(), this.o.leaseMs, m);
       if (chunk) await this.process(chunk);
     } catch (err) {
       this.o.log.error({ err, job_id: m.jobId, chunk: m.idx }, 'job chunk failed');
@@ -109,7 +110,7 @@ export class ChunkWorker {
     while (!this.stopping) {
       let chunk: ClaimedChunk | null = null;
       try {
-        chunk = await this.o.jobs.claim(`${this.owner}:${++this.claims}`, new Date(), this.o.leaseMs);
+        chunk = await this.o.jobs.claim(`${this.id}:${++this.claims}`, new Date(), this.o.leaseMs);
         if (chunk) await this.process(chunk);
       } catch (err) {
         this.o.log.error({ err, job_id: chunk?.jobId, chunk: chunk?.idx }, 'job chunk failed');
