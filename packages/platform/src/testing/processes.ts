@@ -16,6 +16,8 @@ export async function freePort(): Promise<number> {
 export interface StartedProcess {
   child: ChildProcess;
   ready: Record<string, unknown>;
+  /** Its latest stdout lines (at most 500), for a failing test to show what the process said. */
+  lines: string[];
 }
 
 /**
@@ -24,8 +26,11 @@ export interface StartedProcess {
  */
 export async function startProcess(file: string, env: Record<string, string>): Promise<StartedProcess> {
   const child = spawn(process.execPath, [file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines: string[] = [];
   const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
+      lines.push(line);
+      if (lines.length > 500) lines.shift();
       let entry: Record<string, unknown>;
       try {
         entry = JSON.parse(line) as Record<string, unknown>;
@@ -36,7 +41,7 @@ export async function startProcess(file: string, env: Record<string, string>): P
     });
     child.once('exit', (code) => reject(new Error(`${file} exited early with ${code}`)));
   });
-  return { child, ready };
+  return { child, ready, lines };
 }
 
 /** Sends `signal` and resolves with the exit code once the process is gone. */

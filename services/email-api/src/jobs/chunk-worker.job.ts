@@ -20,9 +20,10 @@ export interface ChunkWorkerOptions {
   greylistRetries: number;
   log: { error(obj: object, msg: string): void };
   /**
-   * With a queue (BullMQ), chunks arrive as messages, `concurrency` at once, and one loop
-   * polls the database every `fallbackPollMs` for anything no message brought (a submit
-   * whose enqueue failed, a crashed holder's expired lease).
+   * With a queue (BullMQ), chunks arrive as messages, `concurrency` at once, and the
+   * database is polled every `fallbackPollMs` for anything no message brought (a submit
+   * whose enqueue failed, a crashed holder's expired lease, messages Redis lost), by one
+   * loop per slot that claims only while this process has a slot free.
    */
   queue?: BullChunkQueue | null;
   fallbackPollMs?: number;
@@ -69,7 +70,11 @@ export class ChunkWorker {
     if (this.loops.length) return;
     if (this.o.queue) {
       this.o.queue.consume(this.o.concurrency, (m) => this.runMessage(m));
-      this.loops.push(this.loop(this.o.fallbackPollMs ?? this.o.pollMs));
+      // One database poll per slot, each claiming only while this process has a free slot:
+      // when messages are missing (Redis restarted without persistence, or messages arrived
+      // while the database was down and were dropped) the work still runs `concurrency` at a
+      // time here, not one chunk at a time (issue #15).
+      for (let i = 0; i < this.o.concurrency; i++) this.loops.push(this.loop(this.o.fallbackPollMs ?? this.o.pollMs, true));
     } else {
       for (let i = 0; i < this.o.concurrency; i++) this.loops.push(this.loop(this.o.pollMs));
     }
@@ -79,11 +84,14 @@ export class ChunkWorker {
   private async runMessage(m: ChunkMessage): Promise<void> {
     if (this.stopping) return;
     let chunk: ClaimedChunk | null = null;
+    this.busy++;
     try {
       chunk = await this.o.jobs.claim(`${this.id}:${++this.claims}`, new Date(), this.o.leaseMs, m);
       if (chunk) await this.process(chunk);
     } catch (err) {
       this.o.log.error({ err, job_id: m.jobId, chunk: m.idx }, 'job chunk failed');
+    } finally {
+      this.busy--;
     }
   }
 
@@ -106,15 +114,22 @@ export class ChunkWorker {
     this.loops = [];
   }
 
-  private async loop(pollMs: number): Promise<void> {
+  /** Chunks this process is claiming or verifying (loops and queue messages). */
+  private busy = 0;
+
+  private async loop(pollMs: number, onlyWhenFree = false): Promise<void> {
     while (!this.stopping) {
       let chunk: ClaimedChunk | null = null;
+      const free = !onlyWhenFree || this.busy < this.o.concurrency;
+      if (free) this.busy++;
       try {
-        chunk = await this.o.jobs.claim(`${this.id}:${++this.claims}`, new Date(), this.o.leaseMs);
+        if (free) chunk = await this.o.jobs.claim(`${this.id}:${++this.claims}`, new Date(), this.o.leaseMs);
         if (chunk) await this.process(chunk);
       } catch (err) {
         this.o.log.error({ err, job_id: chunk?.jobId, chunk: chunk?.idx }, 'job chunk failed');
         chunk = null;
+      } finally {
+        if (free) this.busy--;
       }
       if (!chunk && !this.stopping) {
         const signal: { wake?: () => void } = {};
