@@ -93,6 +93,8 @@ describe('faults: the email service on a PostgreSQL and a Redis of its own', { s
         headers: { authorization: `Bearer ${acct.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(10_000),
+      }).catch((err: unknown) => {
+        throw new Error(`${what} ${method} ${path}: no answer (${(err as Error).name}: ${(err as Error).message})`);
       });
       const json = (await res.json()) as Record<string, unknown>;
       seen.push({ what, status: res.status, ...(typeof json.error === 'string' ? { error: json.error } : {}), retryAfter: res.headers.get('retry-after') });

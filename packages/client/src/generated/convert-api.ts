@@ -194,6 +194,45 @@ export interface paths {
                         };
                     };
                 };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -385,6 +424,45 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
                         [name: string]: unknown;
@@ -1335,6 +1413,45 @@ export interface paths {
                         };
                     };
                 };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -1717,6 +1834,45 @@ export interface paths {
                         };
                     };
                 };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -1907,6 +2063,45 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
                         [name: string]: unknown;
@@ -2155,6 +2350,45 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
                         [name: string]: unknown;
@@ -2934,6 +3168,45 @@ export interface paths {
                         };
                     };
                 };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -3186,6 +3459,45 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
                         [name: string]: unknown;
@@ -3594,6 +3906,45 @@ export interface paths {
                         };
                     };
                 };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -3926,6 +4277,45 @@ export interface paths {
                         };
                     };
                 };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -4032,6 +4422,31 @@ export interface paths {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
                         Allow?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "unauthorized";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
                         [name: string]: unknown;

@@ -200,6 +200,45 @@ export interface paths {
                         };
                     };
                 };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -477,6 +516,45 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
                         [name: string]: unknown;
@@ -802,6 +880,45 @@ export interface paths {
                         };
                     };
                 };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
             };
         };
         options?: never;
@@ -1015,6 +1132,45 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
                         [name: string]: unknown;
@@ -1435,6 +1591,45 @@ export interface paths {
                         };
                     };
                 };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
             };
         };
         /** Delete a webhook endpoint */
@@ -1701,6 +1896,45 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
                         [name: string]: unknown;
@@ -2042,6 +2276,45 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
                         [name: string]: unknown;
@@ -2426,6 +2699,45 @@ export interface paths {
                         };
                     };
                 };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -2642,6 +2954,45 @@ export interface paths {
                         };
                     };
                 };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -2823,6 +3174,45 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
                         [name: string]: unknown;
@@ -3605,6 +3995,45 @@ export interface paths {
                         };
                     };
                 };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -3844,6 +4273,45 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
                         [name: string]: unknown;
@@ -4175,6 +4643,45 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
                         [name: string]: unknown;
@@ -5626,6 +6133,31 @@ export interface paths {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
                         Allow?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "unauthorized";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
                         [name: string]: unknown;
