@@ -259,14 +259,15 @@ describe('faults: the email service on a PostgreSQL and a Redis of its own', { s
     });
     await new Promise<void>((r) => relay.bind(0, '127.0.0.1', () => r()));
     await new Promise<void>((r) => out.bind(0, '127.0.0.1', () => r()));
-    const c = await cluster({ EMAIL_DNS_SERVERS: `127.0.0.1:${relay.address().port}`, EMAIL_DNS_TIMEOUT_MS: '300' });
+    const c = await cluster({ EMAIL_DNS_SERVERS: `127.0.0.1:${relay.address().port}`, EMAIL_DNS_TIMEOUT_MS: '1000' });
     try {
       const domains = loadDomains().slice(5000, 5040);
       const list = (tag: string) => domains.map((d) => `${tag}@${d}`);
       silent = true;
       const t0 = Date.now();
       const single = await c.call('verify', 'POST', '/api/v1/verify-single', { email: `solo@${domains[0]!}` });
-      assert.ok(Date.now() - t0 < 5000, `answered in ${Date.now() - t0} ms`);
+      // One try of 1 s and a retry of 2 s (c-ares doubles it), then the answer.
+      assert.ok(Date.now() - t0 < 8000, `answered in ${Date.now() - t0} ms`);
       assert.equal(single.status, 200);
       assert.deepEqual([single.body.status, single.body.reason], ['unknown', 'dns_error']);
       const quiet = list('quiet');
