@@ -25,7 +25,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Issue #15, the cluster proof: the email service as an operator scales it out — two API
  * processes without workers and two worker processes, on PostgreSQL + Redis (BullMQ). DNS
  * goes to the loopback rig; no SMTP (a DNS-only job keeps 50,000 addresses within a
- * minute on two cores). Bounded: 5 processes, 240 s.
+ * minute on two cores). Bounded: at most 4 service processes at a time (512 MB of heap each), 240 s.
  */
 test('cluster on PostgreSQL + Redis: two API and two worker processes; a 50,000-address job completes with exact counts and quota while a worker is SIGKILLed and restarted; rate limit and quota hold across both API processes', { skip: !testBackends().includes('postgres'), timeout: 240_000 }, async () => {
   const rig = await useRig();
@@ -52,6 +52,8 @@ test('cluster on PostgreSQL + Redis: two API and two worker processes; a 50,000-
     EMAIL_JOBS_WORKERS: '2',
     EMAIL_DNS_TIMEOUT_MS: '2000',
     EMAIL_LOG_LEVEL: 'warn',
+    // Memory bound of each service process (the 50,000-address body is about 1.5 MB).
+    NODE_OPTIONS: '--max-old-space-size=512',
   });
   const admin = await openServiceCore<EmailTables>({ database: loadEmailConfig(env).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
   const running = new Set<StartedProcess>();

@@ -42,7 +42,8 @@ function assertClearErrors(seen: readonly Seen[]): void {
  * PostgreSQL and a Redis of this file's own, so stopping them disturbs nothing else; DNS,
  * SMTP and webhooks stay on loopback (the rig, a UDP relay and an HTTP receiver of the
  * test's own). Each case ends with the service recovered and every count exact: nothing
- * lost, nothing done twice. Bounded: at most 3 service processes at a time, 60 s a case.
+ * lost, nothing done twice. Bounded: at most 3 service processes at a time (256 MB of heap
+ * each), 120 s a case, 300 s in all.
  */
 describe('faults: the email service on a PostgreSQL and a Redis of its own', { skip: !testBackends().includes('postgres'), timeout: 300_000 }, () => {
   let pg: OwnServer;
@@ -71,6 +72,8 @@ describe('faults: the email service on a PostgreSQL and a Redis of its own', { s
       EMAIL_JOBS_POLL_MS: '50',
       EMAIL_JOBS_LEASE_MS: String(LEASE_MS),
       EMAIL_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128',
+      // Memory bound of each service process.
+      NODE_OPTIONS: '--max-old-space-size=256',
       ...extra,
     };
     const admin = await openServiceCore<EmailTables>({ database: loadEmailConfig(env).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
@@ -172,7 +175,7 @@ describe('faults: the email service on a PostgreSQL and a Redis of its own', { s
     for (const deadline = Date.now() + 30_000; (await c.job(id)).processed < processed; await sleep(20)) assert.ok(Date.now() < deadline, 'the job made no progress');
   };
 
-  test('PostgreSQL restarted during a job: clients get 503 with Retry-After meanwhile (never 500); the job completes exactly once; a submit refused meanwhile stores and charges nothing', async () => {
+  test('PostgreSQL restarted during a job: clients get 503 with Retry-After meanwhile (never 500); the job completes exactly once; a submit refused meanwhile stores and charges nothing', { timeout: 120_000 }, async () => {
     const c = await cluster();
     try {
       const emails = longList(300, 'pg');
@@ -207,7 +210,7 @@ describe('faults: the email service on a PostgreSQL and a Redis of its own', { s
     }
   });
 
-  test('Redis stopped and started during a job: answers stay prompt (a submit meanwhile is 202, its chunks found by the database poll), /readyz names Redis; every job completes exactly once', async () => {
+  test('Redis stopped and started during a job: answers stay prompt (a submit meanwhile is 202, its chunks found by the database poll), /readyz names Redis; every job completes exactly once', { timeout: 120_000 }, async () => {
     const c = await cluster();
     try {
       const first = longList(300, 'rd');
@@ -241,7 +244,7 @@ describe('faults: the email service on a PostgreSQL and a Redis of its own', { s
     }
   });
 
-  test('the DNS server silent, then back: verifications answer promptly as unknown/dns_error (not an error status), jobs complete with exact counts; once it answers again, the same domains verify normally (no failure was cached)', async () => {
+  test('the DNS server silent, then back: verifications answer promptly as unknown/dns_error (not an error status), jobs complete with exact counts; once it answers again, the same domains verify normally (no failure was cached)', { timeout: 120_000 }, async () => {
     // A UDP relay of the test's own in front of the rig's resolver, that can go silent.
     const relay = createSocket('udp4');
     const upstream = rig.dnsServer.split(':');
@@ -293,7 +296,7 @@ describe('faults: the email service on a PostgreSQL and a Redis of its own', { s
     }
   });
 
-  test('an SMTP peer that hangs (the rig\'s tarpit, 20 s on each RCPT): the chunks it holds keep their leases (no second worker redoes them), the API stays prompt, the job completes exactly once', async () => {
+  test('an SMTP peer that hangs (the rig\'s tarpit, 20 s on each RCPT): the chunks it holds keep their leases (no second worker redoes them), the API stays prompt, the job completes exactly once', { timeout: 120_000 }, async () => {
     const c = await cluster({ EMAIL_SMTP_HELO: 'probe.mailconv.test', EMAIL_SMTP_FROM: 'probe@mailconv.test', EMAIL_SMTP_ALLOW_PRIVATE: 'true', EMAIL_SMTP_RESTRICT_TO: '127.0.0.0/8', EMAIL_SMTP_PORT: String(rig.smtpPort) }, 2);
     try {
       // Two chunks of ten, the first with one address at the tarpit.
@@ -328,7 +331,7 @@ describe('faults: the email service on a PostgreSQL and a Redis of its own', { s
     }
   });
 
-  test('a webhook receiver down for a while, then back: each event is delivered exactly once after it returns, by whichever process retries first', async () => {
+  test('a webhook receiver down for a while, then back: each event is delivered exactly once after it returns, by whichever process retries first', { timeout: 120_000 }, async () => {
     const port = await freePort();
     const received: Array<{ event: string; job_id: string }> = [];
     let receiver: Server | null = null;

@@ -63,6 +63,8 @@ export class ChunkWorker {
   private loops: Array<Promise<void>> = [];
   private readonly sleepers = new Set<{ wake?: () => void }>();
   private readonly flights = new Set<Flight>();
+  /** Chunks this process is claiming or verifying (loops and queue messages). */
+  private busy = 0;
 
   constructor(private readonly o: ChunkWorkerOptions) {}
 
@@ -113,9 +115,6 @@ export class ChunkWorker {
     await Promise.all([...this.loops, this.o.queue?.stopConsuming()]);
     this.loops = [];
   }
-
-  /** Chunks this process is claiming or verifying (loops and queue messages). */
-  private busy = 0;
 
   private async loop(pollMs: number, onlyWhenFree = false): Promise<void> {
     while (!this.stopping) {

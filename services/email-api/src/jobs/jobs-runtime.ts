@@ -48,8 +48,9 @@ export function createJobsRuntime(options: {
       try {
         await queue.enqueueJob(jobId, chunkCount);
       } catch (err) {
-        // Stored all the same: the workers' database poll finds the chunks.
+        // Stored all the same: the workers' database poll finds the chunks (this process's at once).
         options.log.error({ err, job_id: jobId }, 'could not enqueue the chunks of a job');
+        worker?.wake();
       }
     },
     onCancelled: (id) => worker?.cancelled(id),
