@@ -43,9 +43,10 @@ function assertClearErrors(seen: readonly Seen[]): void {
  * SMTP and webhooks stay on loopback (the rig, a UDP relay and an HTTP receiver of the
  * test's own). Each case ends with the service recovered and every count exact: nothing
  * lost, nothing done twice. Bounded: at most 3 service processes at a time (256 MB of heap
- * each), 120 s a case, 300 s in all.
+ * each), 120 s a case, 600 s in all (measured alone: 2.5 min on a shared 2-core
+ * machine at load 16, 5 min beside other suites at load 20).
  */
-describe('faults: the email service on a PostgreSQL and a Redis of its own', { skip: !testBackends().includes('postgres'), timeout: 300_000 }, () => {
+describe('faults: the email service on a PostgreSQL and a Redis of its own', { skip: !testBackends().includes('postgres'), timeout: 600_000 }, () => {
   let pg: OwnServer;
   let redis: OwnServer;
   let rig: RigHandle;
@@ -304,6 +305,7 @@ describe('faults: the email service on a PostgreSQL and a Redis of its own', { s
       const id = await c.submit(emails, { use_smtp: true });
       const tokens = new Map<number, Set<string>>();
       let prompt = 0;
+      let asked = 0;
       for (const deadline = Date.now() + 60_000; ; await sleep(200)) {
         const j = await c.job(id);
         if (j.status === 'completed') break;
@@ -315,9 +317,10 @@ describe('faults: the email service on a PostgreSQL and a Redis of its own', { s
         const t0 = Date.now();
         const r = await c.call('verify', 'POST', '/api/v1/verify-single', { email: `alice@${D.valid}` });
         assert.equal(r.status, 200);
+        asked++;
         if (Date.now() - t0 < 2000) prompt++;
       }
-      assert.ok(prompt > 10, `the API answered promptly ${prompt} times while the peer hung`);
+      assert.ok(asked >= 5 && prompt >= asked / 2, `the API answered promptly ${prompt} of ${asked} times while the peer hung`);
       assert.deepEqual([...tokens.values()].map((s) => s.size), [...tokens.values()].map(() => 1), 'each chunk claimed once: its lease was renewed through the hang (lease 1.5 s, peer 20 s)');
       const results = (await c.call('results', 'GET', `/api/v1/jobs/${id}/results?per_page=100`)).body.results as Array<{ email: string; reason: string }>;
       assert.equal(results.filter((r) => r.email.startsWith('stuck')).length, 1);
