@@ -43,8 +43,8 @@ function assertClearErrors(seen: readonly Seen[]): void {
  * SMTP and webhooks stay on loopback (the rig, a UDP relay and an HTTP receiver of the
  * test's own). Each case ends with the service recovered and every count exact: nothing
  * lost, nothing done twice. Bounded: at most 3 service processes at a time (256 MB of heap
- * each), 120 s a case, 600 s in all (measured alone: 2.5 min on a shared 2-core
- * machine at load 16, 5 min beside other suites at load 20).
+ * each), 120 s a case, 600 s in all (measured alone: 3.3 min on the shared 2-core
+ * machine at load 21; 5 min beside other suites).
  */
 describe('faults: the email service on a PostgreSQL and a Redis of its own', { skip: !testBackends().includes('postgres'), timeout: 600_000 }, () => {
   let pg: OwnServer;
