@@ -83,7 +83,11 @@ export class DashboardAuthService {
   }
 
   private async start(account: { id: string; email: string; plan: string }): Promise<StartedSession> {
-    const session = await this.deps.sessions.create(account.id, this.deps.clock());
+    const now = this.deps.clock();
+    // Sessions nobody signs out of are removed here rather than by a timer: a sign-in is rare
+    // next to other requests, and each one keeps the table to the sessions still alive.
+    await this.deps.sessions.purgeExpired(now);
+    const session = await this.deps.sessions.create(account.id, now);
     return { sessionId: session.sessionId, account: { id: account.id, email: account.email, plan: account.plan }, csrfToken: session.csrfToken };
   }
 }

@@ -177,7 +177,8 @@ for (const backend of testBackends()) {
       assert.match(created.json().api_key, /^ev_live_/);
     });
 
-    test('expiry: 12 h idle ends a session; activity keeps it, but never past 7 days', async () => {
+    test('expiry: 12 h idle ends a session; activity keeps it, but never past 7 days; a later sign-in removes abandoned ones', async () => {
+      const abandoned = await session();
       const idle = await session();
       offsetMs += 12 * HOUR - 60_000;
       assert.equal((await withCookie('GET', '/api/dashboard/session', idle.cookie)).statusCode, 200, 'just inside the idle limit');
@@ -187,7 +188,11 @@ for (const backend of testBackends()) {
       assert.equal((await withCookie('GET', '/api/v1/account', idle.cookie)).statusCode, 401, 'idle for more than 12 h');
       assert.equal((await withCookie('GET', '/api/dashboard/session', idle.cookie)).statusCode, 401);
 
+      const hashOf = (id: string) => createHash('sha256').update(id).digest('hex');
+      const stored = async () => (await admin.database.db.selectFrom('dashboard_sessions').select('id_hash').execute()).map((r) => r.id_hash);
+      assert.ok((await stored()).includes(hashOf(abandoned.cookie)), 'idle for a day, never looked up again: still in the table');
       const busy = await session();
+      assert.ok(!(await stored()).includes(hashOf(abandoned.cookie)), 'removed by the next sign-in');
       let elapsed = 0;
       while (elapsed + 11 * HOUR < 7 * 24 * HOUR) {
         offsetMs += 11 * HOUR;
@@ -198,6 +203,7 @@ for (const backend of testBackends()) {
       const ended = await withCookie('GET', '/api/v1/account', busy.cookie);
       assert.equal(ended.statusCode, 401, '7 days after sign-in, however busy');
       assert.equal(ended.json().error, 'unauthorized');
+
     });
 
     test('sign-out: needs the CSRF token, ends the session, clears the cookie; a second sign-out is a quiet 204', async () => {
