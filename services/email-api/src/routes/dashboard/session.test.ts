@@ -237,7 +237,7 @@ for (const backend of testBackends()) {
       assert.equal((await signIn('moved@example.test', 'a brand new password', nextIp())).statusCode, 200);
     });
 
-    test('sign-up: off by default (403 forbidden); on: 201, free plan, signed in, no key yet; taken address 409; weak password 400', async () => {
+    test('sign-up: off by default (403 forbidden); on: 201, free plan, signed in, no key yet; taken address 409; weak password 400; 10 per client address per 15 min', async () => {
       const off = await app.inject({ method: 'POST', url: '/api/dashboard/signup', payload: { email: 'new@example.test', password: PASSWORD } });
       assert.equal(off.statusCode, 403);
       assert.equal(off.json().error, 'forbidden');
@@ -262,6 +262,14 @@ for (const backend of testBackends()) {
         const notEmail = await open.inject({ method: 'POST', url: '/api/dashboard/signup', payload: { email: 'not-an-address', password: PASSWORD } });
         assert.deepEqual([notEmail.statusCode, notEmail.json().field], [400, 'email']);
         assert.equal((await signIn('new@example.test', PASSWORD, nextIp())).statusCode, 200, 'the new account signs in on the other process too');
+        // At most 10 sign-ups (taken addresses included: each costs a scrypt) per client address per 15 min.
+        const ip = nextIp();
+        const signUp = (email: string, from: string) => open.inject({ method: 'POST', url: '/api/dashboard/signup', headers: { 'x-forwarded-for': from }, payload: { email, password: PASSWORD } });
+        for (let i = 0; i < 10; i++) assert.equal((await signUp(i % 2 ? 'ada@example.test' : `bulk${i}@example.test`, ip)).statusCode, i % 2 ? 409 : 201);
+        const flood = await signUp('bulk10@example.test', ip);
+        assert.deepEqual([flood.statusCode, flood.json().error], [429, 'rate_limited']);
+        assert.ok(Number(flood.headers['retry-after']) > 0);
+        assert.equal((await signUp('bulk10@example.test', nextIp())).statusCode, 201, 'another client address is not held up');
         await assertAnswersMatchDocument(open, openAnswers);
       } finally {
         await open.close();
