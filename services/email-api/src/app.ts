@@ -1,6 +1,6 @@
 import multipart from '@fastify/multipart';
 import type { DestinationStream } from 'pino';
-import { createRateLimiter, createServiceBase, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
+import { createRateLimiter, createServiceBase, dashboardBuildDir, registerDashboard, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
 import type { Engine } from '@mailconv/verifier';
 import { composeEmailServices, EMAIL_KEY_PREFIX } from './composition.js';
 import type { EmailConfig } from './config.js';
@@ -31,6 +31,8 @@ export interface EmailAppOptions {
    * system's when absent. Tests give the rig's DNS server.
    */
   webhookDnsServers?: readonly string[];
+  /** The built dashboard served under /dashboard/; packages/dashboard's build when absent. */
+  dashboardDir?: string;
 }
 
 /** What makes this service itself: name, errors, keys, tables. */
@@ -85,6 +87,7 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
     await publicLimits.dayLimiter.close();
   });
   registerPublicRoutes(app, deps, publicLimits);
+  registerDashboard(app, options.dashboardDir ?? dashboardBuildDir('email'));
 
   await app.register(async (scope) => {
     scope.addHook('onRequest', authenticate((p) => planOf(deps, p.plan).rateLimitRpm));
