@@ -12,6 +12,7 @@ import { EMAIL_ERROR_STATUS } from './errors.js';
 import { emailPlans } from './plans.js';
 import { registerApiKeyRoutes } from './routes/dashboard/api-keys.route.js';
 import { registerDeliveryRoutes, registerWebhookRoutes } from './routes/dashboard/webhooks.route.js';
+import { registerUsageRoutes } from './routes/dashboard/usage.route.js';
 import { registerJobRoutes } from './routes/v1/jobs.route.js';
 import { registerPublicRoutes } from './routes/public/validate-email.route.js';
 import { registerAccountRoutes } from './routes/v1/account.route.js';
@@ -74,6 +75,7 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
   app.addHook('preClose', async () => {
     await worker?.stop();
     await queue?.close();
+    await services.usage.recorder.close();
   });
 
   const publicLimits = {
@@ -95,6 +97,7 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
     registerApiKeyRoutes(scope, deps);
     registerWebhookRoutes(scope, deps);
     registerDeliveryRoutes(scope, deps);
+    registerUsageRoutes(scope, services.usage.repository, clock);
     registerVerifyRoutes(scope, deps, { batchBodyLimit: config.batchBodyLimitBytes });
     // Uploads (multipart) are accepted by the jobs routes only; elsewhere they stay 415.
     await scope.register(async (jobsScope) => {

@@ -107,7 +107,7 @@ export function ConvertPage() {
           )}
           {uploaded && targets.length > 0 && (
             <form onSubmit={convert} className="stack">
-              <div className="row">
+              <div className="options-grid">
                 <label>
                   Convert to
                   <select name="target" value={target} onChange={(e) => setTarget(e.target.value)}>
@@ -119,7 +119,7 @@ export function ConvertPage() {
                     Preset
                     <select name="preset" value={preset} onChange={(e) => setPreset(e.target.value)}>
                       <option value="">None</option>
-                      {presets.map((p) => <option key={p.name} value={p.name}>{p.name} — {p.description}</option>)}
+                      {presets.map((p) => <option key={p.name} value={p.name}>{p.name}</option>)}
                     </select>
                   </label>
                 )}
@@ -141,6 +141,7 @@ export function ConvertPage() {
                   </label>
                 )}
               </div>
+              {preset && <p className="muted small">Preset {preset}: {presets.find((p) => p.name === preset)?.description}</p>}
               {target === 'pdf' && (
                 <label className="check"><input type="checkbox" checked={stripActive} onChange={(e) => setStripActive(e.target.checked)} /> Remove active content (JavaScript, actions, embedded files) from the PDF</label>
               )}

@@ -11,7 +11,4 @@ export type Targets = Json<'/api/v1/formats/{ext}/targets', 'get', 200>;
 export type Conversion = Json<'/api/v1/jobs/{id}', 'get', 200>;
 
 /** `GET /api/dashboard/conversions` (this service's extension): the account's most recent conversions. */
-export interface ConversionList {
-  success: boolean;
-  conversions: Conversion[];
-}
+export type ConversionList = Json<'/api/dashboard/conversions', 'get', 200>;

@@ -14,10 +14,5 @@ export type WebhookCreated = Json<'/api/dashboard/webhooks', 'post', 200>;
 export type DeliveryLog = Json<'/api/dashboard/webhooks/{id}/deliveries', 'get', 200>;
 export type Delivery = DeliveryLog['deliveries'][number];
 
-/** `GET /api/dashboard/usage` (this service's extension): units used per UTC day of the quota month. */
-export interface DailyUsage {
-  success: boolean;
-  period_start: string;
-  period_end: string;
-  days: Array<{ date: string; verifications: number }>;
-}
+/** `GET /api/dashboard/usage` (this service's extension): verifications per UTC day of the quota month. */
+export type DailyUsage = Json<'/api/dashboard/usage', 'get', 200>;

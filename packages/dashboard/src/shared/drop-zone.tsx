@@ -13,7 +13,10 @@ export function DropZone({ label, hint, accept, file, onFile, disabled }: { labe
     e.preventDefault();
     setOver(false);
     const f = e.dataTransfer.files[0];
-    if (f && !disabled) onFile(f);
+    if (!f || disabled) return;
+    // The picker shows the dropped file too (one source of truth for what will be sent).
+    if (input.current) input.current.files = e.dataTransfer.files;
+    onFile(f);
   };
   return (
     <div
