@@ -41,12 +41,12 @@ export function OverviewPage() {
 function DailyChart({ days }: { days: DailyUsage['days'] }) {
   const max = Math.max(1, ...days.map((d) => d.verifications));
   const total = days.reduce((s, d) => s + d.verifications, 0);
-  const w = 640;
-  const h = 180;
+  const w = 480;
+  const h = 170;
   const bw = w / Math.max(days.length, 1);
   return (
     <figure className="chart">
-      <svg viewBox={`0 0 ${w} ${h + 24}`} role="img" aria-label={`Verifications per day this month: ${formatNumber(total)} in total, at most ${formatNumber(max)} in one day.`}>
+      <svg viewBox={`-24 0 ${w + 48} ${h + 26}`} role="img" aria-label={`Verifications per day this month: ${formatNumber(total)} in total, at most ${formatNumber(max)} in one day.`}>
         <line x1={0} y1={h} x2={w} y2={h} className="axis" />
         {days.map((d, i) => {
           const bh = (d.verifications / max) * (h - 16);
@@ -55,13 +55,13 @@ function DailyChart({ days }: { days: DailyUsage['days'] }) {
               <rect x={i * bw + bw * 0.15} y={h - bh} width={bw * 0.7} height={bh} className="bar">
                 <title>{`${formatDay(d.date)}: ${formatNumber(d.verifications)}`}</title>
               </rect>
-              {(i % Math.ceil(days.length / 8) === 0 || i === days.length - 1) && (
-                <text x={i * bw + bw / 2} y={h + 16} textAnchor="middle" className="tick">{formatDay(d.date)}</text>
+              {(days.length - 1 - i) % Math.ceil(days.length / 6) === 0 && (
+                <text x={i * bw + bw / 2} y={h + 18} textAnchor="middle" className="tick">{formatDay(d.date)}</text>
               )}
             </g>
           );
         })}
-        <text x={4} y={12} className="tick">{formatNumber(max)}</text>
+        <text x={2} y={14} className="tick">{formatNumber(max)}</text>
       </svg>
       <figcaption className="muted">{formatNumber(total)} verifications this month (UTC days).</figcaption>
       <table className="sr-only">
