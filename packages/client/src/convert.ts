@@ -10,6 +10,8 @@ export type Targets = Json<'/api/v1/formats/{ext}/targets', 'get', 200>;
 export type Usage = Json<'/api/v1/account/usage', 'get', 200>;
 export type Limits = Json<'/api/v1/account/limits', 'get', 200>;
 export type Upload = Json<'/api/v1/upload', 'post', 201>;
+export type ConvertApiKeyList = Json<'/api/dashboard/api-keys', 'get', 200>;
+export type ConvertApiKeyCreated = Json<'/api/dashboard/api-keys', 'post', 200>;
 /** The conversion record (also the job record): status, output metadata, SHA-256, download URL. */
 export type Conversion = Json<'/api/v1/jobs/{id}', 'get', 200>;
 /** The options of a conversion (every field optional). */
@@ -30,6 +32,13 @@ export class ConvertClient {
   constructor(options: ClientOptions) {
     this.http = new HttpCore(options);
   }
+
+  /** API keys of the account (`/api/dashboard/api-keys`, an extension of the contract). */
+  readonly apiKeys = {
+    list: (): Promise<ConvertApiKeyList> => this.http.json('GET', '/api/dashboard/api-keys'),
+    create: (name: string): Promise<ConvertApiKeyCreated> => this.http.json('POST', '/api/dashboard/api-keys', { json: { name } }),
+    revoke: (id: string): Promise<Json<'/api/dashboard/api-keys', 'delete', 200>> => this.http.json('DELETE', '/api/dashboard/api-keys', { query: { id } }),
+  };
 
   /** `GET /api/v1/formats`: every format, presets and OCR languages. */
   formats(): Promise<Formats> {

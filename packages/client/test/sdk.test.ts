@@ -219,6 +219,16 @@ describe('ConvertClient against the running conversion service (real engines)', 
     assert.equal(typeof usage.quota.used, 'number');
   });
 
+  test('API keys (extension): create, list, revoke; the revoked key is refused at once', async () => {
+    const key = await client.apiKeys.create('sdk test');
+    assert.match(key.api_key, /^cv_live_/);
+    assert.ok((await client.apiKeys.list()).keys.some((k) => k.id === key.id));
+    const viaNewKey = new ConvertClient({ baseUrl: svc.url, apiKey: key.api_key });
+    assert.equal((await viaNewKey.limits()).plan, 'api');
+    await client.apiKeys.revoke(key.id);
+    await assert.rejects(viaNewKey.limits(), (e: unknown) => e instanceof ApiError && e.status === 401);
+  });
+
   test('convertFile: one-step job, waitForConversion with progress, download streamed with the SHA-256 checked', async () => {
     const out = join(work, 'report.pdf');
     const states: string[] = [];

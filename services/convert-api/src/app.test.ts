@@ -123,7 +123,7 @@ for (const backend of testBackends()) {
       for (const engine of ['libreoffice', 'pandoc', 'sharp', 'imagemagick', 'ffmpeg', 'poppler', 'qpdf', 'ghostscript', 'tesseract']) assert.equal(ready.checks[`engine_${engine}`], 'ok', engine);
       assert.equal(ready.checks.database, 'ok');
       const doc = (await assertOpenApiComplete(app)) as { components: { securitySchemes: Record<string, unknown> }; paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: { properties: { error: { enum: string[] } } } }> }> }>> };
-      assert.deepEqual(Object.keys(doc.components.securitySchemes), ['bearerAuth']);
+      assert.deepEqual(Object.keys(doc.components.securitySchemes), ['bearerAuth', 'dashboardSession'], 'the contract’s Bearer key, and the dashboard session cookie (extension)');
       const errorEnum = doc.paths['/api/v1/account/limits']!.get!.responses['401']!.content['application/json']!.schema.properties.error.enum;
       assert.deepEqual([...errorEnum].sort(), [...CONVERT_ERROR_CODES].sort());
     });

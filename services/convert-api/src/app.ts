@@ -1,7 +1,7 @@
 import type { DestinationStream } from 'pino';
 import multipart from '@fastify/multipart';
 import type { Converter } from '@mailconv/converter';
-import { createServiceBase, dashboardBuildDir, registerDashboard, type ReadinessCheck, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
+import { createServiceBase, dashboardBuildDir, registerDashboard, registerApiKeyRoutes, registerDashboardSessionRoutes, type ReadinessCheck, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
 import type { ConvertConfig } from './config.js';
 import { CONVERT_MIGRATIONS } from './db/migrations.js';
 import type { ConvertTables } from './db/schema.js';
@@ -16,7 +16,7 @@ import { registerFormatRoutes } from './routes/v1/formats.route.js';
 import { registerUploadRoutes } from './routes/v1/upload.route.js';
 import { registerConvertMetrics } from './metrics.js';
 import { createConvertRuntime, openEngines } from './runtime.js';
-import { KEY_LOCATIONS } from './schemas.js';
+import { KEY_LOCATIONS, SECURED, errors, secured } from './schemas.js';
 
 /** API key prefix of this service: `cv_live_` + 32 base62 characters. Never valid on the email service. */
 export const CONVERT_KEY_PREFIX = 'cv_live_';
@@ -43,6 +43,7 @@ const CONVERT_IDENTITY: ServiceIdentity = {
   errorTable: CONVERT_ERROR_STATUS,
   keyLocations: KEY_LOCATIONS,
   keyPrefix: CONVERT_KEY_PREFIX,
+  sessionCookie: 'cv_session',
   redisPrefix: 'convert',
   migrations: CONVERT_MIGRATIONS,
 };
@@ -60,8 +61,9 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
       },
     ]),
   );
-  const { app, core, authenticate } = await createServiceBase<ConvertTables>({ config, identity: CONVERT_IDENTITY, readiness, logStream: options.logStream });
   const clock = options.clock ?? (() => new Date());
+  const base = await createServiceBase<ConvertTables>({ config, identity: CONVERT_IDENTITY, readiness, logStream: options.logStream, clock });
+  const { app, core } = base;
   const { onFinished } = registerConvertMetrics(app.metrics.registry, core);
   const runtime = createConvertRuntime({ config, core, engines, clock, log: app.log, onFinished });
   const deps: ConvertDeps = { core, plans, clock, converter, conversions: runtime.conversions };
@@ -73,9 +75,18 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
   registerDashboard(app, options.dashboardDir ?? dashboardBuildDir('convert'));
   await app.register(multipart);
 
+  registerDashboardSessionRoutes(app, {
+    auth: base.dashboardAuth,
+    cookieName: CONVERT_IDENTITY.sessionCookie,
+    secureCookie: config.dashboard.secureCookie,
+    signupPlan: config.dashboard.signup ? plans.defaultPlan : null,
+    errors,
+  });
+
   await app.register(async (scope) => {
-    scope.addHook('onRequest', authenticate((p) => planOf(deps, p.plan).rateLimitRpm));
+    base.protect(scope, (p) => planOf(deps, p.plan).rateLimitRpm);
     registerAccountRoutes(scope, deps);
+    registerApiKeyRoutes(scope, { apiKeys: base.apiKeys, keyPrefix: CONVERT_KEY_PREFIX, security: SECURED, errors, secured, extension: true });
     registerUploadRoutes(scope, deps);
     registerConversionRoutes(scope, deps);
     registerDownloadRoutes(scope, deps);

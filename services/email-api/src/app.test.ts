@@ -174,7 +174,7 @@ for (const backend of testBackends()) {
         paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: { properties: { error: { enum: string[] } } } }> }> }>>;
       };
       assert.equal(doc.info.version, '1.0.0');
-      assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['apiKeyHeader', 'apiKeyQuery', 'bearerAuth']);
+      assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['apiKeyHeader', 'apiKeyQuery', 'bearerAuth', 'dashboardSession'], 'the three key forms of the contract, and the dashboard session cookie (extension)');
       const errorEnum = doc.paths['/api/v1/account']!.get!.responses['401']!.content['application/json']!.schema.properties.error.enum;
       assert.deepEqual([...errorEnum].sort(), [...EMAIL_ERROR_CODES].sort());
       for (const p of ['/api/v1/account', '/api/dashboard/api-keys', '/healthz', '/readyz', '/openapi.json']) assert.ok(doc.paths[p], p);

@@ -1,6 +1,6 @@
 import multipart from '@fastify/multipart';
 import type { DestinationStream } from 'pino';
-import { createRateLimiter, createServiceBase, dashboardBuildDir, registerDashboard, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
+import { createRateLimiter, createServiceBase, dashboardBuildDir, registerDashboard, registerApiKeyRoutes, registerDashboardSessionRoutes, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
 import type { Engine } from '@mailconv/verifier';
 import { composeEmailServices, EMAIL_KEY_PREFIX } from './composition.js';
 import type { EmailConfig } from './config.js';
@@ -10,14 +10,13 @@ import { planOf, type EmailDeps } from './deps.js';
 import { registerEmailMetrics } from './metrics.js';
 import { EMAIL_ERROR_STATUS } from './errors.js';
 import { emailPlans } from './plans.js';
-import { registerApiKeyRoutes } from './routes/dashboard/api-keys.route.js';
 import { registerDeliveryRoutes, registerWebhookRoutes } from './routes/dashboard/webhooks.route.js';
 import { registerUsageRoutes } from './routes/dashboard/usage.route.js';
 import { registerJobRoutes } from './routes/v1/jobs.route.js';
 import { registerPublicRoutes } from './routes/public/validate-email.route.js';
 import { registerAccountRoutes } from './routes/v1/account.route.js';
 import { registerVerifyRoutes } from './routes/v1/verify.route.js';
-import { KEY_LOCATIONS } from './schemas.js';
+import { KEY_LOCATIONS, SECURED, errors, secured } from './schemas.js';
 
 export { EMAIL_KEY_PREFIX, engineFromConfig } from './composition.js';
 
@@ -44,6 +43,7 @@ const EMAIL_IDENTITY: ServiceIdentity = {
   errorTable: EMAIL_ERROR_STATUS,
   keyLocations: KEY_LOCATIONS,
   keyPrefix: EMAIL_KEY_PREFIX,
+  sessionCookie: 'ev_session',
   redisPrefix: 'email',
   migrations: EMAIL_MIGRATIONS,
 };
@@ -51,8 +51,9 @@ const EMAIL_IDENTITY: ServiceIdentity = {
 /** Builds the email verification service: its own database, keys and routes. */
 export async function buildApp(config: EmailConfig, options: EmailAppOptions = {}): Promise<ServiceApp> {
   const plans = emailPlans(config.plansFile);
-  const { app, core, authenticate } = await createServiceBase<EmailTables>({ config, identity: EMAIL_IDENTITY, logStream: options.logStream });
   const clock = options.clock ?? (() => new Date());
+  const base = await createServiceBase<EmailTables>({ config, identity: EMAIL_IDENTITY, logStream: options.logStream, clock });
+  const { app, core } = base;
   const { onVerified } = registerEmailMetrics(app.metrics.registry, core, clock);
   const services = composeEmailServices({
     config,
@@ -65,7 +66,7 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
     ...(options.webhookDnsServers ? { webhookDnsServers: options.webhookDnsServers } : {}),
   });
   const { dispatcher, worker, queue } = services;
-  const deps: EmailDeps = { plans, account: services.account, verification: services.verification, batches: services.batches, webhooks: services.webhooks, apiKeys: services.apiKeys };
+  const deps: EmailDeps = { plans, account: services.account, verification: services.verification, batches: services.batches, webhooks: services.webhooks, apiKeys: base.apiKeys };
   if (dispatcher) {
     app.addHook('onReady', async () => dispatcher.start());
     app.addHook('preClose', async () => dispatcher.stop());
@@ -90,11 +91,18 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
   });
   registerPublicRoutes(app, deps, publicLimits);
   registerDashboard(app, options.dashboardDir ?? dashboardBuildDir('email'));
+  registerDashboardSessionRoutes(app, {
+    auth: base.dashboardAuth,
+    cookieName: EMAIL_IDENTITY.sessionCookie,
+    secureCookie: config.dashboard.secureCookie,
+    signupPlan: config.dashboard.signup ? plans.defaultPlan : null,
+    errors,
+  });
 
   await app.register(async (scope) => {
-    scope.addHook('onRequest', authenticate((p) => planOf(deps, p.plan).rateLimitRpm));
+    base.protect(scope, (p) => planOf(deps, p.plan).rateLimitRpm);
     registerAccountRoutes(scope, deps);
-    registerApiKeyRoutes(scope, deps);
+    registerApiKeyRoutes(scope, { apiKeys: deps.apiKeys, keyPrefix: EMAIL_KEY_PREFIX, security: SECURED, errors, secured });
     registerWebhookRoutes(scope, deps);
     registerDeliveryRoutes(scope, deps);
     registerUsageRoutes(scope, services.usage.repository, clock);

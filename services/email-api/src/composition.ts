@@ -1,7 +1,6 @@
 import type { ServiceCore } from '@mailconv/platform';
 import { createEngine, type Engine, type VerificationResult, type Verifier } from '@mailconv/verifier';
 import { AccountService } from './accounts/account.service.js';
-import { ApiKeysService } from './accounts/api-keys.service.js';
 import type { EmailConfig } from './config.js';
 import type { EmailTables } from './db/schema.js';
 import { IdempotencyService } from './idempotency/idempotency.service.js';
@@ -47,7 +46,6 @@ export interface EmailServices {
   batches: BatchesService;
   jobs: JobsService;
   webhooks: WebhooksService;
-  apiKeys: ApiKeysService;
   /** This process's chunk worker (null when it verifies no chunks). */
   worker: ChunkWorker | null;
   /** The BullMQ chunk queue (Redis with PostgreSQL); close it after the worker has stopped. */
@@ -119,7 +117,6 @@ export function composeEmailServices(options: {
     batches: new BatchesService({ database: core.database, verification, idempotency, events, clock }),
     jobs,
     webhooks,
-    apiKeys: new ApiKeysService({ accounts: core.accounts, clock }),
     worker,
     queue,
     dispatcher,

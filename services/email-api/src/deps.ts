@@ -1,6 +1,5 @@
-import type { PlanCatalog } from '@mailconv/platform';
+import type { ApiKeysService, PlanCatalog } from '@mailconv/platform';
 import type { AccountService } from './accounts/account.service.js';
-import type { ApiKeysService } from './accounts/api-keys.service.js';
 import type { EmailPlan } from './plans.js';
 import type { BatchesService } from './verification/batches.service.js';
 import type { VerificationService } from './verification/verification.service.js';

@@ -17,8 +17,8 @@ export const ErrorBody = errorSchema(EMAIL_ERROR_CODES, {
 /** Error responses documented on a route, in the contract's error shape. */
 export const errors = (...statuses: number[]) => errorResponses(ErrorBody, statuses);
 
-/** `security` of authenticated routes. */
-export const SECURED = securityRequirement(KEY_LOCATIONS);
+/** `security` of authenticated routes: an API key, or the dashboard session cookie (extension). */
+export const SECURED = securityRequirement(KEY_LOCATIONS, { session: true });
 
 /** Responses of an authenticated route, with the `RateLimit-*` headers documented. */
 export const secured = (responses: Record<number, TSchema>) => securedResponses(responses);

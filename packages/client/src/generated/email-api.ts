@@ -43,7 +43,7 @@ export interface paths {
                                 key_preview: string;
                                 /**
                                  * Format: date-time
-                                 * @description Updated within about a second of use.
+                                 * @description Updated within about a second of use (requests made with a dashboard session use no key).
                                  */
                                 last_used: string | null;
                                 name: string;
@@ -288,6 +288,37 @@ export interface paths {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
                         "WWW-Authenticate"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Forbidden: a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`), or another refusal named by the code. */
+                403: {
+                    headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
                         [name: string]: unknown;
@@ -613,6 +644,37 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Forbidden: a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`), or another refusal named by the code. */
+                403: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description Not found, or not owned by the caller. */
                 404: {
                     headers: {
@@ -804,6 +866,813 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in account and the session’s CSRF token
+         * @description Extension (dashboard): not part of the API contract; for the service’s own dashboard pages. Reads the `ev_session` cookie; 401 `unauthorized` when there is none or the session has ended.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            account: {
+                                email: string;
+                                /** @description `acct_…` */
+                                id: string;
+                                plan: string;
+                            };
+                            /** @description Send it as `X-CSRF-Token` on every POST, PUT, PATCH and DELETE made with the session cookie. */
+                            csrf_token: string;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
+                        "WWW-Authenticate"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The path exists but not with this method; see the Allow header. */
+                405: {
+                    headers: {
+                        /** @description The methods this path answers to, e.g. `GET, DELETE`. */
+                        Allow?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it. */
+                500: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Sign in to the dashboard with e-mail and password
+         * @description Extension (dashboard): not part of the API contract; for the service’s own dashboard pages. Sets the `ev_session` session cookie (idle limit 12 h, absolute 7 days). A wrong password and an unknown address get the same 401. After 5 failed sign-ins for one address, or from one client address, within 15 minutes: 429 `rate_limited` with `Retry-After`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The account’s e-mail address (case does not matter). */
+                        email: string;
+                        password: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description `ev_session=<session id>; HttpOnly; SameSite=Strict; Path=/`, plus `; Secure` over HTTPS. The id is 32 random bytes, base64url; the server keeps only its SHA-256. */
+                        "Set-Cookie"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            account: {
+                                email: string;
+                                /** @description `acct_…` */
+                                id: string;
+                                plan: string;
+                            };
+                            /** @description Send it as `X-CSRF-Token` on every POST, PUT, PATCH and DELETE made with the session cookie. */
+                            csrf_token: string;
+                        };
+                    };
+                };
+                /** @description Invalid request: malformed JSON, a missing or wrongly typed field, or an unknown field. */
+                400: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
+                        "WWW-Authenticate"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The path exists but not with this method; see the Allow header. */
+                405: {
+                    headers: {
+                        /** @description The methods this path answers to, e.g. `GET, DELETE`. */
+                        Allow?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Request body over the size limit. */
+                413: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unsupported Content-Type. */
+                415: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Rate limit or monthly quota exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it. */
+                500: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Sign out: end the session and clear the cookie
+         * @description Extension (dashboard): not part of the API contract; for the service’s own dashboard pages. With a live session, `X-CSRF-Token` is required (403 `forbidden` without it). Without a live session there is nothing to end: 204 all the same.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Signed out; no body. */
+                204: {
+                    headers: {
+                        /** @description `ev_session=<session id>; HttpOnly; SameSite=Strict; Path=/`, plus `; Secure` over HTTPS. The id is 32 random bytes, base64url; the server keeps only its SHA-256. */
+                        "Set-Cookie"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description Refused (see the code): the plan lacks the feature, open sign-up is off, or a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`). */
+                403: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The path exists but not with this method; see the Allow header. */
+                405: {
+                    headers: {
+                        /** @description The methods this path answers to, e.g. `GET, DELETE`. */
+                        Allow?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it. */
+                500: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/signup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open sign-up: create an account on the free plan and sign in
+         * @description Extension (dashboard): not part of the API contract; for the service’s own dashboard pages. Off unless the operator enables it (403 `forbidden` then). The password must be 8–1024 characters. The account starts with no API key: create one in the dashboard. 409 `conflict` when the address has an account.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The account’s e-mail address (case does not matter). */
+                        email: string;
+                        password: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        /** @description `ev_session=<session id>; HttpOnly; SameSite=Strict; Path=/`, plus `; Secure` over HTTPS. The id is 32 random bytes, base64url; the server keeps only its SHA-256. */
+                        "Set-Cookie"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            account: {
+                                email: string;
+                                /** @description `acct_…` */
+                                id: string;
+                                plan: string;
+                            };
+                            /** @description Send it as `X-CSRF-Token` on every POST, PUT, PATCH and DELETE made with the session cookie. */
+                            csrf_token: string;
+                        };
+                    };
+                };
+                /** @description Invalid request: malformed JSON, a missing or wrongly typed field, or an unknown field. */
+                400: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Refused (see the code): the plan lacks the feature, open sign-up is off, or a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`). */
+                403: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The path exists but not with this method; see the Allow header. */
+                405: {
+                    headers: {
+                        /** @description The methods this path answers to, e.g. `GET, DELETE`. */
+                        Allow?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Conflict with the current state of the resource. */
+                409: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Request body over the size limit. */
+                413: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unsupported Content-Type. */
+                415: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it. */
+                500: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1104,7 +1973,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The plan does not include this feature. */
+                /** @description Refused (see the code): the plan lacks the feature, open sign-up is off, or a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`). */
                 403: {
                     headers: {
                         /** @description Requests allowed per minute. */
@@ -1385,7 +2254,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The plan does not include this feature. */
+                /** @description Refused (see the code): the plan lacks the feature, open sign-up is off, or a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`). */
                 403: {
                     headers: {
                         /** @description Requests allowed per minute. */
@@ -1753,7 +2622,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The plan does not include this feature. */
+                /** @description Refused (see the code): the plan lacks the feature, open sign-up is off, or a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`). */
                 403: {
                     headers: {
                         /** @description Requests allowed per minute. */
@@ -2094,7 +2963,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The plan does not include this feature. */
+                /** @description Refused (see the code): the plan lacks the feature, open sign-up is off, or a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`). */
                 403: {
                     headers: {
                         /** @description Requests allowed per minute. */
@@ -2413,7 +3282,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The plan does not include this feature. */
+                /** @description Refused (see the code): the plan lacks the feature, open sign-up is off, or a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`). */
                 403: {
                     headers: {
                         /** @description Requests allowed per minute. */
@@ -3251,7 +4120,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The plan does not include this feature. */
+                /** @description Refused (see the code): the plan lacks the feature, open sign-up is off, or a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`). */
                 403: {
                     headers: {
                         /** @description Requests allowed per minute. */
@@ -3868,6 +4737,37 @@ export interface paths {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
                         "WWW-Authenticate"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Forbidden: a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`), or another refusal named by the code. */
+                403: {
+                    headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
                         [name: string]: unknown;
@@ -4619,7 +5519,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The plan does not include this feature. */
+                /** @description Refused (see the code): the plan lacks the feature, open sign-up is off, or a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`). */
                 403: {
                     headers: {
                         /** @description Requests allowed per minute. */
@@ -5104,7 +6004,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The plan does not include this feature. */
+                /** @description Refused (see the code): the plan lacks the feature, open sign-up is off, or a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`). */
                 403: {
                     headers: {
                         /** @description Requests allowed per minute. */

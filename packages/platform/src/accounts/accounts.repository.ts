@@ -22,9 +22,10 @@ export interface ApiKeyRecord {
   last_used: string | null;
 }
 
-/** Who is calling: resolved from an API key on every request. */
+/** Who is calling: resolved from an API key or a dashboard session on every request. */
 export interface Principal {
-  keyId: string;
+  /** The API key used; null when the caller signed in to the dashboard (a session has no key). */
+  keyId: string | null;
   accountId: string;
   email: string;
   plan: string;
@@ -70,6 +71,58 @@ export class AccountsRepository {
     }
   }
 
+  /**
+   * Creates an account that signs in to the dashboard with a password (open sign-up). It
+   * gets no API key: one made here could never be shown; the owner creates keys in the dashboard.
+   */
+  async createAccountWithPassword(input: { email: string; plan: string; passwordHash: string }, now = new Date()): Promise<{ ok: true; account: AccountRecord } | { ok: false; reason: 'email_taken' }> {
+    const email = input.email.trim().toLowerCase();
+    try {
+      return await this.database.writeTransaction(async (trx) => {
+        const taken = await trx.selectFrom('accounts').select('id').where('email', '=', email).executeTakeFirst();
+        if (taken) return { ok: false as const, reason: 'email_taken' as const };
+        const account: AccountRecord = { id: newId('acct', now.getTime()), email, plan: input.plan, created_at: now.toISOString() };
+        await trx.insertInto('accounts').values(account).execute();
+        await trx.insertInto('account_passwords').values({ account_id: account.id, password_hash: input.passwordHash, updated_at: now.toISOString() }).execute();
+        return { ok: true as const, account };
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) return { ok: false, reason: 'email_taken' };
+      throw err;
+    }
+  }
+
+  /**
+   * Sets (or replaces) the account's dashboard password hash and ends every dashboard
+   * session of the account: a password change signs out whoever held the old one.
+   */
+  async setPasswordHash(accountId: string, passwordHash: string, now = new Date()): Promise<boolean> {
+    return this.database.writeTransaction(async (trx) => {
+      const account = await trx.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
+      if (!account) return false;
+      await trx
+        .insertInto('account_passwords')
+        .values({ account_id: accountId, password_hash: passwordHash, updated_at: now.toISOString() })
+        .onConflict((oc) => oc.column('account_id').doUpdateSet({ password_hash: passwordHash, updated_at: now.toISOString() }))
+        .execute();
+      await trx.deleteFrom('dashboard_sessions').where('account_id', '=', accountId).execute();
+      return true;
+    });
+  }
+
+  /** The account with this e-mail address and its password hash (null when it has none), for signing in. */
+  async findCredentials(email: string): Promise<{ account: AccountRecord; passwordHash: string | null } | undefined> {
+    const row = await this.database.db
+      .selectFrom('accounts')
+      .leftJoin('account_passwords', 'account_passwords.account_id', 'accounts.id')
+      .select(['accounts.id', 'accounts.email', 'accounts.plan', 'accounts.created_at', 'account_passwords.password_hash'])
+      .where('accounts.email', '=', email.trim().toLowerCase())
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const { password_hash, ...account } = row;
+    return { account, passwordHash: password_hash ?? null };
+  }
+
   /** A new key for an existing account; `undefined` when the account does not exist. */
   async createKey(accountId: string, name: string, now = new Date()): Promise<{ apiKey: string; key: ApiKeyRecord } | undefined> {
     return this.database.writeTransaction(async (trx) => {
@@ -109,7 +162,6 @@ export class AccountsRepository {
     });
   }
 
-  /** The caller behind `apiKey`, or `null` for an unknown, malformed or revoked key. */
   /**
    * The caller behind an API key, or null for unknown and revoked keys. Lookups of one key
    * made in the same event-loop turn share one query (the hot path of every authenticated

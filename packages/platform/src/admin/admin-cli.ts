@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { AccountsRepository, AccountRecord } from '../accounts/accounts.repository.js';
 import type { BasePlan, PlanCatalog } from '../accounts/plans.js';
+import { hashPassword, passwordProblem } from '../dashboard/passwords.js';
 
 /** What the admin CLI needs from a service: its repositories, opened on demand. */
 export interface AdminTarget {
@@ -11,6 +12,8 @@ export interface AdminTarget {
 interface Io {
   out: (line: string) => void;
   err: (line: string) => void;
+  /** Reads a secret (the password of set-password): standard input, never the command line. */
+  readSecret?: (prompt: string) => Promise<string>;
 }
 
 const USAGE = (service: string) => `Usage: npm run admin -- ${service} <command> [options]
@@ -22,6 +25,10 @@ Commands:
       Create another API key for an account (shown once).
   set-plan (--account ID | --email EMAIL) --plan PLAN [--json]
       Move an account to another plan.
+  set-password (--account ID | --email EMAIL) [--password-stdin] [--json]
+      Set the account's dashboard password, read from standard input (a prompt on a
+      terminal; the first line when piped), never from the command line. Signs out the
+      account's dashboard sessions.
   list-accounts [--json]
       List accounts with their plans.
   bootstrap-owner [--email EMAIL] [--json]
@@ -53,6 +60,7 @@ export async function runAdminCli(argv: readonly string[], target: AdminTarget, 
         account: { type: 'string' },
         name: { type: 'string' },
         'key-name': { type: 'string' },
+        'password-stdin': { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
       },
     }));
@@ -119,6 +127,16 @@ export async function runAdminCli(argv: readonly string[], target: AdminTarget, 
         const account = await accountOf();
         await accounts.setPlan(account.id, plan);
         print({ account_id: account.id, email: account.email, plan }, `${account.email} is now on plan ${plan}.`);
+        return 0;
+      }
+      case 'set-password': {
+        const account = await accountOf();
+        if (!io.readSecret) throw new UsageError('no standard input to read the password from');
+        const password = await io.readSecret(`New dashboard password for ${account.email}: `);
+        const problem = passwordProblem(password);
+        if (problem) throw new RefusedError(problem);
+        if (!(await accounts.setPasswordHash(account.id, await hashPassword(password)))) throw new RefusedError(`no account with id ${account.id}`);
+        print({ account_id: account.id, email: account.email, password_set: true }, `Dashboard password set for ${account.email}; its dashboard sessions were signed out.`);
         return 0;
       }
       case 'list-accounts': {

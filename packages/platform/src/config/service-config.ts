@@ -22,6 +22,8 @@ export interface CommonServiceConfig {
   http: HttpTimeouts;
   /** When set, `GET /metrics` requires it as a bearer token. */
   metricsToken: string | undefined;
+  /** Dashboard sign-in: open sign-up (`…_DASHBOARD_SIGNUP`, off by default), and the session cookie marked Secure on every answer (`…_DASHBOARD_SECURE_COOKIE`; it is on HTTPS requests anyway). */
+  dashboard: { signup: boolean; secureCookie: boolean };
 }
 
 export interface CommonDefaults {
@@ -51,6 +53,8 @@ function commonShape(defaults: CommonDefaults) {
     REQUEST_TIMEOUT_MS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 (no limit) or more').default(defaults.requestTimeoutMs),
     BODY_IDLE_TIMEOUT_MS: setting.positiveInt(15_000),
     METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+    DASHBOARD_SIGNUP: setting.bool(false),
+    DASHBOARD_SECURE_COOKIE: setting.bool(false),
   };
 }
 type CommonShape = ReturnType<typeof commonShape>;
@@ -90,6 +94,7 @@ export function commonConfig<P extends string>(prefix: P, parsed: CommonSettings
     bodyLimitBytes: v('BODY_LIMIT_BYTES'),
     plansFile: plansFile ? resolve(root, plansFile) : undefined,
     metricsToken: v('METRICS_TOKEN'),
+    dashboard: { signup: v('DASHBOARD_SIGNUP'), secureCookie: v('DASHBOARD_SECURE_COOKIE') },
     http: { headersMs: v('HEADERS_TIMEOUT_MS'), requestMs: v('REQUEST_TIMEOUT_MS'), bodyIdleMs: v('BODY_IDLE_TIMEOUT_MS') },
   };
 }

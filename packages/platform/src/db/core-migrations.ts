@@ -58,4 +58,35 @@ export const CORE_MIGRATIONS: Record<string, Migration> = {
       }
     },
   },
+  '2026_11_22_1900_dashboard_auth': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('account_passwords')
+        .addColumn('account_id', 'text', (c) => c.primaryKey().references('accounts.id').onDelete('cascade'))
+        .addColumn('password_hash', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('dashboard_sessions')
+        .addColumn('id_hash', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('csrf_token', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('last_seen_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('dashboard_sessions_account_idx').on('dashboard_sessions').column('account_id').execute();
+      await db.schema.createIndex('dashboard_sessions_expiry_idx').on('dashboard_sessions').column('expires_at').execute();
+      await db.schema
+        .createTable('sign_in_failures')
+        .addColumn('subject', 'text', (c) => c.notNull())
+        .addColumn('at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('sign_in_failures_subject_idx').on('sign_in_failures').columns(['subject', 'at']).execute();
+      await db.schema.createIndex('sign_in_failures_at_idx').on('sign_in_failures').column('at').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      for (const t of ['sign_in_failures', 'dashboard_sessions', 'account_passwords']) await db.schema.dropTable(t).ifExists().execute();
+    },
+  },
 };

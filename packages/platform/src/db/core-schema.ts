@@ -46,10 +46,40 @@ export interface QuotaReservationsTable {
   created_at: string;
 }
 
+/** An account's dashboard password (scrypt, PHC string); accounts without a row cannot sign in. */
+export interface AccountPasswordsTable {
+  account_id: string;
+  password_hash: string;
+  updated_at: string;
+}
+
+/**
+ * A dashboard session. Only the SHA-256 of the session id (the cookie value) is stored, so
+ * a copy of the table signs no one in. Ends `expires_at` (absolute) or when `last_seen_at`
+ * is older than the idle limit.
+ */
+export interface DashboardSessionsTable {
+  id_hash: string;
+  account_id: string;
+  csrf_token: string;
+  created_at: string;
+  expires_at: string;
+  last_seen_at: string;
+}
+
+/** Failed dashboard sign-ins, per subject (`email:…` or `ip:…`), kept for the throttle's window. */
+export interface SignInFailuresTable {
+  subject: string;
+  at: string;
+}
+
 export interface CoreTables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   api_key_usage: ApiKeyUsageTable;
   quota_usage: QuotaUsageTable;
   quota_reservations: QuotaReservationsTable;
+  account_passwords: AccountPasswordsTable;
+  dashboard_sessions: DashboardSessionsTable;
+  sign_in_failures: SignInFailuresTable;
 }

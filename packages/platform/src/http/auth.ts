@@ -1,5 +1,8 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { AccountsRepository, Principal } from '../accounts/accounts.repository.js';
+import type { SessionRecord } from '../dashboard/sessions.repository.js';
+import { readCookie } from './cookies.js';
 import type { KeyUsageRecorder } from '../accounts/key-usage-recorder.js';
 import { AppError } from '../errors/app-error.js';
 import type { RateLimiter } from '../ratelimit/rate-limiter.js';
@@ -36,17 +39,67 @@ export function extractApiKey(request: FastifyRequest, accepted: readonly KeyLoc
   return { problem: `Missing API key: send ${forms.join(', or ')}.` };
 }
 
+/** Whether the request sends an API key in a form the service accepts (well-formed or not). */
+function sendsApiKey(request: FastifyRequest, accepted: readonly KeyLocation[]): boolean {
+  if (accepted.includes('bearer') && request.headers.authorization !== undefined) return true;
+  if (accepted.includes('x-api-key') && request.headers['x-api-key'] !== undefined) return true;
+  if (accepted.includes('query')) {
+    const value = (request.query as Record<string, unknown> | undefined)?.api_key;
+    if (value !== undefined) return true;
+  }
+  return false;
+}
+
+/** Methods that change state: with a session cookie they must carry the session's CSRF token. */
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** The header carrying the session's CSRF token. */
+export const CSRF_HEADER = 'x-csrf-token';
+
+/** Whether the request's `X-CSRF-Token` equals `expected` (constant-time). */
+export function csrfTokenMatches(request: FastifyRequest, expected: string): boolean {
+  const sent = request.headers[CSRF_HEADER];
+  const value = Array.isArray(sent) ? sent[0] : sent;
+  if (typeof value !== 'string') return false;
+  const a = Buffer.from(value, 'utf8');
+  const b = Buffer.from(expected, 'utf8');
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** A dashboard session as a second way in: the cookie's name and the session lookup. */
+export interface SessionAuth {
+  cookieName: string;
+  find(sessionId: string): Promise<SessionRecord | null>;
+}
+
 export interface ApiKeyAuthOptions {
   accounts: AccountsRepository;
   usage: KeyUsageRecorder;
   accept: readonly KeyLocation[];
   /** Per-account requests-per-minute limit, counted on every authenticated request. */
   rateLimit?: { limiter: RateLimiter; perMinute: (principal: Principal) => number };
+  /** When set, a request that sends no API key may sign in with the dashboard session cookie. */
+  session?: SessionAuth;
+}
+
+/** The caller behind the request's session cookie, or an AppError to throw. */
+async function sessionPrincipal(request: FastifyRequest, session: SessionAuth, cookie: string): Promise<Principal> {
+  const found = await session.find(cookie);
+  if (!found) throw new AppError('unauthorized', 'The dashboard session has ended (signed out or expired); sign in again.');
+  // The cookie goes along with any request the browser makes to this origin; only a page of
+  // the dashboard itself knows the token, so a state change without it is refused.
+  if (STATE_CHANGING.has(request.method) && !csrfTokenMatches(request, found.csrfToken)) {
+    throw new AppError('forbidden', 'Missing or wrong CSRF token: send the X-CSRF-Token header with the csrf_token given at sign-in.');
+  }
+  return { keyId: null, accountId: found.accountId, email: found.email, plan: found.plan };
 }
 
 /**
  * An onRequest hook that authenticates every request of the routes it is added to, then
- * applies the account's per-minute rate limit. It runs before the body is read, so an
+ * applies the account's per-minute rate limit. A request that sends no API key may instead
+ * carry the dashboard session cookie (`options.session`); then every POST, PUT, PATCH or
+ * DELETE must carry `X-CSRF-Token` equal to the session's token, else 403 `forbidden`. An
+ * API key, when sent, always wins over a cookie. It runs before the body is read, so an
  * unauthenticated or rate-limited caller cannot make the server parse a large body. Every
  * request's key is looked up in the database (lookups of one turn share a query): a revoked
  * key stops working at once on every node. Every
@@ -55,12 +108,20 @@ export interface ApiKeyAuthOptions {
  */
 export function apiKeyAuth(options: ApiKeyAuthOptions): onRequestAsyncHookHandler {
   return async (request, reply) => {
-    const found = extractApiKey(request, options.accept);
-    if ('problem' in found) throw new AppError('unauthorized', found.problem, undefined, { 'www-authenticate': 'Bearer' });
-    const principal = await options.accounts.findPrincipal(found.key);
-    if (!principal) throw new AppError('unauthorized', 'The API key is not valid or has been revoked.', undefined, { 'www-authenticate': 'Bearer error="invalid_token"' });
+    const cookie = options.session && !sendsApiKey(request, options.accept) ? readCookie(request.headers.cookie, options.session.cookieName) : undefined;
+    let principal: Principal;
+    if (options.session && cookie) {
+      principal = await sessionPrincipal(request, options.session, cookie);
+    } else {
+      const found = extractApiKey(request, options.accept);
+      if ('problem' in found) throw new AppError('unauthorized', found.problem, undefined, { 'www-authenticate': 'Bearer' });
+      const byKey = await options.accounts.findPrincipal(found.key);
+      if (!byKey) throw new AppError('unauthorized', 'The API key is not valid or has been revoked.', undefined, { 'www-authenticate': 'Bearer error="invalid_token"' });
+      principal = byKey;
+    }
     request.principal = principal;
-    options.usage.record(principal.keyId);
+    // Per-key request counts: a session has no key, so its requests count for the account only.
+    if (principal.keyId) options.usage.record(principal.keyId);
     if (!options.rateLimit) return;
     const decision = await options.rateLimit.limiter.consume(principal.accountId, options.rateLimit.perMinute(principal));
     reply.headers({ 'ratelimit-limit': decision.limit, 'ratelimit-remaining': decision.remaining, 'ratelimit-reset': decision.resetSeconds });

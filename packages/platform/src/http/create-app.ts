@@ -38,6 +38,8 @@ export interface ServiceAppOptions {
   trustProxy: boolean | number | string[];
   /** Where the key may be sent; documented as security schemes. */
   keyLocations: readonly KeyLocation[];
+  /** Name of the dashboard session cookie, documented as a security scheme (`dashboardSession`) when set. */
+  sessionCookie?: string;
   /** Log sink; stdout when absent. */
   logStream?: DestinationStream;
   /** How long a client may take to send a request; Node's defaults (60 s headers, 300 s request, no idle limit) when absent. */
@@ -46,7 +48,22 @@ export interface ServiceAppOptions {
   metricsToken?: string | undefined;
 }
 
-type SecurityScheme = { type: 'http'; scheme: 'bearer'; description: string } | { type: 'apiKey'; in: 'header' | 'query'; name: string; description: string };
+type SecurityScheme = { type: 'http'; scheme: 'bearer'; description: string } | { type: 'apiKey'; in: 'header' | 'query' | 'cookie'; name: string; description: string };
+
+/** Name of the dashboard session's security scheme in both documents. */
+const SESSION_SCHEME = 'dashboardSession';
+
+function sessionScheme(cookieName: string): SecurityScheme {
+  return {
+    type: 'apiKey',
+    in: 'cookie',
+    name: cookieName,
+    description:
+      'Extension (dashboard): the session cookie set by `POST /api/dashboard/session`, for the service’s own dashboard pages. ' +
+      'Every POST, PUT, PATCH and DELETE made with it must carry `X-CSRF-Token: <csrf_token of the session>`, else 403 `forbidden`. ' +
+      'An API key, when also sent, is used instead.',
+  };
+}
 
 const SECURITY_SCHEMES: Record<KeyLocation, { name: string; scheme: SecurityScheme }> = {
   bearer: { name: 'bearerAuth', scheme: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API key> (recommended).' } },
@@ -54,9 +71,9 @@ const SECURITY_SCHEMES: Record<KeyLocation, { name: string; scheme: SecuritySche
   query: { name: 'apiKeyQuery', scheme: { type: 'apiKey', in: 'query', name: 'api_key', description: 'Legacy: ?api_key=<API key>. Leaks into proxy logs; prefer a header.' } },
 };
 
-/** The `security` list of an authenticated route: any one of the service's key locations. */
-export function securityRequirement(locations: readonly KeyLocation[]): Array<Record<string, string[]>> {
-  return locations.map((l) => ({ [SECURITY_SCHEMES[l].name]: [] }));
+/** The `security` list of an authenticated route: any one of the service's key locations, or the dashboard session. */
+export function securityRequirement(locations: readonly KeyLocation[], options: { session?: boolean } = {}): Array<Record<string, string[]>> {
+  return [...locations.map((l) => ({ [SECURITY_SCHEMES[l].name]: [] })), ...(options.session ? [{ [SESSION_SCHEME]: [] }] : [])];
 }
 
 /** Path parameters whose values are credentials (download tokens and the like). */
@@ -93,7 +110,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
   const app = Fastify({
     logger: {
       level: options.logLevel,
-      redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
+      redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', 'req.headers["x-csrf-token"]', 'res.headers["set-cookie"]'],
       // Asynchronous writes to stdout: a log line per request must not cost a blocking
       // syscall on the hot path. pino flushes what is pending when the process exits.
       stream: options.logStream ?? pino.destination({ dest: 1, sync: false }),
@@ -144,7 +161,10 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
       openapi: '3.0.3',
       info: { title: options.title, version: options.version, description: options.description },
       components: {
-        securitySchemes: Object.fromEntries(options.keyLocations.map((l) => [SECURITY_SCHEMES[l].name, SECURITY_SCHEMES[l].scheme])),
+        securitySchemes: {
+          ...Object.fromEntries(options.keyLocations.map((l) => [SECURITY_SCHEMES[l].name, SECURITY_SCHEMES[l].scheme])),
+          ...(options.sessionCookie ? { [SESSION_SCHEME]: sessionScheme(options.sessionCookie) } : {}),
+        },
       },
     },
   });

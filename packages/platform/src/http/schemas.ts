@@ -68,7 +68,7 @@ const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request: malformed JSON, a missing or wrongly typed field, or an unknown field.',
   401: 'Missing, malformed, unknown or revoked API key.',
   402: 'Not enough quota for the whole request.',
-  403: 'The plan does not include this feature.',
+  403: 'Refused (see the code): the plan lacks the feature, open sign-up is off, or a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`).',
   404: 'Not found, or not owned by the caller.',
   405: 'The path exists but not with this method; see the Allow header.',
   409: 'Conflict with the current state of the resource.',

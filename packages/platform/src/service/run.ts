@@ -4,6 +4,7 @@ import type { BasePlan, PlanCatalog } from '../accounts/plans.js';
 import { runAdminCli } from '../admin/admin-cli.js';
 import { ConfigError, redactUrlCredentials, type DatabaseTarget } from '../config/settings.js';
 import { serve } from '../http/serve.js';
+import { readSecretFromStdin } from './read-secret.js';
 import { openServiceCore } from './service-core.js';
 
 function fail(name: string, err: unknown): never {
@@ -55,7 +56,7 @@ export async function runAdminMain(
           return { accounts: core.accounts, plans: options.plans, close: () => core.close() };
         },
       },
-      { out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`) },
+      { out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`), readSecret: readSecretFromStdin },
     );
   } catch (err) {
     process.stderr.write(`${service}: ${redactUrlCredentials(err instanceof ConfigError ? err.message : (err as Error).message)}\n`);

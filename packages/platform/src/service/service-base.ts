@@ -3,6 +3,8 @@ import type { DestinationStream } from 'pino';
 import type { Principal } from '../accounts/accounts.repository.js';
 import type { CommonServiceConfig } from '../config/service-config.js';
 import type { CoreTables } from '../db/core-schema.js';
+import { ApiKeysService } from '../accounts/api-keys.service.js';
+import { DashboardAuthService } from '../dashboard/dashboard-auth.service.js';
 import type { ErrorTable } from '../errors/app-error.js';
 import { apiKeyAuth, type KeyLocation } from '../http/auth.js';
 import { createServiceApp, type ServiceApp } from '../http/create-app.js';
@@ -21,6 +23,8 @@ export interface ServiceIdentity {
   keyLocations: readonly KeyLocation[];
   /** Prefix of its API keys (`ev_live_`, `cv_live_`): a key of one service is malformed for the other. */
   keyPrefix: string;
+  /** Name of its dashboard session cookie (`ev_session`, `cv_session`). */
+  sessionCookie: string;
   /** Prefix of its keys in a shared Redis. */
   redisPrefix: string;
   /** Its own migrations; the core ones are added. */
@@ -33,8 +37,31 @@ export interface ServiceBase<DB extends CoreTables> {
   routes: RouteIndex;
   core: ServiceCore<DB>;
   limiter: RateLimiter;
-  /** The onRequest hook of authenticated routes: API key, then the account's per-minute limit. */
+  /** The onRequest hook of authenticated routes: API key or dashboard session (with CSRF), then the account's per-minute limit. */
   authenticate(perMinute: (principal: Principal) => number): ReturnType<typeof apiKeyAuth>;
+  /**
+   * Makes every route registered in `scope` authenticated ({@link authenticate}) and
+   * documents, on each state-changing one, the 403 `forbidden` a session request without
+   * its CSRF token gets.
+   */
+  protect(scope: ServiceApp, perMinute: (principal: Principal) => number): void;
+  /** Dashboard sign-in, sign-up and sign-out. */
+  dashboardAuth: DashboardAuthService;
+  /** The account's own API keys (dashboard). */
+  apiKeys: ApiKeysService;
+}
+
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const CSRF_403 = 'Forbidden: a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`), or another refusal named by the code.';
+
+/** Adds a 403 response, shaped like the route's documented 401, to a state-changing route that lacks one. */
+function documentCsrfRefusal(route: { method: string | string[]; schema?: { response?: Record<string | number, unknown> } }): void {
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  const responses = route.schema?.response;
+  if (!responses || !methods.some((m) => STATE_CHANGING.has(m.toUpperCase())) || responses[403] || !responses[401]) return;
+  const unauthorized = responses[401] as { headers?: Record<string, unknown> };
+  const { 'WWW-Authenticate': _www, ...headers } = unauthorized.headers ?? {};
+  route.schema = { ...route.schema, response: { ...responses, 403: { ...unauthorized, description: CSRF_403, headers } } };
 }
 
 /**
@@ -47,6 +74,8 @@ export async function createServiceBase<DB extends CoreTables>(options: {
   identity: ServiceIdentity;
   readiness?: Record<string, ReadinessCheck>;
   logStream?: DestinationStream | undefined;
+  /** The clock of sessions and the sign-in throttle; tests move it. */
+  clock?: () => Date;
 }): Promise<ServiceBase<DB>> {
   const { config, identity } = options;
   let log: ((err: unknown) => void) | undefined;
@@ -61,6 +90,7 @@ export async function createServiceBase<DB extends CoreTables>(options: {
       bodyLimit: config.bodyLimitBytes,
       trustProxy: config.trustProxy,
       keyLocations: identity.keyLocations,
+      sessionCookie: identity.sessionCookie,
       timeouts: config.http,
       metricsToken: config.metricsToken,
       ...(options.logStream ? { logStream: options.logStream } : {}),
@@ -76,12 +106,27 @@ export async function createServiceBase<DB extends CoreTables>(options: {
       await limiter.close();
       await core.close();
     });
+    const clock = options.clock ?? (() => new Date());
+    const authenticate = (perMinute: (principal: Principal) => number) =>
+      apiKeyAuth({
+        accounts: core.accounts,
+        usage: core.keyUsage,
+        accept: identity.keyLocations,
+        rateLimit: { limiter, perMinute },
+        session: { cookieName: identity.sessionCookie, find: (id) => core.sessions.find(id, clock()) },
+      });
     return {
       app,
       routes,
       core,
       limiter,
-      authenticate: (perMinute) => apiKeyAuth({ accounts: core.accounts, usage: core.keyUsage, accept: identity.keyLocations, rateLimit: { limiter, perMinute } }),
+      authenticate,
+      protect: (scope, perMinute) => {
+        scope.addHook('onRoute', documentCsrfRefusal);
+        scope.addHook('onRequest', authenticate(perMinute));
+      },
+      dashboardAuth: new DashboardAuthService({ accounts: core.accounts, sessions: core.sessions, throttle: core.signInThrottle, clock }),
+      apiKeys: new ApiKeysService({ accounts: core.accounts, clock }),
     };
   } catch (err) {
     await core.close();

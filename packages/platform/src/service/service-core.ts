@@ -5,6 +5,8 @@ import type { DatabaseTarget } from '../config/settings.js';
 import { CORE_MIGRATIONS } from '../db/core-migrations.js';
 import type { CoreTables } from '../db/core-schema.js';
 import { migrate, openDatabase, type Database } from '../db/database.js';
+import { DashboardSessionsRepository } from '../dashboard/sessions.repository.js';
+import { SignInThrottle } from '../dashboard/sign-in-throttle.js';
 import { ChargeBatcher } from '../quota/charge-batcher.js';
 import { QuotaLedger } from '../quota/quota-ledger.js';
 
@@ -18,6 +20,9 @@ export interface ServiceCore<DB extends CoreTables> {
   /** The ledger's charges, coalesced per event-loop turn: for the request path. */
   charges: ChargeBatcher;
   keyUsage: KeyUsageRecorder;
+  /** Dashboard sessions (cookie sign-in) and the failed sign-in throttle. */
+  sessions: DashboardSessionsRepository;
+  signInThrottle: SignInThrottle;
   /** Flushes buffered usage and closes the database. */
   close(): Promise<void>;
 }
@@ -51,6 +56,8 @@ export async function openServiceCore<DB extends CoreTables>(options: ServiceCor
     quota,
     charges: new ChargeBatcher(quota),
     keyUsage,
+    sessions: new DashboardSessionsRepository(coreDatabase),
+    signInThrottle: new SignInThrottle(coreDatabase),
     close: async () => {
       if (closed) return;
       closed = true;

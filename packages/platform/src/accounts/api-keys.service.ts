@@ -1,7 +1,8 @@
-import { AppError, type AccountsRepository, type ApiKeyRecord } from '@mailconv/platform';
+import { AppError } from '../errors/app-error.js';
+import type { AccountsRepository, ApiKeyRecord } from './accounts.repository.js';
 
 /**
- * An account's own API keys, for the dashboard: create (the full key shown once), list
+ * An account's own API keys, for the dashboard (both services): create (the full key shown once), list
  * (masked), revoke (never the last active key). Failures are AppErrors of the closed list.
  */
 export class ApiKeysService {
