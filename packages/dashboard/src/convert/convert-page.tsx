@@ -183,9 +183,11 @@ export function ConvertPage() {
                     <td>{c.source.format.toUpperCase()} → {c.target_format.toUpperCase()}</td>
                     <td>{c.output ? `${c.output.filename} (${formatBytes(c.output.size_bytes)})` : '—'}</td>
                     <td>{formatDate(c.created_at)}</td>
-                    <td className="row nowrap">
-                      {downloadHref(c) && <a href={downloadHref(c)!} download={c.output?.filename}>Download</a>}
-                      {c.status !== 'shredded' && c.status !== 'expired' && <button type="button" className="danger" onClick={() => void shred(c.id)} aria-label={`Shred conversion ${c.id}`}>Shred</button>}
+                    <td>
+                      <div className="row nowrap">
+                        {downloadHref(c) && <a href={downloadHref(c)!} download={c.output?.filename}>Download</a>}
+                        {c.status !== 'shredded' && c.status !== 'expired' && <button type="button" className="danger" onClick={() => void shred(c.id)} aria-label={`Shred conversion ${c.id}`}>Shred</button>}
+                      </div>
                     </td>
                   </tr>
                 ))}

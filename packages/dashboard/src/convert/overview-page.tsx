@@ -1,6 +1,6 @@
 import { api } from '../shared/api.js';
 import { Card, ErrorText, Meter, useLoad } from '../shared/components.js';
-import { formatBytes, formatDate, formatNumber } from '../shared/format.js';
+import { formatBytes, formatDate, formatDateOnly, formatNumber, lastDayBefore } from '../shared/format.js';
 import type { Limits, Usage } from './types.js';
 
 export function OverviewPage() {
@@ -17,7 +17,7 @@ export function OverviewPage() {
             <Meter label="Conversions this month" used={u.quota.used} limit={u.quota.limit} />
             <dl className="facts">
               <div><dt>Remaining</dt><dd>{formatNumber(u.quota.remaining)}</dd></div>
-              <div><dt>Period</dt><dd>{formatDate(u.period_start)} – {formatDate(u.period_end)}</dd></div>
+              <div><dt>Period</dt><dd>{formatDateOnly(u.period_start)} – {lastDayBefore(u.period_end)}</dd></div>
             </dl>
             {u.api_keys.length > 0 && (
               <div className="table-wrap">

@@ -1,6 +1,6 @@
 import { api, ApiError } from '../shared/api.js';
 import { Card, ErrorText, Meter, useLoad } from '../shared/components.js';
-import { formatDate, formatDay, formatNumber } from '../shared/format.js';
+import { formatDateOnly, formatDay, formatNumber } from '../shared/format.js';
 import type { Account, DailyUsage } from './types.js';
 
 export function OverviewPage() {
@@ -17,7 +17,7 @@ export function OverviewPage() {
             <Meter label="Verifications this month" used={a.quota.used} limit={a.quota.limit} />
             <dl className="facts">
               <div><dt>Remaining</dt><dd>{formatNumber(a.quota.remaining)}</dd></div>
-              <div><dt>Quota resets</dt><dd>{formatDate(a.quota.reset_date)}</dd></div>
+              <div><dt>Quota resets</dt><dd>{formatDateOnly(a.quota.reset_date)}</dd></div>
               <div><dt>Rate limit</dt><dd>{formatNumber(a.rate_limit_rpm)} requests/min</dd></div>
             </dl>
             <ul className="features" aria-label="Plan features">
