@@ -13,11 +13,19 @@ export interface NavItem {
 export function Layout({ product, nav, children }: { product: string; nav: NavItem[]; children: ReactNode }) {
   const { account, signOut } = useSession();
   const page = usePage();
+  const label = nav.find((n) => n.to === page)?.label ?? nav[0]?.label ?? '';
+  const first = useRef(true);
+  useEffect(() => {
+    document.title = `${label} — ${product}`;
+    // After an in-app navigation, screen readers and keyboard users start at the new content.
+    if (first.current) first.current = false;
+    else document.getElementById('main')?.focus();
+  }, [label, product]);
   return (
     <>
       <a className="skip" href="#main">Skip to content</a>
       <header className="topbar">
-        <span className="brand">{product}</span>
+        <h1 className="brand">{product}</h1>
         <span className="who">
           <span className="muted">{account.email}</span>
           <span className="badge">{account.plan}</span>
