@@ -20,7 +20,7 @@ export { readCookie, sessionCookie, clearedCookie } from './http/cookies.js';
 export { ApiKeysService } from './accounts/api-keys.service.js';
 export { hashPassword, verifyPassword, passwordProblem, PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH, SCRYPT_PARAMS } from './dashboard/passwords.js';
 export { DashboardSessionsRepository, hashSessionId, SESSION_IDLE_MS, SESSION_ABSOLUTE_MS, type SessionRecord } from './dashboard/sessions.repository.js';
-export { SignInThrottle, SIGN_IN_MAX_FAILURES, SIGN_IN_WINDOW_MS, type ThrottleDecision } from './dashboard/sign-in-throttle.js';
+export { SignInThrottle, SIGN_IN_MAX_FAILURES, SIGN_IN_WINDOW_MS, SIGN_UPS_PER_ADDRESS, type ThrottleDecision } from './dashboard/sign-in-throttle.js';
 export { DashboardAuthService, type SessionAccount, type StartedSession } from './dashboard/dashboard-auth.service.js';
 export { registerDashboardSessionRoutes, type DashboardSessionRoutesOptions } from './dashboard/session.route.js';
 export { registerApiKeyRoutes, type ApiKeyRoutesOptions } from './dashboard/api-keys.route.js';

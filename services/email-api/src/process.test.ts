@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { openServiceCore } from '@mailconv/platform';
+import { openServiceCore, verifyPassword } from '@mailconv/platform';
 import { createTestDatabase, testBackends, testRedisUrl } from '@mailconv/platform/testing';
 import { EMAIL_KEY_PREFIX } from './app.js';
 import { loadEmailConfig } from './config.js';
@@ -146,6 +146,28 @@ for (const backend of testBackends()) {
       const bad = await exec(ROOT_ADMIN, ['mail', 'create-account'], {});
       assert.equal(bad.code, 2);
       assert.match(bad.stderr, /use email or convert/);
+    });
+
+    test('admin set-password through the root wrapper reads the password piped on stdin, never argv', async () => {
+      const env = { EMAIL_DATABASE_URL: url };
+      assert.equal((await exec(ROOT_ADMIN, ['email', 'create-account', '--email', 'piped@example.test'], env)).code, 0);
+      const child = spawn(process.execPath, [ROOT_ADMIN, 'email', 'set-password', '--email', 'piped@example.test', '--password-stdin', '--json'], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.stdin.end('piped secret phrase\n');
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      assert.equal(code, 0, stderr);
+      assert.match(stdout, /^\{"account_id":"acct_[0-9a-z]+","email":"piped@example.test","password_set":true\}\n$/);
+      assert.ok(!stdout.includes('piped secret') && !stderr.includes('piped secret'), 'the password is never echoed');
+      const core = await openServiceCore({ database: loadEmailConfig(env).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
+      try {
+        const stored = (await core.accounts.findCredentials('piped@example.test'))!.passwordHash!;
+        assert.equal(await verifyPassword('piped secret phrase', stored), true);
+      } finally {
+        await core.close();
+      }
     });
 
     test('the per-plan rate limit holds across two API processes sharing Redis (and not without it)', async () => {

@@ -25,7 +25,8 @@ const WRONG_CREDENTIALS = 'Wrong e-mail address or password.';
  * Dashboard sign-in, sign-up and sign-out over the accounts, sessions and the failed
  * sign-in throttle. Refusals are AppErrors of the closed list: 401 `unauthorized` (the same
  * message whether the address is unknown or the password wrong), 429 `rate_limited` with
- * `Retry-After` after 5 failures per address or per client address within 15 minutes.
+ * `Retry-After` after 5 failures per address or per client address within 15 minutes;
+ * open sign-up likewise after 10 sign-ups from one client address within 15 minutes.
  */
 export class DashboardAuthService {
   constructor(
@@ -33,6 +34,8 @@ export class DashboardAuthService {
       accounts: AccountsRepository;
       sessions: DashboardSessionsRepository;
       throttle: SignInThrottle;
+      /** Open sign-ups per client address (`signup:<address>`). */
+      signUpThrottle: SignInThrottle;
       clock: () => Date;
     },
   ) {}
@@ -56,9 +59,16 @@ export class DashboardAuthService {
   }
 
   /** Open sign-up: an account on `plan` with this password, signed in at once. 409 `conflict` when the address is taken. */
-  async signUp(input: { email: string; password: string; plan: string }): Promise<StartedSession> {
+  async signUp(input: { email: string; password: string; plan: string; ip: string }): Promise<StartedSession> {
     const problem = passwordProblem(input.password);
     if (problem) throw new AppError('invalid_request', problem, { field: 'password' });
+    const subject = [`signup:${input.ip}`];
+    const decision = await this.deps.signUpThrottle.check(subject, this.deps.clock());
+    if (!decision.allowed) {
+      throw new AppError('rate_limited', `Too many sign-ups from this address; retry in ${decision.retryAfterSeconds} s.`, undefined, { 'retry-after': String(decision.retryAfterSeconds) });
+    }
+    // Counted before the hash, taken or not: each attempt costs a scrypt.
+    await this.deps.signUpThrottle.fail(subject, this.deps.clock());
     const created = await this.deps.accounts.createAccountWithPassword({ email: input.email, plan: input.plan, passwordHash: await hashPassword(input.password) }, this.deps.clock());
     if (!created.ok) throw new AppError('conflict', 'An account with this e-mail address exists already; sign in instead.');
     return this.start(created.account);
@@ -83,7 +93,11 @@ export class DashboardAuthService {
   }
 
   private async start(account: { id: string; email: string; plan: string }): Promise<StartedSession> {
-    const session = await this.deps.sessions.create(account.id, this.deps.clock());
+    const now = this.deps.clock();
+    // Sessions nobody signs out of are removed here rather than by a timer: a sign-in is rare
+    // next to other requests, and each one keeps the table to the sessions still alive.
+    await this.deps.sessions.purgeExpired(now);
+    const session = await this.deps.sessions.create(account.id, now);
     return { sessionId: session.sessionId, account: { id: account.id, email: account.email, plan: account.plan }, csrfToken: session.csrfToken };
   }
 }

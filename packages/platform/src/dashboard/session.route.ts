@@ -125,10 +125,10 @@ export function registerDashboardSessionRoutes(app: ServiceApp, options: Dashboa
       schema: {
         tags,
         summary: 'Open sign-up: create an account on the free plan and sign in',
-        description: `${EXTENSION} Off unless the operator enables it (403 \`forbidden\` then). The password must be ${PASSWORD_MIN_LENGTH}–${PASSWORD_MAX_LENGTH} characters. The account starts with no API key: create one in the dashboard. 409 \`conflict\` when the address has an account.`,
+        description: `${EXTENSION} Off unless the operator enables it (403 \`forbidden\` then). The password must be ${PASSWORD_MIN_LENGTH}–${PASSWORD_MAX_LENGTH} characters. The account starts with no API key: create one in the dashboard. 409 \`conflict\` when the address has an account. At most 10 sign-ups per client address within 15 minutes (429 \`rate_limited\` with \`Retry-After\`).`,
         security: [],
         body: Credentials,
-        response: { 201: withHeaders(SessionBody, SET_COOKIE(cookieName)), ...errors(400, 403, 409, 413, 415, 500) },
+        response: { 201: withHeaders(SessionBody, SET_COOKIE(cookieName)), ...errors(400, 403, 409, 413, 415, 429, 500) },
       },
     },
     async (request, reply) => {
@@ -136,7 +136,7 @@ export function registerDashboardSessionRoutes(app: ServiceApp, options: Dashboa
       const { email, password } = request.body;
       if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email.trim())) throw new AppError('invalid_request', 'The e-mail address is not valid.', { field: 'email' });
       await endPrevious(request);
-      const started = await auth.signUp({ email, password, plan: options.signupPlan });
+      const started = await auth.signUp({ email, password, plan: options.signupPlan, ip: request.ip });
       reply.code(201);
       return answer(request, reply, started);
     },

@@ -4,6 +4,8 @@ import type { Database } from '../db/database.js';
 /** Failed sign-ins allowed per subject (an e-mail address, a client address) within the window. */
 export const SIGN_IN_MAX_FAILURES = 5;
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
+/** Open sign-ups allowed per client address within the same window (each costs a scrypt and makes an account). */
+export const SIGN_UPS_PER_ADDRESS = 10;
 
 /** Whether sign-in may be tried now; a refusal says when to retry. A value, not an exception. */
 export type ThrottleDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
@@ -11,7 +13,8 @@ export type ThrottleDecision = { allowed: true } | { allowed: false; retryAfterS
 /**
  * Counts failed dashboard sign-ins per subject over a sliding window, in the service's own
  * database: every process of the service sees the same count, and the clock is the
- * caller's. Subjects are `email:<address>` and `ip:<address>`.
+ * caller's. Subjects are `email:<address>` and `ip:<address>`; `signup:<address>` counts
+ * open sign-ups (a second instance with its own limit).
  */
 export class SignInThrottle {
   constructor(

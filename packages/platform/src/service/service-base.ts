@@ -125,7 +125,7 @@ export async function createServiceBase<DB extends CoreTables>(options: {
         scope.addHook('onRoute', documentCsrfRefusal);
         scope.addHook('onRequest', authenticate(perMinute));
       },
-      dashboardAuth: new DashboardAuthService({ accounts: core.accounts, sessions: core.sessions, throttle: core.signInThrottle, clock }),
+      dashboardAuth: new DashboardAuthService({ accounts: core.accounts, sessions: core.sessions, throttle: core.signInThrottle, signUpThrottle: core.signUpThrottle, clock }),
       apiKeys: new ApiKeysService({ accounts: core.accounts, clock }),
     };
   } catch (err) {

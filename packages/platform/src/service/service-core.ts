@@ -6,7 +6,7 @@ import { CORE_MIGRATIONS } from '../db/core-migrations.js';
 import type { CoreTables } from '../db/core-schema.js';
 import { migrate, openDatabase, type Database } from '../db/database.js';
 import { DashboardSessionsRepository } from '../dashboard/sessions.repository.js';
-import { SignInThrottle } from '../dashboard/sign-in-throttle.js';
+import { SIGN_IN_WINDOW_MS, SIGN_UPS_PER_ADDRESS, SignInThrottle } from '../dashboard/sign-in-throttle.js';
 import { ChargeBatcher } from '../quota/charge-batcher.js';
 import { QuotaLedger } from '../quota/quota-ledger.js';
 
@@ -23,6 +23,8 @@ export interface ServiceCore<DB extends CoreTables> {
   /** Dashboard sessions (cookie sign-in) and the failed sign-in throttle. */
   sessions: DashboardSessionsRepository;
   signInThrottle: SignInThrottle;
+  /** Open sign-ups per client address. */
+  signUpThrottle: SignInThrottle;
   /** Flushes buffered usage and closes the database. */
   close(): Promise<void>;
 }
@@ -58,6 +60,7 @@ export async function openServiceCore<DB extends CoreTables>(options: ServiceCor
     keyUsage,
     sessions: new DashboardSessionsRepository(coreDatabase),
     signInThrottle: new SignInThrottle(coreDatabase),
+    signUpThrottle: new SignInThrottle(coreDatabase, { maxFailures: SIGN_UPS_PER_ADDRESS, windowMs: SIGN_IN_WINDOW_MS }),
     close: async () => {
       if (closed) return;
       closed = true;

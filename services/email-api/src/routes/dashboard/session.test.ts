@@ -177,7 +177,8 @@ for (const backend of testBackends()) {
       assert.match(created.json().api_key, /^ev_live_/);
     });
 
-    test('expiry: 12 h idle ends a session; activity keeps it, but never past 7 days', async () => {
+    test('expiry: 12 h idle ends a session; activity keeps it, but never past 7 days; a later sign-in removes abandoned ones', async () => {
+      const abandoned = await session();
       const idle = await session();
       offsetMs += 12 * HOUR - 60_000;
       assert.equal((await withCookie('GET', '/api/dashboard/session', idle.cookie)).statusCode, 200, 'just inside the idle limit');
@@ -187,7 +188,11 @@ for (const backend of testBackends()) {
       assert.equal((await withCookie('GET', '/api/v1/account', idle.cookie)).statusCode, 401, 'idle for more than 12 h');
       assert.equal((await withCookie('GET', '/api/dashboard/session', idle.cookie)).statusCode, 401);
 
+      const hashOf = (id: string) => createHash('sha256').update(id).digest('hex');
+      const stored = async () => (await admin.database.db.selectFrom('dashboard_sessions').select('id_hash').execute()).map((r) => r.id_hash);
+      assert.ok((await stored()).includes(hashOf(abandoned.cookie)), 'idle for a day, never looked up again: still in the table');
       const busy = await session();
+      assert.ok(!(await stored()).includes(hashOf(abandoned.cookie)), 'removed by the next sign-in');
       let elapsed = 0;
       while (elapsed + 11 * HOUR < 7 * 24 * HOUR) {
         offsetMs += 11 * HOUR;
@@ -198,6 +203,7 @@ for (const backend of testBackends()) {
       const ended = await withCookie('GET', '/api/v1/account', busy.cookie);
       assert.equal(ended.statusCode, 401, '7 days after sign-in, however busy');
       assert.equal(ended.json().error, 'unauthorized');
+
     });
 
     test('sign-out: needs the CSRF token, ends the session, clears the cookie; a second sign-out is a quiet 204', async () => {
@@ -231,7 +237,7 @@ for (const backend of testBackends()) {
       assert.equal((await signIn('moved@example.test', 'a brand new password', nextIp())).statusCode, 200);
     });
 
-    test('sign-up: off by default (403 forbidden); on: 201, free plan, signed in, no key yet; taken address 409; weak password 400', async () => {
+    test('sign-up: off by default (403 forbidden); on: 201, free plan, signed in, no key yet; taken address 409; weak password 400; 10 per client address per 15 min', async () => {
       const off = await app.inject({ method: 'POST', url: '/api/dashboard/signup', payload: { email: 'new@example.test', password: PASSWORD } });
       assert.equal(off.statusCode, 403);
       assert.equal(off.json().error, 'forbidden');
@@ -256,6 +262,14 @@ for (const backend of testBackends()) {
         const notEmail = await open.inject({ method: 'POST', url: '/api/dashboard/signup', payload: { email: 'not-an-address', password: PASSWORD } });
         assert.deepEqual([notEmail.statusCode, notEmail.json().field], [400, 'email']);
         assert.equal((await signIn('new@example.test', PASSWORD, nextIp())).statusCode, 200, 'the new account signs in on the other process too');
+        // At most 10 sign-ups (taken addresses included: each costs a scrypt) per client address per 15 min.
+        const ip = nextIp();
+        const signUp = (email: string, from: string) => open.inject({ method: 'POST', url: '/api/dashboard/signup', headers: { 'x-forwarded-for': from }, payload: { email, password: PASSWORD } });
+        for (let i = 0; i < 10; i++) assert.equal((await signUp(i % 2 ? 'ada@example.test' : `bulk${i}@example.test`, ip)).statusCode, i % 2 ? 409 : 201);
+        const flood = await signUp('bulk10@example.test', ip);
+        assert.deepEqual([flood.statusCode, flood.json().error], [429, 'rate_limited']);
+        assert.ok(Number(flood.headers['retry-after']) > 0);
+        assert.equal((await signUp('bulk10@example.test', nextIp())).statusCode, 201, 'another client address is not held up');
         await assertAnswersMatchDocument(open, openAnswers);
       } finally {
         await open.close();
