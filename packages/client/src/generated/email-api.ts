@@ -1412,7 +1412,7 @@ export interface paths {
         put?: never;
         /**
          * Open sign-up: create an account on the free plan and sign in
-         * @description Extension (dashboard): not part of the API contract; for the service’s own dashboard pages. Off unless the operator enables it (403 `forbidden` then). The password must be 8–1024 characters. The account starts with no API key: create one in the dashboard. 409 `conflict` when the address has an account.
+         * @description Extension (dashboard): not part of the API contract; for the service’s own dashboard pages. Off unless the operator enables it (403 `forbidden` then). The password must be 8–1024 characters. The account starts with no API key: create one in the dashboard. 409 `conflict` when the address has an account. At most 10 sign-ups per client address within 15 minutes (429 `rate_limited` with `Retry-After`).
          */
         post: {
             parameters: {
@@ -1611,6 +1611,39 @@ export interface paths {
                 /** @description Unsupported Content-Type. */
                 415: {
                     headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Rate limit or monthly quota exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
                         [name: string]: unknown;
