@@ -1,7 +1,7 @@
 import { Type, type TSchema } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors/app-error.js';
-import { csrfTokenMatches } from '../http/auth.js';
+import { csrfRefusal, csrfTokenMatches } from '../http/auth.js';
 import { clearedCookie, readCookie, sessionCookie } from '../http/cookies.js';
 import type { ServiceApp } from '../http/create-app.js';
 import { withHeaders } from '../http/schemas.js';
@@ -111,7 +111,7 @@ export function registerDashboardSessionRoutes(app: ServiceApp, options: Dashboa
       const id = cookieOf(request);
       const current = id ? await auth.current(id) : null;
       if (id && current) {
-        if (!csrfTokenMatches(request, current.csrfToken)) throw new AppError('forbidden', 'Missing or wrong CSRF token: send the X-CSRF-Token header with the csrf_token given at sign-in.');
+        if (!csrfTokenMatches(request, current.csrfToken)) throw csrfRefusal();
         await auth.signOut(id);
       }
       reply.header('set-cookie', clearedCookie(cookieName, secure(request)));

@@ -56,6 +56,11 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** The header carrying the session's CSRF token. */
 export const CSRF_HEADER = 'x-csrf-token';
 
+/** The 403 `forbidden` of a session request without its CSRF token. */
+export function csrfRefusal(): AppError {
+  return new AppError('forbidden', 'Missing or wrong CSRF token: send the X-CSRF-Token header with the csrf_token given at sign-in.');
+}
+
 /** Whether the request's `X-CSRF-Token` equals `expected` (constant-time). */
 export function csrfTokenMatches(request: FastifyRequest, expected: string): boolean {
   const sent = request.headers[CSRF_HEADER];
@@ -89,7 +94,7 @@ async function sessionPrincipal(request: FastifyRequest, session: SessionAuth, c
   // The cookie goes along with any request the browser makes to this origin; only a page of
   // the dashboard itself knows the token, so a state change without it is refused.
   if (STATE_CHANGING.has(request.method) && !csrfTokenMatches(request, found.csrfToken)) {
-    throw new AppError('forbidden', 'Missing or wrong CSRF token: send the X-CSRF-Token header with the csrf_token given at sign-in.');
+    throw csrfRefusal();
   }
   return { keyId: null, accountId: found.accountId, email: found.email, plan: found.plan };
 }

@@ -12,7 +12,7 @@ export async function readSecretFromStdin(prompt: string): Promise<string> {
   const muted = new Writable({ write: (_chunk, _enc, done) => done() });
   const rl = createInterface({ input: process.stdin, output: tty ? muted : undefined, terminal: tty });
   try {
-    const line = await new Promise<string>((resolve) => {
+    const line = await new Promise<string>((resolve, reject) => {
       let got = false;
       rl.once('line', (l) => {
         got = true;
@@ -21,6 +21,8 @@ export async function readSecretFromStdin(prompt: string): Promise<string> {
       rl.once('close', () => {
         if (!got) resolve('');
       });
+      // Ctrl-C at the prompt (raw mode turns it into this event rather than a signal).
+      rl.once('SIGINT', () => reject(new Error('cancelled')));
     });
     return line.replace(/\r$/, '');
   } finally {
