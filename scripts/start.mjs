@@ -90,6 +90,8 @@ if (!stopping) {
     '================================================================================',
     ` ${email.label}: ${email.url}   (OpenAPI: ${email.url}/openapi.json)`,
     ` ${convert.label}:    ${convert.url}   (OpenAPI: ${convert.url}/openapi.json)`,
+    ` Dashboards: ${email.url}/dashboard/ and ${convert.url}/dashboard/ (sign in after setting a password:`,
+    `   npm run admin -- email set-password --email owner@localhost --password-stdin)`,
     '',
   ];
   for (const s of SERVICES) {

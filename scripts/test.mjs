@@ -52,7 +52,7 @@ if (files.length === 0) {
 // file needs it, and is handed to the test processes through MAILCONV_TEST_RIG.
 const rigEnv = {};
 let rig = null;
-if (files.some((f) => /[/\\](packages[/\\]verifier|packages[/\\]client[/\\]test|services[/\\]email-api|test-rig)[/\\]/.test(f))) {
+if (files.some((f) => /[/\\](packages[/\\]verifier|packages[/\\]client[/\\]test|packages[/\\]dashboard[/\\]test|services[/\\]email-api|test-rig)[/\\]/.test(f))) {
   const { startRig, RIG_ENV } = await import(join(ROOT, 'test-rig', 'dist', 'index.js'));
   log('starting the loopback DNS/SMTP test rig');
   rig = await startRig();

@@ -2,7 +2,7 @@
 // driver built from source), and the TypeScript build. Every step checks first and does
 // nothing when its work is already done, so `npm start` and `npm test` stay fast.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -89,10 +89,32 @@ export function ensureBuild() {
   run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-b']);
 }
 
+function newestMtime(path) {
+  if (!existsSync(path)) return 0;
+  const s = statSync(path);
+  if (!s.isDirectory()) return s.mtimeMs;
+  return Math.max(s.mtimeMs, ...readdirSync(path).map((name) => newestMtime(join(path, name))));
+}
+
+/**
+ * Builds the two dashboards (packages/dashboard: React + Vite) into static files when a
+ * source is newer than the last build; the services serve them under /dashboard/.
+ */
+export function ensureDashboard() {
+  const dir = join(ROOT, 'packages', 'dashboard');
+  const stamp = join(dir, 'dist', 'web', '.built');
+  const inputs = ['src', 'build.mjs', 'package.json', 'tsconfig.json'].map((p) => join(dir, p)).concat([join(ROOT, 'packages', 'client', 'src', 'generated'), join(ROOT, 'package-lock.json')]);
+  if (existsSync(stamp) && Math.max(...inputs.map(newestMtime)) <= statSync(stamp).mtimeMs) return;
+  log('building the dashboards (packages/dashboard)');
+  run(process.execPath, [join(dir, 'build.mjs')]);
+  writeFileSync(stamp, `${new Date().toISOString()}\n`);
+}
+
 export function ensureAll({ includeTest }) {
   ensureSystemPackages({ includeTest });
   ensureNodeModules();
   ensureBuild();
+  ensureDashboard();
 }
 
 export function commandExists(cmd) {

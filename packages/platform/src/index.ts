@@ -30,6 +30,7 @@ export { DateTime, Nullable, StringEnum, errorResponses, errorSchema, formChecke
 export { RouteIndex } from './http/route-index.js';
 export { describeValidation } from './http/error-handler.js';
 export { serve } from './http/serve.js';
+export { DASHBOARD_CSP, DASHBOARD_PATH, dashboardBuildDir, registerDashboard } from './http/dashboard.js';
 export { ServiceMetrics, routeLabel } from './http/metrics.js';
 export { jsonNestingExceeds, MAX_JSON_DEPTH, type HttpTimeouts } from './http/framing.js';
 export { createServiceBase, type ServiceBase, type ServiceIdentity } from './service/service-base.js';

@@ -1,13 +1,14 @@
 import type { DestinationStream } from 'pino';
 import multipart from '@fastify/multipart';
 import type { Converter } from '@mailconv/converter';
-import { createServiceBase, registerApiKeyRoutes, registerDashboardSessionRoutes, type ReadinessCheck, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
+import { createServiceBase, dashboardBuildDir, registerDashboard, registerApiKeyRoutes, registerDashboardSessionRoutes, type ReadinessCheck, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
 import type { ConvertConfig } from './config.js';
 import { CONVERT_MIGRATIONS } from './db/migrations.js';
 import type { ConvertTables } from './db/schema.js';
 import { planOf, type ConvertDeps } from './deps.js';
 import { CONVERT_ERROR_STATUS } from './errors.js';
 import { convertPlans } from './plans.js';
+import { registerDashboardConversionRoutes } from './routes/dashboard/conversions.route.js';
 import { registerAccountRoutes } from './routes/v1/account.route.js';
 import { registerConversionRoutes } from './routes/v1/conversions.route.js';
 import { registerDownloadRoutes } from './routes/v1/downloads.route.js';
@@ -29,6 +30,8 @@ export interface ConvertAppOptions {
    * (tests share one warm LibreOffice pool between app instances).
    */
   converter?: Converter;
+  /** The built dashboard served under /dashboard/; packages/dashboard's build when absent. */
+  dashboardDir?: string;
 }
 
 /** Builds the file conversion service: its own database, keys and routes. */
@@ -69,6 +72,7 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
   // are handed back (queued again for the next process) first.
   app.addHook('preClose', async () => runtime.stop());
 
+  registerDashboard(app, options.dashboardDir ?? dashboardBuildDir('convert'));
   await app.register(multipart);
 
   registerDashboardSessionRoutes(app, {
@@ -87,6 +91,7 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
     registerConversionRoutes(scope, deps);
     registerDownloadRoutes(scope, deps);
     registerFormatRoutes(scope, deps);
+    registerDashboardConversionRoutes(scope, deps);
   });
   return app;
 }

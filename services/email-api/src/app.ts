@@ -1,6 +1,6 @@
 import multipart from '@fastify/multipart';
 import type { DestinationStream } from 'pino';
-import { createRateLimiter, createServiceBase, registerApiKeyRoutes, registerDashboardSessionRoutes, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
+import { createRateLimiter, createServiceBase, dashboardBuildDir, registerDashboard, registerApiKeyRoutes, registerDashboardSessionRoutes, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
 import type { Engine } from '@mailconv/verifier';
 import { composeEmailServices, EMAIL_KEY_PREFIX } from './composition.js';
 import type { EmailConfig } from './config.js';
@@ -11,6 +11,7 @@ import { registerEmailMetrics } from './metrics.js';
 import { EMAIL_ERROR_STATUS } from './errors.js';
 import { emailPlans } from './plans.js';
 import { registerDeliveryRoutes, registerWebhookRoutes } from './routes/dashboard/webhooks.route.js';
+import { registerUsageRoutes } from './routes/dashboard/usage.route.js';
 import { registerJobRoutes } from './routes/v1/jobs.route.js';
 import { registerPublicRoutes } from './routes/public/validate-email.route.js';
 import { registerAccountRoutes } from './routes/v1/account.route.js';
@@ -30,6 +31,8 @@ export interface EmailAppOptions {
    * system's when absent. Tests give the rig's DNS server.
    */
   webhookDnsServers?: readonly string[];
+  /** The built dashboard served under /dashboard/; packages/dashboard's build when absent. */
+  dashboardDir?: string;
 }
 
 /** What makes this service itself: name, errors, keys, tables. */
@@ -73,6 +76,7 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
   app.addHook('preClose', async () => {
     await worker?.stop();
     await queue?.close();
+    await services.usage.recorder.close();
   });
 
   const publicLimits = {
@@ -86,6 +90,7 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
     await publicLimits.dayLimiter.close();
   });
   registerPublicRoutes(app, deps, publicLimits);
+  registerDashboard(app, options.dashboardDir ?? dashboardBuildDir('email'));
   registerDashboardSessionRoutes(app, {
     auth: base.dashboardAuth,
     cookieName: EMAIL_IDENTITY.sessionCookie,
@@ -100,6 +105,7 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
     registerApiKeyRoutes(scope, { apiKeys: deps.apiKeys, keyPrefix: EMAIL_KEY_PREFIX, security: SECURED, errors, secured });
     registerWebhookRoutes(scope, deps);
     registerDeliveryRoutes(scope, deps);
+    registerUsageRoutes(scope, services.usage.repository, clock);
     registerVerifyRoutes(scope, deps, { batchBodyLimit: config.batchBodyLimitBytes });
     // Uploads (multipart) are accepted by the jobs routes only; elsewhere they stay 415.
     await scope.register(async (jobsScope) => {

@@ -12,6 +12,7 @@ import { DeliveriesRepository } from './repositories/deliveries.repository.js';
 import { EventsRepository } from './repositories/events.repository.js';
 import { IdempotencyRepository } from './repositories/idempotency.repository.js';
 import { WebhooksRepository } from './repositories/webhooks.repository.js';
+import { DailyUsageRecorder, DailyUsageRepository } from './usage/daily-usage.repository.js';
 import { BatchesService } from './verification/batches.service.js';
 import { VerificationService } from './verification/verification.service.js';
 import type { WebhookDispatcher } from './webhooks/dispatcher.js';
@@ -51,6 +52,8 @@ export interface EmailServices {
   queue: BullChunkQueue | null;
   /** This process's webhook dispatcher (null when `EMAIL_WEBHOOKS_CONCURRENCY` is 0). */
   dispatcher: WebhookDispatcher | null;
+  /** Verifications per day (read by the dashboard); close the recorder before the database. */
+  usage: { repository: DailyUsageRepository; recorder: DailyUsageRecorder };
 }
 
 /**
@@ -86,7 +89,17 @@ export function composeEmailServices(options: {
         inspect: (email, opts) => engine.verifier.inspect(email, opts),
       }
     : engine.verifier;
-  const verification = new VerificationService({ verifier, quota: core.quota, charges: core.charges, clock, smtpAvailable: engine.prober !== null, batchConcurrency: config.batchConcurrency });
+  const usageRepository = new DailyUsageRepository(core.database);
+  const usageRecorder = new DailyUsageRecorder(usageRepository, core.database, 1_000, (err) => log.error({ err }, 'could not write the daily verification counts'));
+  const verification = new VerificationService({
+    verifier,
+    quota: core.quota,
+    charges: core.charges,
+    clock,
+    smtpAvailable: engine.prober !== null,
+    batchConcurrency: config.batchConcurrency,
+    onCounted: (accountId, count, at) => usageRecorder.record(accountId, count, at),
+  });
   const deliveries = new DeliveriesRepository(core.database);
   const events = new EventsRepository(core.database, deliveries);
   const idempotency = new IdempotencyService({ repository: new IdempotencyRepository(core.database), clock });
@@ -97,7 +110,7 @@ export function composeEmailServices(options: {
   const dispatcher = createDispatcher({ config, deliveries, events, clock, log, ...(lookup ? { lookup } : {}) });
   // Bulk jobs: the database is the state of record; this process's worker claims chunks
   // from it (so several processes on one database share the work).
-  const { service: jobs, worker, queue } = createJobsRuntime({ database: core.database, quota: core.quota, events, verification, idempotency, clock, config, concurrency: options.jobWorkers, log });
+  const { service: jobs, worker, queue } = createJobsRuntime({ database: core.database, quota: core.quota, events, verification, idempotency, clock, config, concurrency: options.jobWorkers, log, usage: usageRepository });
   return {
     account: new AccountService({ quota: core.quota, clock }),
     verification,
@@ -107,5 +120,6 @@ export function composeEmailServices(options: {
     worker,
     queue,
     dispatcher,
+    usage: { repository: usageRepository, recorder: usageRecorder },
   };
 }

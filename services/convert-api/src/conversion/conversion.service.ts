@@ -258,6 +258,12 @@ export class ConversionService {
     return row;
   }
 
+  /** The caller's `limit` most recent conversions as records, newest first. */
+  async recent(owner: Owner, limit: number): Promise<ConversionRecord[]> {
+    const rows = await this.deps.conversions.recent(owner.accountId, limit);
+    return Promise.all(rows.map((row) => this.record(row)));
+  }
+
   /** The record as answered, with its source upload's fields. */
   async record(row: ConversionRow): Promise<ConversionRecord> {
     const upload = await this.deps.uploads.find(row.account_id, row.upload_id);

@@ -29,6 +29,11 @@ export class ConversionsRepository {
     return this.database.db.selectFrom('conversions').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
   }
 
+  /** The account's most recent conversions, newest first (the dashboard's list). */
+  async recent(accountId: string, limit: number): Promise<ConversionRow[]> {
+    return this.database.db.selectFrom('conversions').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  }
+
   /** Looks a download up by the SHA-256 of its token (the index never sees the token itself). */
   async findByTokenHash(tokenHash: string): Promise<ConversionRow | undefined> {
     return this.database.db.selectFrom('conversions').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();

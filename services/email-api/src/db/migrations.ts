@@ -137,4 +137,18 @@ export const EMAIL_MIGRATIONS: Record<string, Migration> = {
       await db.schema.dropTable('webhook_deliveries').ifExists().execute();
     },
   },
+  '2026_11_22_1900_verification_days': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('verification_days')
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('day', 'text', (c) => c.notNull())
+        .addColumn('verifications', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('verification_days_pk', ['account_id', 'day'])
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('verification_days').ifExists().execute();
+    },
+  },
 };

@@ -142,7 +142,15 @@ export interface WebhookAttemptsTable {
 }
 
 /** Tables of the email service's own database. */
+/** Addresses verified per account and UTC day (`YYYY-MM-DD`): the dashboard's daily chart, not billing. */
+export interface VerificationDaysTable {
+  account_id: string;
+  day: string;
+  verifications: number;
+}
+
 export interface EmailTables extends CoreTables {
+  verification_days: VerificationDaysTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;

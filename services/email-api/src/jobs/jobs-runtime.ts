@@ -1,4 +1,5 @@
 import type { Database, QuotaLedger } from '@mailconv/platform';
+import type { DailyUsageRepository } from '../usage/daily-usage.repository.js';
 import type { EmailConfig } from '../config.js';
 import type { EmailTables } from '../db/schema.js';
 import type { IdempotencyService } from '../idempotency/idempotency.service.js';
@@ -25,6 +26,7 @@ export function createJobsRuntime(options: {
   /** Chunks this process verifies at once; 0: no worker here. */
   concurrency: number;
   log: { error(obj: object, msg: string): void };
+  usage?: DailyUsageRepository;
 }): { service: JobsService; worker: ChunkWorker | null; queue: BullChunkQueue | null } {
   const { config } = options;
   const repository = new JobsRepository(options.database);
@@ -54,6 +56,7 @@ export function createJobsRuntime(options: {
       }
     },
     onCancelled: (id) => worker?.cancelled(id),
+    ...(options.usage ? { usage: options.usage } : {}),
   });
   if (options.concurrency > 0) {
     worker = new ChunkWorker({

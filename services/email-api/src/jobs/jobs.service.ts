@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { AppError, newId, quotaPeriod, type CoreTables, type Database, type Principal, type QuotaLedger } from '@mailconv/platform';
 import type { VerificationResult } from '@mailconv/verifier';
+import { utcDay, type DailyUsageRepository } from '../usage/daily-usage.repository.js';
 import type { EmailTables, JobState } from '../db/schema.js';
 import type { EmailPlan } from '../plans.js';
 import type { EventsRepository } from '../repositories/events.repository.js';
@@ -78,6 +79,8 @@ export interface JobsServiceDeps {
   onSubmitted?: (jobId: string, chunkCount: number) => Promise<void>;
   /** Called after a job is cancelled, so that a worker stops inside the chunk it holds. */
   onCancelled?: (jobId: string) => void;
+  /** Verifications per day (the dashboard's chart), counted with each stored chunk. */
+  usage?: DailyUsageRepository;
 }
 
 /**
@@ -290,6 +293,7 @@ export class JobsService {
         const job = await this.deps.jobs.advance(trx, chunk.jobId, rows.length, counts);
         // Cancelled (or failed) meanwhile: the chunk's work is dropped with its lease.
         if (!job) throw new Rollback();
+        await this.deps.usage?.add(job.account_id, utcDay(now), rows.length, trx);
         if (job.processed === job.total) {
           const done = await this.deps.jobs.finish(trx, job.id, 'completed', now);
           if (done) ({ deliveries } = await this.deps.events.record(job.account_id, 'job.completed', { event: 'job.completed', job_id: job.id, summary: summaryOf(job), timestamp: now.toISOString() }, now, trx));

@@ -45,6 +45,8 @@ export interface VerificationServiceDeps {
   smtpAvailable: boolean;
   /** Addresses of one batch verified at the same time. */
   batchConcurrency: number;
+  /** Told of the addresses verified for an account (the dashboard's daily figures). */
+  onCounted?: (accountId: string, count: number, at: Date) => void;
 }
 
 const quotaBody = (q: QuotaState): QuotaBody => ({ limit: q.limit, used_this_month: q.used, remaining: q.remaining });
@@ -77,6 +79,7 @@ export class VerificationService {
     this.checkSmtp(useSmtp, plan);
     const charged = await this.charge(principal, plan, 1);
     const result = await this.refundOnFailure(principal, charged, 1, () => this.deps.verifier.verify(email, { smtp: useSmtp, catchAll: useSmtp && plan.features.catch_all }));
+    this.deps.onCounted?.(principal.accountId, 1, this.deps.clock());
     return { result, quota: quotaBody(charged) };
   }
 
@@ -87,6 +90,7 @@ export class VerificationService {
     this.checkSmtp(useSmtp, plan);
     const charged = await this.charge(principal, plan, emails.length);
     const results = await this.refundOnFailure(principal, charged, emails.length, () => this.verifyAll(emails, { smtp: useSmtp, catchAll: useSmtp && plan.features.catch_all }));
+    this.deps.onCounted?.(principal.accountId, emails.length, this.deps.clock());
     return { success: true, batch_id: newId('batch', this.deps.clock().getTime()), status: 'completed', summary: summarise(results), results, quota: quotaBody(charged) };
   }
 

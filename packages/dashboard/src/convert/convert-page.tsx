@@ -1,0 +1,201 @@
+import { useState, type FormEvent } from 'react';
+import { api, upload } from '../shared/api.js';
+import { Card, ErrorText, ProgressBar, StatusPill, useInterval, useLoad } from '../shared/components.js';
+import { DropZone } from '../shared/drop-zone.js';
+import { formatBytes, formatDate } from '../shared/format.js';
+import type { Conversion, ConversionList, Formats, Targets, Uploaded } from './types.js';
+
+const RUNNING = new Set(['queued', 'processing']);
+
+function downloadHref(c: Conversion): string | null {
+  return c.status === 'completed' && c.download_token ? `/api/v1/jobs/${encodeURIComponent(c.id)}/download/${encodeURIComponent(c.download_token)}` : null;
+}
+
+export function ConvertPage() {
+  const formats = useLoad(() => api<Formats>('/api/v1/formats'));
+  const recent = useLoad(() => api<ConversionList>('/api/dashboard/conversions'));
+  const [file, setFile] = useState<File | null>(null);
+  const [sent, setSent] = useState<number | null>(null);
+  const [uploaded, setUploaded] = useState<Uploaded | null>(null);
+  const [targets, setTargets] = useState<Targets['targets']>([]);
+  const [target, setTarget] = useState('');
+  const [preset, setPreset] = useState('');
+  const [quality, setQuality] = useState('');
+  const [pageRange, setPageRange] = useState('');
+  const [ocr, setOcr] = useState('');
+  const [stripActive, setStripActive] = useState(false);
+  const [current, setCurrent] = useState<Conversion | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  const pick = async (f: File | null) => {
+    setFile(f);
+    setUploaded(null);
+    setTargets([]);
+    setTarget('');
+    setError(null);
+    if (!f) return;
+    // Upload at once: the service detects the format from the bytes, and only then are its targets known.
+    setSent(0);
+    const form = new FormData();
+    form.append('file', f, f.name);
+    try {
+      const up = await upload<Uploaded>('/api/v1/upload', form, setSent);
+      setUploaded(up);
+      const t = await api<Targets>(`/api/v1/formats/${encodeURIComponent(up.format)}/targets`);
+      setTargets(t.targets);
+      setTarget(t.targets[0]?.format ?? '');
+    } catch (err) {
+      setError(err);
+    } finally {
+      setSent(null);
+    }
+  };
+
+  const refresh = async (id: string) => {
+    try {
+      const c = await api<Conversion>(`/api/v1/jobs/${encodeURIComponent(id)}`);
+      setCurrent(c);
+      if (!RUNNING.has(c.status)) recent.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  useInterval(() => current && void refresh(current.id), 1000, current !== null && RUNNING.has(current.status));
+
+  const convert = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!uploaded || !target) return;
+    setError(null);
+    const body: Record<string, unknown> = { upload_id: uploaded.upload_id, target_format: target };
+    if (preset) body.preset = preset;
+    if (quality) body.quality = Number(quality);
+    if (pageRange.trim()) body.page_range = pageRange.trim();
+    if (ocr) body.ocr_language = ocr;
+    if (stripActive) body.remove_active_content = true;
+    try {
+      const c = await api<Conversion>('/api/v1/convert?wait=0', { method: 'POST', json: body });
+      setCurrent(c);
+      recent.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  const shred = async (id: string) => {
+    if (!window.confirm('Shred this conversion? The uploaded file and the result are deleted from the server now; download links stop working.')) return;
+    setError(null);
+    try {
+      const c = await api<Conversion>(`/api/v1/jobs/${encodeURIComponent(id)}`, { method: 'DELETE' });
+      if (current?.id === id) setCurrent(c);
+      recent.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  const chosen = targets.find((t) => t.format === target);
+  const presets = formats.data?.presets.filter((p) => chosen?.presets.includes(p.name)) ?? [];
+
+  return (
+    <>
+      <Card title="Convert a file">
+        <div className="stack">
+          <DropZone label="Choose or drop a file" hint="Documents, spreadsheets, presentations, images, audio, video, e-books. The format is detected from the file itself." file={file} onFile={(f) => void pick(f)} disabled={sent !== null} />
+          {sent !== null && <ProgressBar label="Uploading" pct={sent * 100} />}
+          {uploaded && (
+            <p data-testid="detected">Detected <strong>{uploaded.format.toUpperCase()}</strong> ({uploaded.mime_type}), {formatBytes(uploaded.size_bytes)}. {targets.length === 0 && 'No conversion is available for this format.'}</p>
+          )}
+          {uploaded && targets.length > 0 && (
+            <form onSubmit={convert} className="stack">
+              <div className="options-grid">
+                <label>
+                  Convert to
+                  <select name="target" value={target} onChange={(e) => setTarget(e.target.value)}>
+                    {targets.map((t) => <option key={t.format} value={t.format}>{t.format.toUpperCase()} — {t.mime_type}</option>)}
+                  </select>
+                </label>
+                {presets.length > 0 && (
+                  <label>
+                    Preset
+                    <select name="preset" value={preset} onChange={(e) => setPreset(e.target.value)}>
+                      <option value="">None</option>
+                      {presets.map((p) => <option key={p.name} value={p.name}>{p.name}</option>)}
+                    </select>
+                  </label>
+                )}
+                <label>
+                  Quality (1–100)
+                  <input name="quality" type="number" min={1} max={100} value={quality} onChange={(e) => setQuality(e.target.value)} placeholder="default" />
+                </label>
+                <label>
+                  Pages
+                  <input name="page_range" value={pageRange} onChange={(e) => setPageRange(e.target.value)} placeholder="e.g. 1-3,5" />
+                </label>
+                {formats.data && (
+                  <label>
+                    OCR language
+                    <select name="ocr" value={ocr} onChange={(e) => setOcr(e.target.value)}>
+                      <option value="">No OCR</option>
+                      {formats.data.ocr_languages.map((o) => <option key={o.code} value={o.code}>{o.code} ({o.alias})</option>)}
+                    </select>
+                  </label>
+                )}
+              </div>
+              {preset && <p className="muted small">Preset {preset}: {presets.find((p) => p.name === preset)?.description}</p>}
+              {target === 'pdf' && (
+                <label className="check"><input type="checkbox" checked={stripActive} onChange={(e) => setStripActive(e.target.checked)} /> Remove active content (JavaScript, actions, embedded files) from the PDF</label>
+              )}
+              {chosen && <p className="muted small">Runs with {chosen.engines.join(' then ')}{chosen.via ? ` via ${chosen.via.toUpperCase()}` : ''}.</p>}
+              <div><button type="submit" className="primary">Convert</button></div>
+            </form>
+          )}
+          <ErrorText error={error} />
+        </div>
+      </Card>
+      {current && (
+        <Card title={`Conversion ${current.id}`} actions={<StatusPill status={current.status} />}>
+          <div aria-live="polite">
+            <p>{current.source.format.toUpperCase()} → {current.target_format.toUpperCase()}{RUNNING.has(current.status) ? ' — converting…' : ''}</p>
+            {RUNNING.has(current.status) && <div className="spinner-bar" role="progressbar" aria-label="Converting" />}
+            {current.status === 'completed' && current.output && (
+              <p>{current.output.filename}, {formatBytes(current.output.size_bytes)}{current.output.pages ? `, ${current.output.pages} page${current.output.pages === 1 ? '' : 's'}` : ''}. SHA-256 <code className="hash">{current.output.sha256}</code>. Available until {formatDate(current.expires_at)}.</p>
+            )}
+            {current.status === 'failed' && current.error && <p className="error">{current.error.message} ({current.error.code})</p>}
+          </div>
+          <div className="row">
+            {downloadHref(current) && <a className="button primary" href={downloadHref(current)!} download={current.output?.filename}>Download</a>}
+            {current.status !== 'shredded' && <button type="button" className="danger" onClick={() => void shred(current.id)}>Shred</button>}
+          </div>
+        </Card>
+      )}
+      <Card title="Recent conversions">
+        <ErrorText error={recent.error} />
+        {recent.data && recent.data.conversions.length === 0 && <p className="muted">No conversions yet.</p>}
+        {recent.data && recent.data.conversions.length > 0 && (
+          <div className="table-wrap">
+            <table>
+              <thead><tr><th scope="col">Conversion</th><th scope="col">Status</th><th scope="col">From → to</th><th scope="col">Result</th><th scope="col">Created</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
+              <tbody>
+                {recent.data.conversions.map((c) => (
+                  <tr key={c.id}>
+                    <td><button type="button" className="linkish" onClick={() => void refresh(c.id)}>{c.id}</button></td>
+                    <td><StatusPill status={c.status} /></td>
+                    <td>{c.source.format.toUpperCase()} → {c.target_format.toUpperCase()}</td>
+                    <td>{c.output ? `${c.output.filename} (${formatBytes(c.output.size_bytes)})` : '—'}</td>
+                    <td>{formatDate(c.created_at)}</td>
+                    <td>
+                      <div className="row nowrap">
+                        {downloadHref(c) && <a href={downloadHref(c)!} download={c.output?.filename}>Download</a>}
+                        {c.status !== 'shredded' && c.status !== 'expired' && <button type="button" className="danger" onClick={() => void shred(c.id)} aria-label={`Shred conversion ${c.id}`}>Shred</button>}
+                      </div>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Card>
+    </>
+  );
+}

@@ -1,0 +1,115 @@
+import { useState, type FormEvent } from 'react';
+import { api, upload } from '../shared/api.js';
+import { Card, ErrorText, ProgressBar, StatusPill, useInterval, useLoad } from '../shared/components.js';
+import { DropZone } from '../shared/drop-zone.js';
+import { formatDate, formatNumber } from '../shared/format.js';
+import type { JobList, JobStatus, JobSubmitted } from './types.js';
+
+const FINAL = new Set(['completed', 'failed', 'cancelled']);
+
+export function JobsPage() {
+  const jobs = useLoad(() => api<JobList>('/api/v1/jobs'));
+  const [file, setFile] = useState<File | null>(null);
+  const [smtp, setSmtp] = useState(false);
+  const [dedupe, setDedupe] = useState(true);
+  const [sent, setSent] = useState<number | null>(null);
+  const [active, setActive] = useState<JobStatus | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  const poll = async (id: string) => {
+    try {
+      const s = await api<JobStatus>(`/api/v1/jobs/${encodeURIComponent(id)}`);
+      setActive(s);
+      if (FINAL.has(s.status)) jobs.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  useInterval(() => active && void poll(active.job_id), 1000, active !== null && !FINAL.has(active.status));
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!file) return;
+    setError(null);
+    setSent(0);
+    const form = new FormData();
+    form.append('use_smtp', String(smtp));
+    form.append('dedupe', String(dedupe));
+    form.append('file', file, file.name);
+    try {
+      const job = await upload<JobSubmitted>('/api/v1/jobs', form, setSent);
+      setFile(null);
+      jobs.reload();
+      await poll(job.job_id);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setSent(null);
+    }
+  };
+
+  const cancel = async (id: string) => {
+    setError(null);
+    try {
+      await api(`/api/v1/jobs/${encodeURIComponent(id)}`, { method: 'DELETE' });
+      await poll(id);
+      jobs.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  return (
+    <>
+      <Card title="Bulk verification">
+        <form onSubmit={submit} className="stack">
+          <DropZone label="Choose or drop a list" hint="A CSV file (the first column with addresses, or a column named email) or a text file with one address per line." accept=".csv,.txt,text/csv,text/plain" file={file} onFile={setFile} disabled={sent !== null} />
+          <div className="row">
+            <label className="check"><input type="checkbox" checked={dedupe} onChange={(e) => setDedupe(e.target.checked)} /> Remove duplicates first</label>
+            <label className="check"><input type="checkbox" checked={smtp} onChange={(e) => setSmtp(e.target.checked)} /> Probe mailboxes over SMTP</label>
+            <button type="submit" className="primary" disabled={!file || sent !== null}>Start job</button>
+          </div>
+          {sent !== null && <ProgressBar label="Uploading" pct={sent * 100} />}
+        </form>
+        <p className="muted small">The whole list is reserved from your quota when the job starts; cancelling refunds what was not verified.</p>
+        <ErrorText error={error} />
+      </Card>
+      {active && (
+        <Card title={`Job ${active.job_id}`} actions={<StatusPill status={active.status} />}>
+          <div aria-live="polite">
+            <ProgressBar label="Verified" pct={active.progress_pct} />
+            <p>{formatNumber(active.processed)} of {formatNumber(active.total)} addresses: {formatNumber(active.valid)} valid, {formatNumber(active.invalid)} invalid, {formatNumber(active.risky)} risky, {formatNumber(active.unknown)} unknown.</p>
+            {active.error && <p className="error">{active.error}</p>}
+          </div>
+          <div className="row">
+            {!FINAL.has(active.status) && <button type="button" className="danger" onClick={() => void cancel(active.job_id)}>Cancel job</button>}
+            {active.status === 'completed' && <a className="button primary" href={`/api/v1/jobs/${encodeURIComponent(active.job_id)}/results?format=csv`} download={`${active.job_id}.csv`}>Download results (CSV)</a>}
+          </div>
+        </Card>
+      )}
+      <Card title="Recent jobs">
+        <ErrorText error={jobs.error} />
+        {jobs.data && jobs.data.jobs.length === 0 && <p className="muted">No jobs yet.</p>}
+        {jobs.data && jobs.data.jobs.length > 0 && (
+          <div className="table-wrap">
+            <table>
+              <thead><tr><th scope="col">Job</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Valid / invalid / risky / unknown</th><th scope="col">Created</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
+              <tbody>
+                {jobs.data.jobs.map((j) => (
+                  <tr key={j.job_id}>
+                    <td><button type="button" className="linkish" onClick={() => void poll(j.job_id)}>{j.job_id}</button></td>
+                    <td><StatusPill status={j.status} /></td>
+                    <td>{formatNumber(j.processed)} / {formatNumber(j.total)}</td>
+                    <td>{formatNumber(j.valid_count)} / {formatNumber(j.invalid_count)} / {formatNumber(j.risky_count)} / {formatNumber(j.unknown_count)}</td>
+                    <td>{formatDate(j.created_at)}</td>
+                    <td>{j.status === 'completed' ? <a href={`/api/v1/jobs/${encodeURIComponent(j.job_id)}/results?format=csv`} download={`${j.job_id}.csv`}>CSV</a> : FINAL.has(j.status) ? null : <button type="button" className="danger" onClick={() => void cancel(j.job_id)}>Cancel</button>}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Card>
+    </>
+  );
+}

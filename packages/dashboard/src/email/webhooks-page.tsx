@@ -1,0 +1,145 @@
+import { useState, type FormEvent } from 'react';
+import { api } from '../shared/api.js';
+import { Card, ErrorText, ShownOnce, StatusPill, useInterval, useLoad } from '../shared/components.js';
+import { formatDate } from '../shared/format.js';
+import type { DeliveryLog, Webhook, WebhookCreated, WebhookList } from './types.js';
+
+const EVENTS: Array<{ name: string; explain: string }> = [
+  { name: 'job.completed', explain: 'a bulk job finished' },
+  { name: 'job.failed', explain: 'a bulk job failed' },
+  { name: 'batch.completed', explain: 'a batch verification finished' },
+];
+
+export function WebhooksPage() {
+  const hooks = useLoad(() => api<WebhookList>('/api/dashboard/webhooks'));
+  const [url, setUrl] = useState('');
+  const [events, setEvents] = useState<string[]>(EVENTS.map((e) => e.name));
+  const [secret, setSecret] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [open, setOpen] = useState<string | null>(null);
+
+  const create = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      const created = await api<WebhookCreated>('/api/dashboard/webhooks', { method: 'POST', json: { url: url.trim(), events: events.join(',') } });
+      setSecret(created.webhook.secret);
+      setUrl('');
+      setOpen(created.webhook.webhook_id);
+      hooks.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  const remove = async (h: Webhook) => {
+    if (!window.confirm(`Delete the webhook to ${h.url}? Pending deliveries are cancelled.`)) return;
+    setError(null);
+    try {
+      await api(`/api/dashboard/webhooks?id=${encodeURIComponent(h.webhook_id)}`, { method: 'DELETE' });
+      if (open === h.webhook_id) setOpen(null);
+      hooks.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  const toggle = (name: string, on: boolean) => setEvents((ev) => (on ? [...ev, name] : ev.filter((x) => x !== name)));
+  const active = hooks.data?.webhooks.filter((h) => h.active) ?? [];
+
+  return (
+    <>
+      <Card title="Add a webhook">
+        <form onSubmit={create} className="stack">
+          <label>
+            Endpoint URL (HTTPS)
+            <input name="webhook-url" type="url" required placeholder="https://example.com/hooks/email" value={url} onChange={(e) => setUrl(e.target.value)} />
+          </label>
+          <fieldset>
+            <legend>Events</legend>
+            {EVENTS.map((ev) => (
+              <label key={ev.name} className="check">
+                <input type="checkbox" checked={events.includes(ev.name)} onChange={(e) => toggle(ev.name, e.target.checked)} /> <code>{ev.name}</code> <span className="muted">— {ev.explain}</span>
+              </label>
+            ))}
+          </fieldset>
+          <div><button type="submit" className="primary" disabled={events.length === 0}>Add webhook</button></div>
+        </form>
+        {secret && <ShownOnce label="Signing secret" value={secret} onDismiss={() => setSecret(null)} />}
+        <p className="muted small">Each delivery is signed: <code>X-Service-Signature: sha256=&lt;HMAC-SHA256 of the body under the secret&gt;</code>. Failed deliveries are retried for about a day.</p>
+        <ErrorText error={error} />
+      </Card>
+      <Card title="Your webhooks">
+        <ErrorText error={hooks.error} />
+        {hooks.data && active.length === 0 && <p className="muted">No webhooks.</p>}
+        {active.map((h) => (
+          <div key={h.webhook_id} className="hook">
+            <div className="hook-head">
+              <div>
+                <code className="url">{h.url}</code>
+                <div className="muted small">{h.events.split(',').join(', ')} · created {formatDate(h.created_at)} · last sent {formatDate(h.last_triggered)}</div>
+              </div>
+              <div className="row">
+                <button type="button" aria-expanded={open === h.webhook_id} onClick={() => setOpen(open === h.webhook_id ? null : h.webhook_id)}>{open === h.webhook_id ? 'Hide deliveries' : 'Deliveries'}</button>
+                <button type="button" className="danger" onClick={() => void remove(h)} aria-label={`Delete webhook ${h.url}`}>Delete</button>
+              </div>
+            </div>
+            {open === h.webhook_id && <Deliveries webhookId={h.webhook_id} />}
+          </div>
+        ))}
+      </Card>
+    </>
+  );
+}
+
+function Deliveries({ webhookId }: { webhookId: string }) {
+  const log = useLoad(() => api<DeliveryLog>(`/api/dashboard/webhooks/${encodeURIComponent(webhookId)}/deliveries?limit=20`), [webhookId]);
+  const [error, setError] = useState<unknown>(null);
+  // Pending deliveries change on their own: refresh while any is pending (or none arrived yet).
+  const busy = !log.data || log.data.deliveries.length === 0 || log.data.deliveries.some((d) => d.state === 'pending');
+  useInterval(log.reload, 2000, busy);
+
+  const redeliver = async (deliveryId: string) => {
+    setError(null);
+    try {
+      await api(`/api/dashboard/webhooks/${encodeURIComponent(webhookId)}/deliveries/${encodeURIComponent(deliveryId)}/redeliver`, { method: 'POST' });
+      log.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  return (
+    <div className="deliveries" aria-live="polite">
+      <h3>Recent deliveries</h3>
+      <ErrorText error={log.error ?? error} />
+      {log.data && log.data.deliveries.length === 0 && <p className="muted">No deliveries yet. They appear when a job or batch finishes.</p>}
+      {log.data && log.data.deliveries.length > 0 && (
+        <div className="table-wrap">
+          <table>
+            <thead><tr><th scope="col">Event</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col">Created</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
+            <tbody>
+              {log.data.deliveries.map((d) => (
+                <tr key={d.delivery_id} data-delivery={d.delivery_id}>
+                  <td><code>{d.event}</code></td>
+                  <td><StatusPill status={d.state} />{d.next_retry_at && <div className="muted small">next try {formatDate(d.next_retry_at)}</div>}</td>
+                  <td>
+                    <ol className="attempts">
+                      {d.history.map((a) => (
+                        <li key={a.attempt}>
+                          #{a.attempt} {formatDate(a.started_at)}: {a.status_code !== null ? `HTTP ${a.status_code}` : 'no answer'} in {a.duration_ms} ms{a.error ? ` — ${a.error}` : ''}
+                        </li>
+                      ))}
+                    </ol>
+                  </td>
+                  <td>{formatDate(d.created_at)}</td>
+                  <td>{d.state === 'dead' && <button type="button" onClick={() => void redeliver(d.delivery_id)}>Redeliver</button>}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,229 @@
+// The dashboards in a real browser (Debian's chromium driven by playwright-core) against the
+// real services on loopback: what a new user does, page by page, with a screenshot of each.
+import assert from 'node:assert/strict';
+import { createHash, createHmac } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { WEBHOOK_HOSTS, D } from '@mailconv/test-rig';
+import { openBrowser, signIn, type Browser } from './browser.test-support.js';
+import { FIXTURES, createUser, startConvertService, startEmailService, startReceiver, type RunningService } from './services.test-support.js';
+
+const PASSWORD = 'correct horse battery staple';
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+/** 1,000 distinct addresses: mostly on the rig's valid domain, some malformed, some on a missing domain. */
+function thousandAddresses(): string {
+  const rows = ['email'];
+  for (let i = 0; i < 1000; i++) rows.push(i % 10 === 0 ? `broken${i}.example` : i % 10 === 1 ? `user${i}@no-such-domain.invalid` : `user${i}@${D.valid}`);
+  return `${rows.join('\n')}\n`;
+}
+
+describe('email dashboard in chromium', { timeout: 120_000 }, () => {
+  let svc: RunningService & Awaited<ReturnType<typeof startEmailService>>;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let b: Browser;
+
+  before(async () => {
+    [svc, receiver] = await Promise.all([startEmailService(), startReceiver()]);
+    createUser('email-api', svc.env, 'ada@example.test', 'starter', PASSWORD);
+    b = await openBrowser(svc.url);
+  });
+  after(async () => {
+    await b?.close();
+    await receiver?.close();
+    await svc?.close();
+  });
+
+  test('sign-in: a wrong password is refused in words, the right one opens the overview with plan and quota', async () => {
+    const { page } = b;
+    await page.goto(`${svc.url}/dashboard/`);
+    await page.getByLabel('E-mail address').waitFor();
+    await b.shot('email-sign-in');
+    await page.getByLabel('E-mail address').fill('ada@example.test');
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'wrong' }).waitFor();
+    await signIn(page, svc.url, 'ada@example.test', PASSWORD);
+    await page.getByRole('meter', { name: 'Verifications this month' }).waitFor();
+    assert.match(await page.locator('main').innerText(), /Starter/);
+    assert.match(await page.locator('main').innerText(), /Quota resets/);
+    // The CSRF token lives in memory only; the session cookie is HttpOnly.
+    assert.equal(await page.evaluate(() => JSON.stringify(localStorage) + JSON.stringify(sessionStorage) + document.cookie), '{}{}');
+  });
+
+  test('playground: one address verified, every sub-check shown and explained', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Verify' }).click();
+    await page.getByLabel('E-mail address').fill(`alice@${D.valid}`);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    const checks = page.locator('table.checks tbody tr');
+    await checks.first().waitFor();
+    assert.equal(await checks.count(), 8);
+    const text = await page.locator('main').innerText();
+    for (const words of ['Syntax', 'Domain and DNS', 'SMTP mailbox check', 'Catch-all domain', 'Disposable provider', 'Role address', 'Free provider']) assert.ok(text.includes(words), words);
+    assert.match(text, /valid/);
+    await b.shot('email-verify');
+  });
+
+  test('API keys: created and shown once with a copy button, listed masked, revoked', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByLabel('Key name').fill('ci server');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = (await page.getByTestId('secret').innerText()).trim();
+    assert.match(secret, /^ev_live_/);
+    await page.getByRole('button', { name: 'Copy' }).waitFor();
+    await b.shot('email-keys');
+    // The key works for the API, and the list shows only its preview.
+    assert.equal((await fetch(`${svc.url}/api/v1/account`, { headers: { authorization: `Bearer ${secret}` } })).status, 200);
+    const row = page.getByRole('row', { name: /ci server/ });
+    assert.ok(!(await row.innerText()).includes(secret));
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.getByRole('button', { name: 'Revoke key ci server' }).click();
+    await row.waitFor({ state: 'detached' });
+    assert.equal((await fetch(`${svc.url}/api/v1/account`, { headers: { authorization: `Bearer ${secret}` } })).status, 401);
+  });
+
+  let webhookSecret = '';
+  test('webhooks: created with the secret shown once', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByLabel('Endpoint URL (HTTPS)').fill(`http://${WEBHOOK_HOSTS.receiver}:${receiver.port}/hooks/email`);
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    webhookSecret = (await page.getByTestId('secret').innerText()).trim();
+    assert.match(webhookSecret, /^whsec_/);
+  });
+
+  test('bulk job: a 1,000-address CSV uploaded, progress followed to completion, results downloaded as CSV', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Bulk jobs' }).click();
+    await page.locator('input[type=file]').setInputFiles({ name: 'list.csv', mimeType: 'text/csv', buffer: Buffer.from(thousandAddresses()) });
+    await page.getByRole('button', { name: 'Start job' }).click();
+    const bar = page.getByRole('progressbar', { name: 'Verified' });
+    await bar.waitFor();
+    await page.getByRole('link', { name: 'Download results (CSV)' }).waitFor({ timeout: 60_000 });
+    assert.equal(await bar.getAttribute('aria-valuenow'), '100');
+    assert.match(await page.locator('main').innerText(), /1,000 of 1,000 addresses/);
+    await b.shot('email-jobs');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download results (CSV)' }).click()]);
+    const csv = await readFile(await download.path());
+    const lines = csv.toString('utf8').trim().split(/\r?\n/);
+    assert.equal(lines.length, 1001, 'a header and one row per address');
+    assert.match(lines.find((l) => l.includes(`user2@${D.valid}`)) ?? '', /valid/);
+  });
+
+  test('webhooks: the job.completed delivery reached the receiver, signed, and is listed with its attempt', async () => {
+    const { page } = b;
+    const [hit] = await receiver.waitFor(1);
+    assert.equal(hit!.headers['x-service-event'], 'job.completed');
+    assert.equal(hit!.headers['x-service-signature'], `sha256=${createHmac('sha256', webhookSecret).update(hit!.body).digest('hex')}`);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('button', { name: 'Deliveries' }).click();
+    await page.locator('.deliveries').getByText('delivered').waitFor({ timeout: 15_000 });
+    assert.match(await page.locator('.deliveries').innerText(), /#1 .*HTTP 204/);
+    await b.shot('email-webhooks');
+  });
+
+  test('overview at phone width; sign-out returns to the form; nothing loaded from elsewhere, no console errors', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('meter', { name: 'Verifications this month' }).waitFor();
+    await b.shot('email-overview');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await b.shot('email-overview-phone');
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    assert.equal((await page.request.get(`${svc.url}/api/v1/account`)).status(), 401);
+    assert.deepEqual(b.foreign, []);
+    assert.deepEqual(b.problems, []);
+  });
+});
+
+describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
+  let svc: RunningService;
+  let b: Browser;
+
+  before(async () => {
+    svc = await startConvertService();
+    createUser('convert-api', svc.env, 'grace@example.test', 'pro', PASSWORD);
+    b = await openBrowser(svc.url);
+    await signIn(b.page, svc.url, 'grace@example.test', PASSWORD);
+  });
+  after(async () => {
+    await b?.close();
+    await svc?.close();
+  });
+
+  test('overview: usage and plan limits', async () => {
+    const { page } = b;
+    await page.getByRole('meter', { name: 'Conversions this month' }).waitFor();
+    assert.match(await page.locator('main').innerText(), /Largest file/);
+  });
+
+  let conversionRow = '';
+  test('convert: a dropped .docx is uploaded, detected, offered its tested targets, converted to PDF and downloaded with the shown SHA-256', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Convert' }).click();
+    // Dropped, as a user would drag it: a DataTransfer holding the file, dispatched on the zone.
+    const docx = await readFile(join(FIXTURES, 'sample.docx'));
+    const transfer = await page.evaluateHandle((bytes) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([new Uint8Array(bytes)], 'report.docx', { type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }));
+      return dt;
+    }, [...docx]);
+    await page.getByTestId('dropzone').dispatchEvent('drop', { dataTransfer: transfer });
+    await page.getByTestId('detected').filter({ hasText: 'DOCX' }).waitFor();
+    // The targets of the detected format arrive right after the upload's answer.
+    await page.getByLabel('Convert to').waitFor();
+    const targets = await page.getByLabel('Convert to').locator('option').allInnerTexts();
+    assert.ok(targets.some((t) => t.startsWith('PDF')), targets.join());
+    await page.getByLabel('Convert to').selectOption('pdf');
+    await b.shot('convert-options');
+    await page.getByRole('button', { name: 'Convert', exact: true }).click();
+    const download = page.getByRole('link', { name: 'Download', exact: true }).first();
+    await download.waitFor({ timeout: 90_000 });
+    const shown = (await page.locator('code.hash').innerText()).trim();
+    const [file] = await Promise.all([page.waitForEvent('download'), download.click()]);
+    const bytes = await readFile(await file.path());
+    assert.equal(bytes.subarray(0, 5).toString(), '%PDF-');
+    assert.equal(sha256(bytes), shown);
+    assert.equal(file.suggestedFilename().endsWith('.pdf'), true);
+    conversionRow = (await page.locator('table tbody tr').first().innerText()).split('\t')[0]!.trim();
+    await b.shot('convert-done');
+  });
+
+  test('shred: the conversion is shredded and its download is gone', async () => {
+    const { page } = b;
+    const href = await page.getByRole('link', { name: 'Download', exact: true }).first().getAttribute('href');
+    await page.getByRole('button', { name: 'Shred', exact: true }).click();
+    await page.locator('.card-head').getByText('shredded').waitFor();
+    // The recent list shows it shredded too, with no download link left.
+    const row = page.getByRole('row', { name: new RegExp(conversionRow) });
+    await row.filter({ hasText: 'shredded' }).waitFor();
+    assert.equal(await row.getByRole('link', { name: 'Download' }).count(), 0);
+    assert.equal((await page.request.get(`${svc.url}${href}`)).status(), 410);
+    await b.shot('convert-shredded');
+  });
+
+  test('API keys on the conversion service; the overview counts the conversion; nothing loaded from elsewhere, no console errors', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByLabel('Key name').fill('batch');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = (await page.getByTestId('secret').innerText()).trim();
+    assert.match(secret, /^cv_live_/);
+    assert.equal((await fetch(`${svc.url}/api/v1/account/limits`, { headers: { authorization: `Bearer ${secret}` } })).status, 200);
+    await b.shot('convert-keys');
+    await page.getByRole('button', { name: 'Revoke key batch' }).click();
+    await page.getByRole('row', { name: /batch/ }).waitFor({ state: 'detached' });
+    assert.equal((await fetch(`${svc.url}/api/v1/account/limits`, { headers: { authorization: `Bearer ${secret}` } })).status, 401);
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('meter', { name: 'Conversions this month' }).waitFor();
+    assert.equal(await page.getByRole('meter', { name: 'Conversions this month' }).getAttribute('aria-valuenow'), '1', 'the conversion was charged (shredded after it finished)');
+    await b.shot('convert-overview');
+    assert.deepEqual(b.foreign, []);
+    assert.deepEqual(b.problems, []);
+  });
+});
