@@ -50,12 +50,12 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
   const plans = emailPlans(config.plansFile);
   const { app, core, authenticate } = await createServiceBase<EmailTables>({ config, identity: EMAIL_IDENTITY, logStream: options.logStream });
   const clock = options.clock ?? (() => new Date());
-  const { onVerified } = registerEmailMetrics(app.metrics.registry, core, clock);
+  const observer = registerEmailMetrics(app.metrics.registry, core, clock);
   const services = composeEmailServices({
     config,
     core,
     clock,
-    onVerified,
+    observer,
     log: app.log,
     jobWorkers: config.jobs.workers,
     ...(options.engine ? { engine: options.engine } : {}),
