@@ -22,6 +22,8 @@ export interface CommonServiceConfig {
   http: HttpTimeouts;
   /** When set, `GET /metrics` requires it as a bearer token. */
   metricsToken: string | undefined;
+  /** Port of the `GET /metrics` listener of a worker process (on `host`); unset: none. */
+  workerMetricsPort: number | undefined;
 }
 
 export interface CommonDefaults {
@@ -51,6 +53,7 @@ function commonShape(defaults: CommonDefaults) {
     REQUEST_TIMEOUT_MS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 (no limit) or more').default(defaults.requestTimeoutMs),
     BODY_IDLE_TIMEOUT_MS: setting.positiveInt(15_000),
     METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+    WORKER_METRICS_PORT: z.coerce.number().int('must be a whole number').min(1, 'must be a port, 1–65535').max(65535, 'must be a port, 1–65535').optional(),
   };
 }
 type CommonShape = ReturnType<typeof commonShape>;
@@ -90,6 +93,7 @@ export function commonConfig<P extends string>(prefix: P, parsed: CommonSettings
     bodyLimitBytes: v('BODY_LIMIT_BYTES'),
     plansFile: plansFile ? resolve(root, plansFile) : undefined,
     metricsToken: v('METRICS_TOKEN'),
+    workerMetricsPort: v('WORKER_METRICS_PORT'),
     http: { headersMs: v('HEADERS_TIMEOUT_MS'), requestMs: v('REQUEST_TIMEOUT_MS'), bodyIdleMs: v('BODY_IDLE_TIMEOUT_MS') },
   };
 }
