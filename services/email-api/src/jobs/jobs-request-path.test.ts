@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openServiceCore } from '@mailconv/platform';
+import { newId, openServiceCore } from '@mailconv/platform';
 import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
 import { D, useRig } from '@mailconv/test-rig';
 import { buildApp, EMAIL_KEY_PREFIX } from '../app.js';
@@ -52,6 +52,47 @@ for (const backend of testBackends()) {
       assert.equal(await stored(), chunkCount);
       const midway = seen.filter((n) => n > 0 && n < chunkCount);
       assert.ok(midway.length >= 2, `request-path writes answered while the list was partly stored: ${midway.length} (chunks stored at each answer: ${seen.join(', ')})`);
+    } finally {
+      await app.close();
+      await admin.close();
+      await db.drop();
+      await rig.release();
+    }
+  });
+}
+
+for (const backend of testBackends()) {
+  test(`a job still being stored is invisible to the API; one left half-stored by a dead process is deleted by an idle worker (${backend})`, { timeout: 60_000 }, async () => {
+    const rig = await useRig();
+    const db = await createTestDatabase(backend);
+    const config = loadEmailConfig(jobsEnv(rig, db.url, { EMAIL_JOBS_WORKERS: '1' }));
+    const admin = await openServiceCore<EmailTables>({ database: config.database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
+    const acct = await admin.accounts.createAccount({ email: 'st@example.test', plan: 'scale' });
+    assert.ok(acct.ok);
+    // What a submit leaves when its process dies between the chunk writes and the reservation.
+    const staged = async (id: string, createdAt: Date) => {
+      await admin.database.db
+        .insertInto('jobs')
+        .values({ id, account_id: acct.account.id, status: 'storing', total: 2, processed: 0, valid_count: 0, invalid_count: 0, risky_count: 0, unknown_count: 0, use_smtp: 0, catch_all: 0, chunk_size: 10, chunk_count: 1, reservation_id: '', error: null, created_at: createdAt.toISOString(), started_at: null, completed_at: null })
+        .execute();
+      await admin.database.db.insertInto('job_chunks').values({ job_id: id, idx: 0, size: 2, emails: JSON.stringify([`a@${D.valid}`, `b@${D.valid}`]), state: 'pending', attempts: 0, lease_token: null, lease_until: null, results: null }).execute();
+    };
+    const abandoned = newId('job', Date.now() - 2 * 3_600_000);
+    const inflight = newId('job', Date.now());
+    await staged(abandoned, new Date(Date.now() - 2 * 3_600_000));
+    await staged(inflight, new Date());
+    const app = await buildApp(config);
+    try {
+      await app.ready();
+      const get = (url: string) => app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${acct.apiKey}` } });
+      assert.deepEqual((await get('/api/v1/jobs')).json().jobs, []);
+      for (const id of [abandoned, inflight]) assert.equal((await get(`/api/v1/jobs/${id}`)).statusCode, 404);
+      const left = async () => (await admin.database.db.selectFrom('jobs').select('id').orderBy('id').execute()).map((r) => r.id);
+      // The worker sweeps when it first finds nothing to do; the test's time-out bounds the wait.
+      while ((await left()).includes(abandoned)) await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(await left(), [inflight], 'a submit still writing is left alone');
+      assert.equal(Number((await admin.database.db.selectFrom('job_chunks').select((eb) => eb.fn.countAll<number>().as('n')).where('job_id', '=', abandoned).executeTakeFirst())?.n), 0);
+      assert.equal(await admin.quota.used(acct.account.id), 0, 'nothing was charged');
     } finally {
       await app.close();
       await admin.close();

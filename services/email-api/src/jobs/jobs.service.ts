@@ -210,7 +210,8 @@ export class JobsService {
         if (!(await this.deps.jobs.publish(trx, id, reserved.reservationId))) throw new Error(`job ${id} was not staged any more`);
       });
     } catch (err) {
-      await this.deps.jobs.discard(id);
+      // Left behind if this fails too: idle workers delete abandoned `storing` jobs later.
+      await this.deps.jobs.discard(id).catch(() => undefined);
       throw err;
     }
     await this.deps.onSubmitted?.(id, chunks.length);
