@@ -136,9 +136,14 @@ for (const backend of testBackends()) {
         const res = await call(first, 'POST', '/api/dashboard/webhooks', { url: `https://${WEBHOOK_HOSTS.receiver}:${receiver.port}${path}`, events: 'job.completed' });
         assert.equal(res.statusCode, 200, res.body);
       }
-      // 30 addresses in 3 chunks of 10: alice and bob exist at valid.test (the others are
-      // unknown users); every recipient is accepted at the Yahoo-like domain.
-      const emails = [...Array.from({ length: 15 }, (_, i) => (i < 2 ? ['alice', 'bob'][i] : `nobody${i}`) + `@${D.valid}`), ...Array.from({ length: 15 }, (_, i) => `u${i}@${D.yahoo}`)];
+      // 35 addresses in 4 chunks of 10: alice and bob exist at valid.test (the others are
+      // unknown users); every recipient is accepted at the Yahoo-like domain; the last chunk
+      // is greylisted, retried twice (not lease expiries: no worker died), then final.
+      const emails = [
+        ...Array.from({ length: 15 }, (_, i) => (i < 2 ? ['alice', 'bob'][i] : `nobody${i}`) + `@${D.valid}`),
+        ...Array.from({ length: 15 }, (_, i) => `u${i}@${D.yahoo}`),
+        ...Array.from({ length: 5 }, (_, i) => `g${i}@${D.greylist}`),
+      ];
       const job = await call(first, 'POST', '/api/v1/jobs', { emails, use_smtp: true });
       assert.equal(job.statusCode, 202, job.body);
       const id = job.json().job_id as string;
@@ -161,8 +166,10 @@ for (const backend of testBackends()) {
         await sleep(50);
       }
       assert.equal(sample(text, 'email_job_lease_expiries_total'), 1);
-      assert.equal(sample(text, 'email_job_chunks_stored_total'), 3);
-      assert.equal(sample(text, 'email_job_addresses_processed_total'), 30);
+      assert.equal(sample(text, 'email_job_chunks_stored_total'), 4);
+      assert.equal(sample(text, 'email_job_addresses_processed_total'), 35);
+      // greylist.test's MX is mx.valid.test: the provider label is the MX host's domain.
+      assert.equal(sample(text, 'email_smtp_probes_total', { provider: 'valid.test', outcome: 'greylisted' }), 15, 'three attempts of 5 addresses');
       assert.equal(sample(text, 'email_jobs_finished_total', { status: 'completed' }), 1);
       assert.equal(sample(text, 'email_smtp_probes_total', { provider: 'valid.test', outcome: 'accepted' }), 2);
       assert.equal(sample(text, 'email_smtp_probes_total', { provider: 'valid.test', outcome: 'user_unknown' }), 13);

@@ -73,7 +73,8 @@ export function registerEmailMetrics(registry: Registry, core: ServiceCore<Email
     state.pending = Number(row('pending')?.n ?? 0);
     state.leased = Number(row('leased')?.n ?? 0);
     state.addresses = Number(row('pending')?.addresses ?? 0) + Number(row('leased')?.addresses ?? 0);
-    const late = await core.database.db.selectFrom('job_chunks').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'leased').where('lease_until', '<', clock().toISOString()).executeTakeFirst();
+    // A lease token marks a worker's claim (a chunk waiting for its greylisting retry has none).
+    const late = await core.database.db.selectFrom('job_chunks').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'leased').where('lease_token', 'is not', null).where('lease_until', '<', clock().toISOString()).executeTakeFirst();
     state.expired = Number(late?.n ?? 0);
   };
   const refresh = () => (reading ??= read().finally(() => (reading = null)));

@@ -153,20 +153,25 @@ export class JobsRepository {
         .executeTakeFirst();
       if (!candidate) return null;
       const claimed = await this.database.writeTransaction(async (trx) => {
-        // Pending first; otherwise an expired lease taken over (told apart for the metrics).
-        const lease = (expired: boolean) =>
+        // Pending first; then a chunk given up until a greylisting retry (no lease token);
+        // then a worker's lease that ran out, taken over (told apart for the metrics).
+        const lease = (from: 'pending' | 'deferred' | 'expired') =>
           trx
             .updateTable('job_chunks')
             .set({ state: 'leased', lease_token: token, lease_until: new Date(now.getTime() + leaseMs).toISOString() })
             .where('job_id', '=', candidate.job_id)
             .where('idx', '=', candidate.idx)
-            .where((eb) => (expired ? eb.and([eb('state', '=', 'leased'), eb('lease_until', '<', nowIso)]) : eb('state', '=', 'pending')))
+            .where((eb) =>
+              from === 'pending'
+                ? eb('state', '=', 'pending')
+                : eb.and([eb('state', '=', 'leased'), eb('lease_until', '<', nowIso), from === 'deferred' ? eb('lease_token', 'is', null) : eb('lease_token', 'is not', null)]),
+            )
             .returning(['job_id', 'idx', 'size', 'emails', 'results', 'attempts'])
             .executeTakeFirst();
         let tookOver = false;
-        let chunk = await lease(false);
+        let chunk = (await lease('pending')) ?? (await lease('deferred'));
         if (!chunk) {
-          chunk = await lease(true);
+          chunk = await lease('expired');
           tookOver = chunk !== undefined;
         }
         if (!chunk) return null;
