@@ -32,6 +32,7 @@ export { describeValidation } from './http/error-handler.js';
 export { serve } from './http/serve.js';
 export { DASHBOARD_CSP, DASHBOARD_PATH, dashboardBuildDir, registerDashboard } from './http/dashboard.js';
 export { ServiceMetrics, routeLabel } from './http/metrics.js';
+export { createProcessRegistry, serveMetrics, type MetricsServer } from './http/metrics-server.js';
 export { jsonNestingExceeds, MAX_JSON_DEPTH, type HttpTimeouts } from './http/framing.js';
 export { createServiceBase, type ServiceBase, type ServiceIdentity } from './service/service-base.js';
 export { openServiceCore, type ServiceCore, type ServiceCoreOptions } from './service/service-core.js';

@@ -81,11 +81,24 @@ class CoalescingProber {
   }
 }
 
+/** One address's SMTP probe as told to {@link EngineOptions.onSmtpProbe} (for metrics; no address in it). */
+export interface SmtpProbeEvent {
+  status: SmtpStatus;
+  /** Provider id of the domain's MX (`google`, …), null when unrecognised. */
+  provider: string | null;
+  /** The MX host that answered, else the domain's first MX host; null when it has none. */
+  mxHost: string | null;
+  /** The prober's machine detail (`connect_timeout`, …), null when the status says it all. */
+  detail: string | null;
+}
+
 /** Settings of {@link createEngine}. */
 export interface EngineOptions {
   dns?: DnsResolverOptions;
   /** SMTP probing settings; absent or null: the engine cannot probe (`smtp: true` is refused by the caller). */
   smtp?: Omit<SmtpProberOptions, 'resolveAddresses' | 'catchAll'> | null;
+  /** Told of every address probed over SMTP, after the probe (the engine knows nothing of metrics; services count). */
+  onSmtpProbe?: (event: SmtpProbeEvent) => void;
 }
 
 /** The engine wired to the real DNS check and SMTP prober. */
@@ -122,6 +135,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
   const withCatchAll = new SmtpProber({ ...base, catchAll: true });
   const plain = new CoalescingProber(new SmtpProber({ ...base, catchAll: false }));
   const coalesced = new CoalescingProber(withCatchAll);
+  const onSmtpProbe = options.onSmtpProbe;
   const smtp: MailboxProber = {
     async probe(target: ProbeTarget, outcome: DnsOutcome, probeOptions) {
       const route: MailRoute = {
@@ -131,6 +145,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         providers: outcome.providers,
       };
       const result = await (probeOptions.catchAll ? coalesced : plain).probe(target.address, route);
+      onSmtpProbe?.({ status: result.status, provider: result.provider, mxHost: result.mxHost ?? route.hosts[0]?.exchange ?? null, detail: result.detail });
       return toSmtpOutcome(result, probeOptions.catchAll);
     },
   };

@@ -19,6 +19,6 @@ export {
   type ProbeTarget,
   type ProbeOptions,
 } from './pipeline.js';
-export { DnsResolver, LookupFailure, parseDnsServers, type DnsResolverOptions } from './dns/index.js';
+export { DnsResolver, LookupFailure, MAIL_PROVIDERS, mxProviderLabel, parseDnsServers, registrableDomain, type DnsResolverOptions } from './dns/index.js';
 export { SmtpProber, SmtpConfigError, isPrivateAddress, type SmtpProberOptions } from './smtp/index.js';
-export { createEngine, toDnsOutcome, toSmtpOutcome, type Engine, type EngineOptions } from './engine.js';
+export { createEngine, toDnsOutcome, toSmtpOutcome, type Engine, type EngineOptions, type SmtpProbeEvent } from './engine.js';

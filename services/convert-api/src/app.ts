@@ -64,7 +64,7 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
   const clock = options.clock ?? (() => new Date());
   const base = await createServiceBase<ConvertTables>({ config, identity: CONVERT_IDENTITY, readiness, logStream: options.logStream, clock });
   const { app, core } = base;
-  const { onFinished } = registerConvertMetrics(app.metrics.registry, core);
+  const { onFinished } = registerConvertMetrics(app.metrics.registry, core, converter.libreoffice?.pool.stats ?? null);
   const runtime = createConvertRuntime({ config, core, engines, clock, log: app.log, onFinished });
   const deps: ConvertDeps = { core, plans, clock, converter, conversions: runtime.conversions };
   runtime.start();

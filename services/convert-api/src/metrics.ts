@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ServiceCore } from '@mailconv/platform';
+import type { PoolStats } from '@mailconv/converter';
 import type { ConvertTables } from './db/schema.js';
 
 /** Conversion durations in seconds: 50 ms to 10 min (the default engine time-out is 120 s a step). */
@@ -7,10 +8,12 @@ const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
 
 /**
  * The conversion service's own metrics on the app's registry (README, "Metrics"):
- * conversions this process ran, by engine and outcome, with their durations; and the
- * queue read from the database at each scrape (all processes together).
+ * conversions this process ran, by engine and outcome, with their durations; this
+ * process's LibreOffice pool (restarts, documents waiting for an instance) read from the
+ * pool's own counters (`pool`: null when the engine is absent); and the queue read from
+ * the database at each scrape (all processes together).
  */
-export function registerConvertMetrics(registry: Registry, core: ServiceCore<ConvertTables>): { onFinished: (f: { engine: string; outcome: string; seconds: number }) => void } {
+export function registerConvertMetrics(registry: Registry, core: ServiceCore<ConvertTables>, pool: PoolStats | null): { onFinished: (f: { engine: string; outcome: string; seconds: number }) => void } {
   const conversions = new Counter({ name: 'convert_conversions_total', help: 'Conversions this process finished, by engine(s) (`+`-joined, none when none ran) and outcome (completed or the error code).', labelNames: ['engine', 'outcome'], registers: [registry] });
   const duration = new Histogram({ name: 'convert_conversion_duration_seconds', help: 'Time the engines took per conversion, by engine(s) and outcome.', labelNames: ['engine', 'outcome'], buckets: DURATION_BUCKETS, registers: [registry] });
   new Gauge({
@@ -26,6 +29,26 @@ export function registerConvertMetrics(registry: Registry, core: ServiceCore<Con
         .groupBy('status')
         .execute();
       for (const status of ['queued', 'processing']) this.set({ status }, Number(rows.find((r) => r.status === status)?.n ?? 0));
+    },
+  });
+  // The pool may be lent by an earlier app (tests): count from what it had done when this registry began.
+  let restartsSeen = pool?.restarts ?? 0;
+  new Counter({
+    name: 'convert_libreoffice_restarts_total',
+    help: 'LibreOffice instances of this process restarted after a crash, a hang, a time-out or a failed recycle.',
+    registers: [registry],
+    collect() {
+      const now = pool?.restarts ?? 0;
+      if (now > restartsSeen) this.inc(now - restartsSeen);
+      restartsSeen = now;
+    },
+  });
+  new Gauge({
+    name: 'convert_libreoffice_queue_depth',
+    help: 'Office documents of this process waiting for a free LibreOffice instance (past 16 waiting, more are refused until one frees).',
+    registers: [registry],
+    collect() {
+      this.set(pool?.queued ?? 0);
     },
   });
   return {

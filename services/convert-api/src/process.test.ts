@@ -130,3 +130,25 @@ test('the conversion server: a slow but steady upload is not cut, a stalled one 
     await stopProcess(server.child, 'SIGTERM');
   }
 });
+
+// Issue #15: the worker processes have no HTTP, so their counters were never scraped.
+test('a conversion worker with CONVERT_WORKER_METRICS_PORT serves its own /metrics (token-protected) and nothing else', async () => {
+  const port = await freePort();
+  const token = 'worker-metrics-token-0123';
+  const worker = await startProcess(WORKER, { CONVERT_DATABASE_URL: url, CONVERT_STORAGE_DIR: storage, CONVERT_LOG_LEVEL: 'info', CONVERT_WORKER_METRICS_PORT: String(port), CONVERT_METRICS_TOKEN: token });
+  try {
+    assert.equal(worker.ready.metrics_port, port);
+    const scrape = (headers: Record<string, string> = {}, path = '/metrics') => fetch(`http://127.0.0.1:${port}${path}`, { headers, signal: AbortSignal.timeout(10_000) });
+    const denied = await scrape();
+    assert.equal(denied.status, 401);
+    assert.equal(((await denied.json()) as { error: string }).error, 'unauthorized');
+    const res = await scrape({ authorization: `Bearer ${token}` });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
+    const text = await res.text();
+    for (const name of ['convert_queue_depth{status="queued"}', 'convert_libreoffice_restarts_total', 'convert_libreoffice_queue_depth', 'process_resident_memory_bytes']) assert.ok(text.includes(`${name} `), name);
+    assert.equal((await scrape({ authorization: `Bearer ${token}` }, '/healthz')).status, 404);
+  } finally {
+    assert.equal(await stopProcess(worker.child, 'SIGTERM'), 0);
+  }
+});

@@ -1,16 +1,19 @@
-import { ConfigError, openServiceCore, redactUrlCredentials } from '@mailconv/platform';
+import { ConfigError, createProcessRegistry, openServiceCore, redactUrlCredentials, serveMetrics } from '@mailconv/platform';
 import { pino } from 'pino';
 import { CONVERT_KEY_PREFIX } from './app.js';
 import { loadConvertConfig, type ConvertConfig } from './config.js';
 import { CONVERT_MIGRATIONS } from './db/migrations.js';
 import type { ConvertTables } from './db/schema.js';
+import { registerConvertMetrics } from './metrics.js';
 import { createConvertRuntime, openEngines } from './runtime.js';
 
 /**
  * A conversion worker without HTTP (`CONVERT_ROLE=worker`): more conversion capacity on the
  * database, storage folder and Redis shared with the API processes. It claims conversions
  * with leases exactly as a process of role `all` does, so any number of workers can run and
- * be killed at any time; it also takes its turn at the retention sweep. SIGTERM/SIGINT hand
+ * be killed at any time; it also takes its turn at the retention sweep. With
+ * `CONVERT_WORKER_METRICS_PORT` it serves its own counters at `GET /metrics` on
+ * `CONVERT_HOST`. SIGTERM/SIGINT hand
  * the conversions in flight back (queued again at once) and exit.
  */
 let config: ConvertConfig;
@@ -22,14 +25,19 @@ try {
 }
 const log = pino({ level: config.logLevel });
 const core = await openServiceCore<ConvertTables>({ database: config.database, migrations: CONVERT_MIGRATIONS, keyPrefix: CONVERT_KEY_PREFIX });
-const runtime = createConvertRuntime({ config, core, engines: await openEngines(config), clock: () => new Date(), log });
+const engines = await openEngines(config);
+const registry = config.workerMetricsPort === undefined ? null : createProcessRegistry();
+const onFinished = registry ? registerConvertMetrics(registry, core, engines.converter.libreoffice?.pool.stats ?? null).onFinished : undefined;
+const runtime = createConvertRuntime({ config, core, engines, clock: () => new Date(), log, ...(onFinished ? { onFinished } : {}) });
+const metrics = registry ? await serveMetrics(registry, { host: config.host, port: config.workerMetricsPort!, token: config.metricsToken }) : null;
 runtime.start();
-log.info({ event: 'ready', service: 'convert-worker', worker_id: runtime.worker!.id, max_running: config.maxRunning }, 'conversion worker ready');
+log.info({ event: 'ready', service: 'convert-worker', worker_id: runtime.worker!.id, max_running: config.maxRunning, metrics_port: metrics?.port ?? null }, 'conversion worker ready');
 let stopping = false;
 const shutdown = async () => {
   if (stopping) return;
   stopping = true;
   log.info('shutting down');
+  await metrics?.close();
   await runtime.stop();
   await core.close();
   process.exit(0);

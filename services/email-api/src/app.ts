@@ -54,12 +54,12 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
   const clock = options.clock ?? (() => new Date());
   const base = await createServiceBase<EmailTables>({ config, identity: EMAIL_IDENTITY, logStream: options.logStream, clock });
   const { app, core } = base;
-  const { onVerified } = registerEmailMetrics(app.metrics.registry, core, clock);
+  const observer = registerEmailMetrics(app.metrics.registry, core, clock);
   const services = composeEmailServices({
     config,
     core,
     clock,
-    onVerified,
+    observer,
     log: app.log,
     jobWorkers: config.jobs.workers,
     ...(options.engine ? { engine: options.engine } : {}),

@@ -1,9 +1,10 @@
 import type { ServiceCore } from '@mailconv/platform';
-import { createEngine, type Engine, type VerificationResult, type Verifier } from '@mailconv/verifier';
+import { createEngine, type Engine, type Verifier } from '@mailconv/verifier';
 import { AccountService } from './accounts/account.service.js';
 import type { EmailConfig } from './config.js';
 import type { EmailTables } from './db/schema.js';
 import { IdempotencyService } from './idempotency/idempotency.service.js';
+import type { EmailObserver } from './observer.js';
 import type { BullChunkQueue } from './jobs/chunk-queue.js';
 import type { ChunkWorker } from './jobs/chunk-worker.job.js';
 import { createJobsRuntime } from './jobs/jobs-runtime.js';
@@ -23,9 +24,13 @@ import { WebhooksService } from './webhooks/webhooks.service.js';
 /** API key prefix of this service: `ev_live_` + 32 base62 characters (email-decisions.md item 7). */
 export const EMAIL_KEY_PREFIX = 'ev_live_';
 
-/** The engine the settings describe: the configured resolvers, and SMTP probing when HELO and FROM are set. */
-export function engineFromConfig(config: EmailConfig): Engine {
+/**
+ * The engine the settings describe: the configured resolvers, and SMTP probing when HELO
+ * and FROM are set; `onSmtpProbe` is told of every address probed (metrics).
+ */
+export function engineFromConfig(config: EmailConfig, onSmtpProbe?: EmailObserver['smtpProbe']): Engine {
   return createEngine({
+    ...(onSmtpProbe ? { onSmtpProbe } : {}),
     dns: { servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs },
     smtp: config.smtp
       ? {
@@ -73,17 +78,17 @@ export function composeEmailServices(options: {
   engine?: Engine;
   /** Resolvers of the webhook address check (the system's when absent; tests: the rig's). */
   webhookDnsServers?: readonly string[];
-  /** Told of every verification this process makes (metrics). */
-  onVerified?: (result: VerificationResult) => void;
+  /** Told of what this process does (metrics): verifications, SMTP probes, chunks, leases, jobs, webhook attempts. */
+  observer?: EmailObserver;
 }): EmailServices {
   const { config, core, clock, log } = options;
-  const engine = options.engine ?? engineFromConfig(config);
-  const onVerified = options.onVerified;
-  const verifier: Verifier = onVerified
+  const observer = options.observer ?? {};
+  const engine = options.engine ?? engineFromConfig(config, observer.smtpProbe?.bind(observer));
+  const verifier: Verifier = observer.verified
     ? {
         verify: async (email, opts) => {
           const result = await engine.verifier.verify(email, opts);
-          onVerified(result);
+          observer.verified!(result);
           return result;
         },
         inspect: (email, opts) => engine.verifier.inspect(email, opts),
@@ -107,10 +112,10 @@ export function composeEmailServices(options: {
   const webhooks = new WebhooksService({ webhooks: new WebhooksRepository(core.database), deliveries, events, clock, allowInsecure: config.webhooks.allowInsecure, ...(lookup ? { lookup } : {}) });
   // Webhooks: events and their deliveries are rows (the outbox); this process's dispatcher
   // sends whatever is due, sharing the work with other processes through leases.
-  const dispatcher = createDispatcher({ config, deliveries, events, clock, log, ...(lookup ? { lookup } : {}) });
+  const dispatcher = createDispatcher({ config, deliveries, events, clock, log, observer, ...(lookup ? { lookup } : {}) });
   // Bulk jobs: the database is the state of record; this process's worker claims chunks
   // from it (so several processes on one database share the work).
-  const { service: jobs, worker, queue } = createJobsRuntime({ database: core.database, quota: core.quota, events, verification, idempotency, clock, config, concurrency: options.jobWorkers, log, usage: usageRepository });
+  const { service: jobs, worker, queue } = createJobsRuntime({ database: core.database, quota: core.quota, events, verification, idempotency, clock, config, concurrency: options.jobWorkers, log, usage: usageRepository, observer });
   return {
     account: new AccountService({ quota: core.quota, clock }),
     verification,

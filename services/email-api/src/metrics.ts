@@ -1,16 +1,63 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ServiceCore } from '@mailconv/platform';
-import type { VerificationResult } from '@mailconv/verifier';
+import { MAIL_PROVIDERS, mxProviderLabel } from '@mailconv/verifier';
 import type { EmailTables } from './db/schema.js';
+import type { EmailObserver } from './observer.js';
 
 /**
- * The email service's own metrics on the app's registry (README, "Metrics"): verifications
- * by status and reason (every path: single, batch, public, job chunks run by this process),
- * and the job backlog read from the database at each scrape, so any API process reports
- * the backlog of the whole deployment.
+ * Distinct provider labels of `email_smtp_probes_total` besides the known providers: MX
+ * domains past this many are counted as `other`, so a job over a million small domains
+ * cannot grow the series without bound.
  */
-export function registerEmailMetrics(registry: Registry, core: ServiceCore<EmailTables>, clock: () => Date): { onVerified: (result: VerificationResult) => void } {
+export const SMTP_PROVIDER_LABELS = 50;
+
+/** Webhook attempt durations in seconds: 10 ms to the 10 s time-out. */
+const WEBHOOK_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+const KNOWN_PROVIDERS: ReadonlySet<string> = new Set(MAIL_PROVIDERS.map((p) => p.id));
+
+/**
+ * The provider label of a probe: a known provider's id, else the MX host's registrable
+ * domain while fewer than `limit` such domains have been seen, else `other`.
+ */
+export function boundedProviderLabels(limit: number): (provider: string | null, mxHost: string | null) => string {
+  const seen = new Set<string>();
+  return (provider, mxHost) => {
+    const label = mxProviderLabel(provider, mxHost);
+    if (KNOWN_PROVIDERS.has(label) || label === 'none' || seen.has(label)) return label;
+    if (seen.size >= limit) return 'other';
+    seen.add(label);
+    return label;
+  };
+}
+
+/**
+ * The email service's own metrics on the app's registry (README, "Metrics"), returned as
+ * the observer the services report to: verifications by status and reason (every path:
+ * single, batch, public, job chunks run by this process), SMTP probe outcomes per
+ * provider, job throughput, lease take-overs, finished jobs and webhook attempts (this
+ * process's counters); and the job backlog and webhook outbox read from the database at
+ * each scrape, so any API process reports those of the whole deployment.
+ */
+export function registerEmailMetrics(registry: Registry, core: ServiceCore<EmailTables>, clock: () => Date): EmailObserver {
   const verifications = new Counter({ name: 'email_verifications_total', help: 'Addresses verified by this process, by status and reason (reason "none" when there is none).', labelNames: ['status', 'reason'], registers: [registry] });
+  const probes = new Counter({ name: 'email_smtp_probes_total', help: `Addresses probed over SMTP by this process, by provider (known provider id, else the MX host's registrable domain — at most ${SMTP_PROVIDER_LABELS} of those, then "other"; "none" without MX) and outcome (accepted, user_unknown, mailbox_full, disabled, greylisted, blocked, timeout, unreachable, unknown).`, labelNames: ['provider', 'outcome'], registers: [registry] });
+  const chunksStored = new Counter({ name: 'email_job_chunks_stored_total', help: 'Job chunks whose results this process stored.', registers: [registry] });
+  const processed = new Counter({ name: 'email_job_addresses_processed_total', help: 'Job addresses whose results this process stored (throughput: rate() of it).', registers: [registry] });
+  const expiries = new Counter({ name: 'email_job_lease_expiries_total', help: 'Job chunks this process took over because their lease had run out (their worker died or stalled).', registers: [registry] });
+  const finished = new Counter({ name: 'email_jobs_finished_total', help: 'Jobs that reached a final state in this process, by status (completed, failed, cancelled).', labelNames: ['status'], registers: [registry] });
+  const webhookAttempts = new Counter({ name: 'email_webhook_deliveries_total', help: 'Webhook delivery attempts this process recorded, by outcome (delivered; retry: failed, due again; dead: failed, retry schedule spent; cancelled: endpoint deleted).', labelNames: ['outcome'], registers: [registry] });
+  const webhookDuration = new Histogram({ name: 'email_webhook_delivery_duration_seconds', help: 'Time of webhook delivery attempts, by outcome.', labelNames: ['outcome'], buckets: WEBHOOK_BUCKETS, registers: [registry] });
+  const providerLabel = boundedProviderLabels(SMTP_PROVIDER_LABELS);
+  new Gauge({
+    name: 'email_webhook_deliveries_pending',
+    help: 'Webhook deliveries not finished (waiting for their first attempt or a retry), all processes together.',
+    registers: [registry],
+    async collect() {
+      const row = await core.database.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'pending').executeTakeFirst();
+      this.set(Number(row?.n ?? 0));
+    },
+  });
   const state = { pending: 0, leased: 0, addresses: 0, expired: 0 };
   // One read per scrape shared by the three gauges (prom-client collects them concurrently);
   // the index on state keeps it to the chunks not done.
@@ -26,7 +73,8 @@ export function registerEmailMetrics(registry: Registry, core: ServiceCore<Email
     state.pending = Number(row('pending')?.n ?? 0);
     state.leased = Number(row('leased')?.n ?? 0);
     state.addresses = Number(row('pending')?.addresses ?? 0) + Number(row('leased')?.addresses ?? 0);
-    const late = await core.database.db.selectFrom('job_chunks').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'leased').where('lease_until', '<', clock().toISOString()).executeTakeFirst();
+    // A lease token marks a worker's claim (a chunk waiting for its greylisting retry has none).
+    const late = await core.database.db.selectFrom('job_chunks').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'leased').where('lease_token', 'is not', null).where('lease_until', '<', clock().toISOString()).executeTakeFirst();
     state.expired = Number(late?.n ?? 0);
   };
   const refresh = () => (reading ??= read().finally(() => (reading = null)));
@@ -52,12 +100,25 @@ export function registerEmailMetrics(registry: Registry, core: ServiceCore<Email
   });
   new Gauge({
     name: 'email_job_leases_expired',
-    help: 'Leased job chunks whose lease has run out (their worker died or stalled) and that another worker will take over. Alert if it stays above 0.',
+    help: 'Leased job chunks whose lease has run out (their worker died or stalled) and that no worker has taken over yet, all processes together. Take-overs are counted by email_job_lease_expiries_total.',
     registers: [registry],
     async collect() {
       await refresh();
       this.set(state.expired);
     },
   });
-  return { onVerified: (result) => verifications.inc({ status: result.status, reason: result.reason ?? 'none' }) };
+  return {
+    verified: (result) => verifications.inc({ status: result.status, reason: result.reason ?? 'none' }),
+    smtpProbe: (event) => probes.inc({ provider: providerLabel(event.provider, event.mxHost), outcome: event.status }),
+    chunkStored: (addresses) => {
+      chunksStored.inc();
+      processed.inc(addresses);
+    },
+    leaseExpired: () => expiries.inc(),
+    jobFinished: (status) => finished.inc({ status }),
+    webhookAttempt: (outcome, seconds) => {
+      webhookAttempts.inc({ outcome });
+      webhookDuration.observe({ outcome }, seconds);
+    },
+  };
 }

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { openServiceCore, verifyPassword } from '@mailconv/platform';
-import { createTestDatabase, testBackends, testRedisUrl } from '@mailconv/platform/testing';
+import { createTestDatabase, startProcess, stopProcess, testBackends, testRedisUrl } from '@mailconv/platform/testing';
 import { EMAIL_KEY_PREFIX } from './app.js';
 import { loadEmailConfig } from './config.js';
 import { EMAIL_MIGRATIONS } from './db/migrations.js';
@@ -204,6 +204,27 @@ for (const backend of testBackends()) {
         assert.doesNotMatch(server.lines.join('\n'), /hunter2/);
       } finally {
         await server.stop();
+      }
+    });
+
+    // Issue #15: the worker process has no HTTP, so its counters were never scraped.
+    test('a job worker with EMAIL_WORKER_METRICS_PORT serves its own /metrics (token-protected) and nothing else', async () => {
+      const port = await freePort();
+      const token = 'worker-metrics-token-0123';
+      const worker = await startProcess(WORKER, { EMAIL_DATABASE_URL: url, EMAIL_LOG_LEVEL: 'info', EMAIL_WORKER_METRICS_PORT: String(port), EMAIL_METRICS_TOKEN: token, ...LOOPBACK_WEBHOOKS });
+      try {
+        assert.equal(worker.ready.metrics_port, port);
+        const scrape = (headers: Record<string, string> = {}, path = '/metrics') => fetch(`http://127.0.0.1:${port}${path}`, { headers, signal: AbortSignal.timeout(10_000) });
+        const denied = await scrape({ authorization: 'Bearer wrong' });
+        assert.equal(denied.status, 401);
+        assert.equal(((await denied.json()) as { error: string }).error, 'unauthorized');
+        const res = await scrape({ authorization: `Bearer ${token}` });
+        assert.equal(res.status, 200);
+        const text = await res.text();
+        for (const name of ['email_job_backlog_addresses', 'email_job_lease_expiries_total', 'email_job_addresses_processed_total', 'email_webhook_deliveries_pending', 'process_resident_memory_bytes']) assert.match(text, new RegExp(`^${name} \\d+`, 'm'), name);
+        assert.equal((await scrape({ authorization: `Bearer ${token}` }, '/api/v1/jobs')).status, 404);
+      } finally {
+        assert.equal(await stopProcess(worker.child, 'SIGTERM'), 0);
       }
     });
 

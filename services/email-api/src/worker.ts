@@ -1,9 +1,10 @@
-import { openServiceCore, ConfigError, redactUrlCredentials } from '@mailconv/platform';
+import { createProcessRegistry, openServiceCore, ConfigError, redactUrlCredentials, serveMetrics } from '@mailconv/platform';
 import { pino } from 'pino';
 import { composeEmailServices, EMAIL_KEY_PREFIX } from './composition.js';
 import { loadEmailConfig, type EmailConfig } from './config.js';
 import { EMAIL_MIGRATIONS } from './db/migrations.js';
 import type { EmailTables } from './db/schema.js';
+import { registerEmailMetrics } from './metrics.js';
 
 /**
  * `npm run worker -w services/email-api`: a job worker without HTTP, for more verification
@@ -11,7 +12,8 @@ import type { EmailTables } from './db/schema.js';
  * `EMAIL_JOBS_WORKERS=0`); it also sends webhook deliveries unless
  * `EMAIL_WEBHOOKS_CONCURRENCY=0`. It claims chunks with leases exactly as the in-process worker
  * does, so any number of them can run and be killed at any time. Chunks at once:
- * `EMAIL_JOBS_WORKERS`, or 2 when that is 0. SIGTERM/SIGINT hand back chunks in flight and exit.
+ * `EMAIL_JOBS_WORKERS`, or 2 when that is 0. With `EMAIL_WORKER_METRICS_PORT` it serves its
+ * own counters at `GET /metrics` on `EMAIL_HOST`. SIGTERM/SIGINT hand back chunks in flight and exit.
  */
 let config: EmailConfig;
 try {
@@ -22,12 +24,17 @@ try {
 }
 const log = pino({ level: config.logLevel });
 const core = await openServiceCore<EmailTables>({ database: config.database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
-const { worker, queue, dispatcher } = composeEmailServices({ config, core, clock: () => new Date(), log, jobWorkers: config.jobs.workers || 2 });
+const clock = () => new Date();
+const registry = config.workerMetricsPort === undefined ? null : createProcessRegistry();
+const observer = registry ? registerEmailMetrics(registry, core, clock) : undefined;
+const { worker, queue, dispatcher } = composeEmailServices({ config, core, clock, log, jobWorkers: config.jobs.workers || 2, ...(observer ? { observer } : {}) });
+const metrics = registry ? await serveMetrics(registry, { host: config.host, port: config.workerMetricsPort!, token: config.metricsToken }) : null;
 worker!.start();
 dispatcher?.start();
-log.info({ event: 'ready', service: 'email-worker', worker_id: worker!.id }, 'email job worker ready');
+log.info({ event: 'ready', service: 'email-worker', worker_id: worker!.id, metrics_port: metrics?.port ?? null }, 'email job worker ready');
 const shutdown = async () => {
   log.info('shutting down');
+  await metrics?.close();
   await Promise.all([worker!.stop(), dispatcher?.stop()]);
   await queue?.close();
   await core.close();

@@ -24,6 +24,8 @@ export interface CommonServiceConfig {
   metricsToken: string | undefined;
   /** Dashboard sign-in: open sign-up (`…_DASHBOARD_SIGNUP`, off by default), and the session cookie marked Secure on every answer (`…_DASHBOARD_SECURE_COOKIE`; it is on HTTPS requests anyway). */
   dashboard: { signup: boolean; secureCookie: boolean };
+  /** Port of the `GET /metrics` listener of a worker process (on `host`); unset: none. */
+  workerMetricsPort: number | undefined;
 }
 
 export interface CommonDefaults {
@@ -55,6 +57,7 @@ function commonShape(defaults: CommonDefaults) {
     METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
     DASHBOARD_SIGNUP: setting.bool(false),
     DASHBOARD_SECURE_COOKIE: setting.bool(false),
+    WORKER_METRICS_PORT: z.coerce.number().int('must be a whole number').min(1, 'must be a port, 1–65535').max(65535, 'must be a port, 1–65535').optional(),
   };
 }
 type CommonShape = ReturnType<typeof commonShape>;
@@ -95,6 +98,7 @@ export function commonConfig<P extends string>(prefix: P, parsed: CommonSettings
     plansFile: plansFile ? resolve(root, plansFile) : undefined,
     metricsToken: v('METRICS_TOKEN'),
     dashboard: { signup: v('DASHBOARD_SIGNUP'), secureCookie: v('DASHBOARD_SECURE_COOKIE') },
+    workerMetricsPort: v('WORKER_METRICS_PORT'),
     http: { headersMs: v('HEADERS_TIMEOUT_MS'), requestMs: v('REQUEST_TIMEOUT_MS'), bodyIdleMs: v('BODY_IDLE_TIMEOUT_MS') },
   };
 }

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mxGrade } from './mx-grade.js';
-import { MAIL_PROVIDERS, classifyMxHost } from './providers.js';
+import { MAIL_PROVIDERS, classifyMxHost, mxProviderLabel, registrableDomain } from './providers.js';
 
 test('MX host names map to their provider, the most specific suffix winning', () => {
   const cases: Array<[string, string | null]> = [
@@ -43,4 +43,17 @@ test('mx grade follows decision 11', () => {
   assert.equal(mxGrade('no_mail_host', []), 'F');
   assert.equal(mxGrade('not_found', []), 'F');
   assert.equal(mxGrade('error', []), null);
+});
+
+// Issue #15: SMTP probe metrics are labelled by provider, with bounded cardinality.
+test('metrics name an MX host by its provider, else its registrable domain, else none', () => {
+  assert.equal(registrableDomain('mx1.mail.example.org.'), 'example.org');
+  assert.equal(registrableDomain('MX.Example.CO.UK'), 'example.co.uk');
+  assert.equal(registrableDomain('a.b.example.com.au'), 'example.com.au');
+  assert.equal(registrableDomain('mx.example.io'), 'example.io');
+  assert.equal(registrableDomain('localhost'), 'localhost');
+  assert.equal(mxProviderLabel('google', 'whatever.example'), 'google');
+  assert.equal(mxProviderLabel(null, 'eu-smtp-inbound-1.mimecast.com'), 'mimecast');
+  assert.equal(mxProviderLabel(null, 'mx2.hosting.example.net'), 'example.net');
+  assert.equal(mxProviderLabel(null, null), 'none');
 });

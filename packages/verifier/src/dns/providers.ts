@@ -68,3 +68,29 @@ export function classifyMxHost(host: string): MailProvider | null {
 export function providerById(id: string): MailProvider | undefined {
   return MAIL_PROVIDERS.find((p) => p.id === id);
 }
+
+/** Second-level labels under which country codes register names (`example.co.uk`, `example.com.au`). */
+const COUNTRY_SLDS = new Set(['ac', 'co', 'com', 'edu', 'gov', 'ne', 'net', 'or', 'org']);
+
+/**
+ * The registrable domain of a host name, by a small rule instead of the full public suffix
+ * list: the last two labels, or three when the name ends in a common second level under a
+ * two-letter country code (`mx1.example.co.uk` → `example.co.uk`). Good enough to group MX
+ * hosts for metrics; not for security decisions.
+ */
+export function registrableDomain(host: string): string {
+  const labels = normalizeHost(host).split('.').filter(Boolean);
+  if (labels.length <= 2) return labels.join('.');
+  const take = labels.at(-1)!.length === 2 && COUNTRY_SLDS.has(labels.at(-2)!) ? 3 : 2;
+  return labels.slice(-take).join('.');
+}
+
+/**
+ * How metrics name the mail provider behind an MX host: the recognised provider's id
+ * (`google`), else the host's registrable domain, else `none` (no MX host known).
+ */
+export function mxProviderLabel(provider: string | null, mxHost: string | null): string {
+  if (provider) return provider;
+  if (!mxHost) return 'none';
+  return classifyMxHost(mxHost)?.id ?? (registrableDomain(mxHost) || 'none');
+}

@@ -30,11 +30,19 @@ export interface EventsTable {
 /** The five job states of the contract. */
 export type JobState = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
 
+/**
+ * A job's stored state: the contract's five, or `storing` while a submit writes its chunks
+ * (short transactions, so that request-path writes are not held up behind one long one;
+ * issue 15). A `storing` job is invisible to the API, never claimed, and becomes `queued`
+ * in the transaction that reserves its quota.
+ */
+export type StoredJobState = JobState | 'storing';
+
 /** A bulk verification job (`POST /api/v1/jobs`); its addresses live in `job_chunks`. */
 export interface JobsTable {
   id: string;
   account_id: string;
-  status: JobState;
+  status: StoredJobState;
   /** Addresses billed (after dedupe). */
   total: number;
   /** Addresses whose results are stored; only ever advanced together with a chunk's results. */

@@ -3,6 +3,7 @@ import type { ClaimedChunk, JobsRepository } from '../repositories/jobs.reposito
 import type { BullChunkQueue, ChunkMessage } from './chunk-queue.js';
 import { ACTIVE_STATES } from '../repositories/jobs.repository.js';
 import type { VerificationService } from '../verification/verification.service.js';
+import type { EmailObserver } from '../observer.js';
 import { toStored, type JobsService, type StoredResult } from './jobs.service.js';
 
 export interface ChunkWorkerOptions {
@@ -27,10 +28,14 @@ export interface ChunkWorkerOptions {
    */
   queue?: BullChunkQueue | null;
   fallbackPollMs?: number;
+  /** Told of lease take-overs and stored chunks (metrics). */
+  observer?: Pick<EmailObserver, 'leaseExpired' | 'chunkStored'>;
 }
 
 /** How often a chunk in flight reads its job's status (a cancel from another process). */
 const STATUS_CHECK_MS = 1000;
+/** How often an idle worker looks for jobs a dead process left half-stored. */
+const ABANDONED_SWEEP_MS = 600_000;
 
 interface Flight {
   chunk: ClaimedChunk;
@@ -65,6 +70,7 @@ export class ChunkWorker {
   private readonly flights = new Set<Flight>();
   /** Chunks this process is claiming or verifying (loops and queue messages). */
   private busy = 0;
+  private lastSweep = 0;
 
   constructor(private readonly o: ChunkWorkerOptions) {}
 
@@ -130,6 +136,10 @@ export class ChunkWorker {
       } finally {
         if (free) this.busy--;
       }
+      if (!chunk && !this.stopping && Date.now() - this.lastSweep >= ABANDONED_SWEEP_MS) {
+        this.lastSweep = Date.now();
+        await this.o.service.discardAbandoned().catch((err: unknown) => this.o.log.error({ err }, 'could not discard abandoned job submissions'));
+      }
       if (!chunk && !this.stopping) {
         const signal: { wake?: () => void } = {};
         this.sleepers.add(signal);
@@ -140,6 +150,7 @@ export class ChunkWorker {
   }
 
   private async process(chunk: ClaimedChunk): Promise<void> {
+    if (chunk.tookOver) this.o.observer?.leaseExpired?.();
     const emails = parseChunk(chunk.emails, chunk.size);
     if (!emails) {
       await this.o.service.fail(chunk.jobId, `stored addresses of chunk ${chunk.idx} are unreadable`);
@@ -195,7 +206,7 @@ export class ChunkWorker {
         if ((await this.o.jobs.defer(chunk, JSON.stringify(results), new Date(Date.now() + this.o.greylistRetryMs))) && this.o.queue) {
           await this.o.queue.enqueueChunk({ jobId: chunk.jobId, idx: chunk.idx }, this.o.greylistRetryMs, `g${chunk.attempts + 1}`);
         }
-      } else await this.o.service.storeChunk(chunk, results);
+      } else if (await this.o.service.storeChunk(chunk, results)) this.o.observer?.chunkStored?.(chunk.size);
     } else if (this.stopping) {
       await this.o.jobs.release(chunk);
       // Handed back: another process gets a message for it at once.

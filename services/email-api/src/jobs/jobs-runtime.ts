@@ -4,6 +4,7 @@ import type { EmailConfig } from '../config.js';
 import type { EmailTables } from '../db/schema.js';
 import type { IdempotencyService } from '../idempotency/idempotency.service.js';
 import type { EventsRepository } from '../repositories/events.repository.js';
+import type { EmailObserver } from '../observer.js';
 import { JobsRepository } from '../repositories/jobs.repository.js';
 import type { VerificationService } from '../verification/verification.service.js';
 import { BullChunkQueue } from './chunk-queue.js';
@@ -27,6 +28,7 @@ export function createJobsRuntime(options: {
   concurrency: number;
   log: { error(obj: object, msg: string): void };
   usage?: DailyUsageRepository;
+  observer?: EmailObserver;
 }): { service: JobsService; worker: ChunkWorker | null; queue: BullChunkQueue | null } {
   const { config } = options;
   const repository = new JobsRepository(options.database);
@@ -57,6 +59,7 @@ export function createJobsRuntime(options: {
     },
     onCancelled: (id) => worker?.cancelled(id),
     ...(options.usage ? { usage: options.usage } : {}),
+    ...(options.observer?.jobFinished ? { onFinished: options.observer.jobFinished.bind(options.observer) } : {}),
   });
   if (options.concurrency > 0) {
     worker = new ChunkWorker({
@@ -71,6 +74,7 @@ export function createJobsRuntime(options: {
       log: options.log,
       queue,
       fallbackPollMs: Math.max(10 * config.jobs.pollMs, 1000),
+      ...(options.observer ? { observer: options.observer } : {}),
     });
   }
   return { service, worker, queue };

@@ -10,7 +10,8 @@ import type { VerificationService } from '../verification/verification.service.j
 import type { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service.js';
 import { prepareList, submitHash, type PreparedList } from './job-list.js';
 
-/** Contract limit of one job. */
+/** A job still `storing` after this long was abandoned by a dead process (a million addresses take seconds). */
+export const STAGED_JOB_MAX_AGE_MS = 3_600_000;
 /** Contract limit of `GET /api/v1/jobs`. */
 export const JOB_LIST_LENGTH = 50;
 /** Header row of the CSV download (contract). */
@@ -81,6 +82,8 @@ export interface JobsServiceDeps {
   onCancelled?: (jobId: string) => void;
   /** Verifications per day (the dashboard's chart), counted with each stored chunk. */
   usage?: DailyUsageRepository;
+  /** Called after a job reached a final state in this process (metrics). */
+  onFinished?: (status: 'completed' | 'failed' | 'cancelled') => void;
 }
 
 /**
@@ -189,32 +192,31 @@ export class JobsService {
     const { chunks } = list;
     const now = this.deps.clock();
     const id = newId('job', now.getTime());
-    await this.deps.database.writeTransaction(async (trx) => {
-      const reserved = await this.deps.quota.reserve(principal.accountId, list.total, plan.monthlyQuota, now, trx as unknown as Kysely<CoreTables>);
-      if (!reserved.ok) {
-        throw new AppError(
-          'insufficient_quota',
-          `Not enough quota for this job: ${list.total} verifications needed, ${reserved.remaining} of ${reserved.limit} left this month (it resets on ${quotaPeriod(now).resetDate}). Nothing was stored or charged.`,
-          { remaining: reserved.remaining, required: list.total },
-        );
-      }
-      await this.deps.jobs.insert(
-        trx,
-        {
-          id,
-          account_id: principal.accountId,
-          status: 'queued',
-          total: list.total,
-          use_smtp: options.useSmtp ? 1 : 0,
-          catch_all: options.useSmtp && plan.features.catch_all ? 1 : 0,
-          chunk_size: size,
-          chunk_count: chunks.length,
-          reservation_id: reserved.reservationId,
-          created_at: now.toISOString(),
-        },
-        chunks,
+    const refusal = (remaining: number) =>
+      new AppError(
+        'insufficient_quota',
+        `Not enough quota for this job: ${list.total} verifications needed, ${remaining} of ${plan.monthlyQuota} left this month (it resets on ${quotaPeriod(now).resetDate}). Nothing was stored or charged.`,
+        { remaining, required: list.total },
       );
-    });
+    // A list that cannot fit is refused before anything is written; the reservation below decides.
+    const used = await this.deps.quota.used(principal.accountId, now);
+    if (used + list.total > plan.monthlyQuota) throw refusal(Math.max(0, plan.monthlyQuota - used));
+    // The chunks are written first, a few per transaction, under a job no one sees (issue 15:
+    // one transaction for the whole list held every other write of the process up); the
+    // quota is reserved and the job made visible together in one short transaction.
+    const job = { id, account_id: principal.accountId, total: list.total, use_smtp: options.useSmtp ? 1 : 0, catch_all: options.useSmtp && plan.features.catch_all ? 1 : 0, chunk_size: size, chunk_count: chunks.length, created_at: now.toISOString() };
+    try {
+      await this.deps.jobs.stage(job, chunks);
+      await this.deps.database.writeTransaction(async (trx) => {
+        const reserved = await this.deps.quota.reserve(principal.accountId, list.total, plan.monthlyQuota, now, trx as unknown as Kysely<CoreTables>);
+        if (!reserved.ok) throw refusal(reserved.remaining);
+        if (!(await this.deps.jobs.publish(trx, id, reserved.reservationId))) throw new Error(`job ${id} was not staged any more`);
+      });
+    } catch (err) {
+      // Left behind if this fails too: idle workers delete abandoned `storing` jobs later.
+      await this.deps.jobs.discard(id).catch(() => undefined);
+      throw err;
+    }
     await this.deps.onSubmitted?.(id, chunks.length);
     return {
       success: true,
@@ -225,6 +227,16 @@ export class JobsService {
       total: list.total,
       status_url: `${this.deps.publicBaseUrl.replace(/\/+$/, '')}/api/v1/jobs/${id}`,
     };
+  }
+
+  /**
+   * Deletes jobs left `storing` for more than `STAGED_JOB_MAX_AGE_MS` (the process writing
+   * them died before their quota was reserved: nothing was charged, no one saw them).
+   */
+  async discardAbandoned(): Promise<number> {
+    const ids = await this.deps.jobs.abandoned(new Date(this.deps.clock().getTime() - STAGED_JOB_MAX_AGE_MS));
+    for (const id of ids) await this.deps.jobs.discard(id);
+    return ids.length;
   }
 
   async list(principal: Principal): Promise<JobRow[]> {
@@ -257,6 +269,7 @@ export class JobsService {
       throw new AppError('job_not_cancellable', `Job ${id} is already ${job.status}; only queued or processing jobs can be cancelled.`, { status: job.status });
     }
     this.deps.onCancelled?.(id);
+    this.deps.onFinished?.('cancelled');
     return { success: true, job_id: id, status: 'cancelled', ...done };
   }
 
@@ -273,6 +286,7 @@ export class JobsService {
       if (remainder > 0) await this.refund(trx, job, remainder);
       return this.deps.events.record(job.account_id, 'job.failed', { event: 'job.failed', job_id: job.id, error, summary: summaryOf(job), timestamp: now.toISOString() }, now, trx);
     });
+    if (recorded) this.deps.onFinished?.('failed');
     if (recorded?.deliveries) this.deps.events.notify();
   }
 
@@ -287,6 +301,7 @@ export class JobsService {
     const text = JSON.stringify(rows);
     const now = this.deps.clock();
     let deliveries = 0;
+    let completed = false;
     try {
       const stored = await this.deps.database.writeTransaction(async (trx) => {
         if (!(await this.deps.jobs.storeChunk(trx, chunk, text))) return false;
@@ -296,10 +311,12 @@ export class JobsService {
         await this.deps.usage?.add(job.account_id, utcDay(now), rows.length, trx);
         if (job.processed === job.total) {
           const done = await this.deps.jobs.finish(trx, job.id, 'completed', now);
+          completed = done !== undefined;
           if (done) ({ deliveries } = await this.deps.events.record(job.account_id, 'job.completed', { event: 'job.completed', job_id: job.id, summary: summaryOf(job), timestamp: now.toISOString() }, now, trx));
         }
         return true;
       });
+      if (completed) this.deps.onFinished?.('completed');
       if (deliveries) this.deps.events.notify();
       return stored;
     } catch (err) {

@@ -1,6 +1,6 @@
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { Database } from '@mailconv/platform';
-import type { EmailTables, JobsTable, JobState } from '../db/schema.js';
+import type { EmailTables, JobsTable, JobState, StoredJobState } from '../db/schema.js';
 
 /** The chunk row as long as the caller still holds its lease (same job, index and lease token). */
 function heldLease(chunk: { jobId: string; idx: number; token: string }) {
@@ -8,8 +8,8 @@ function heldLease(chunk: { jobId: string; idx: number; token: string }) {
     eb.and([eb('job_id', '=', chunk.jobId), eb('idx', '=', chunk.idx), eb('state', '=', 'leased'), eb('lease_token', '=', chunk.token)]);
 }
 
-/** A stored job row. */
-export type JobRow = Selectable<JobsTable>;
+/** A job row as the API sees it (never `storing`: those are filtered out). */
+export type JobRow = Omit<Selectable<JobsTable>, 'status'> & { status: JobState };
 
 /** A chunk a worker holds a lease on. */
 export interface ClaimedChunk {
@@ -25,6 +25,8 @@ export interface ClaimedChunk {
   useSmtp: boolean;
   catchAll: boolean;
   token: string;
+  /** The chunk was leased by a worker whose lease had run out (it died or stalled): a lease expiry. */
+  tookOver: boolean;
 }
 
 /** Per-verdict counts of one chunk. */
@@ -38,10 +40,17 @@ export interface VerdictCounts {
 type Exec = Kysely<EmailTables>;
 
 /** States in which a job still has work to do (and may be cancelled). */
-export const ACTIVE_STATES: readonly JobState[] = ['queued', 'processing'];
+export const ACTIVE_STATES: readonly StoredJobState[] = ['queued', 'processing'];
 
-/** Rows per INSERT of chunks: a chunk holds about 30 KB of text, so a statement stays near 1.5 MB. */
-const CHUNK_INSERT_BATCH = 50;
+/**
+ * Rows per INSERT of chunks, each in its own transaction: a chunk holds about 30 KB of
+ * text, so a statement stays near 1.5 MB and a write transaction of the submit a few ms,
+ * however long the list (issue 15: a request never waits for the whole list's writes).
+ */
+export const CHUNK_INSERT_BATCH = 50;
+
+/** A job being stored, as `stage` takes it. */
+export type NewJob = Omit<JobRow, 'status' | 'processed' | 'valid_count' | 'invalid_count' | 'risky_count' | 'unknown_count' | 'error' | 'started_at' | 'completed_at' | 'reservation_id'>;
 
 /**
  * Jobs and their chunks. Every method that changes state is one conditional statement (or
@@ -52,11 +61,16 @@ export class JobsRepository {
   constructor(private readonly database: Database<EmailTables>) {}
 
   /**
-   * Stores a job and its chunks (call inside the transaction that reserves its quota).
-   * `chunks` are the chunks' address lists as JSON text, each `job.chunk_size` long but the last.
+   * Writes a job as `storing` and its chunks, `CHUNK_INSERT_BATCH` chunks per transaction
+   * with a turn of the event loop between them, so that other writers (the request path)
+   * get the database in between. `chunks` are the chunks' address lists as JSON text, each
+   * `job.chunk_size` long but the last. Then `publish` it, or `discard` it.
    */
-  async insert(trx: Exec, job: Omit<JobRow, 'processed' | 'valid_count' | 'invalid_count' | 'risky_count' | 'unknown_count' | 'error' | 'started_at' | 'completed_at'>, chunks: readonly string[]): Promise<void> {
-    await trx.insertInto('jobs').values({ ...job, processed: 0, valid_count: 0, invalid_count: 0, risky_count: 0, unknown_count: 0, error: null, started_at: null, completed_at: null }).execute();
+  async stage(job: NewJob, chunks: readonly string[]): Promise<void> {
+    await this.database.db
+      .insertInto('jobs')
+      .values({ ...job, status: 'storing', reservation_id: '', processed: 0, valid_count: 0, invalid_count: 0, risky_count: 0, unknown_count: 0, error: null, started_at: null, completed_at: null })
+      .execute();
     for (let start = 0; start < chunks.length; start += CHUNK_INSERT_BATCH) {
       const rows = chunks.slice(start, start + CHUNK_INSERT_BATCH).map((emails, i) => ({
         job_id: job.id,
@@ -69,24 +83,48 @@ export class JobsRepository {
         lease_until: null,
         results: null,
       }));
-      await trx.insertInto('job_chunks').values(rows).execute();
-      // SQLite writes synchronously: between statements the event loop serves others.
+      await this.database.writeTransaction((trx) => trx.insertInto('job_chunks').values(rows).execute());
+      // Between batches the event loop (and so the database) serves others.
       await new Promise((r) => setImmediate(r));
     }
   }
 
+  /** Makes a staged job `queued` with the reservation paying for it (in that reservation's transaction); false if it is not staged. */
+  async publish(trx: Exec, id: string, reservationId: string): Promise<boolean> {
+    const r = await trx.updateTable('jobs').set({ status: 'queued', reservation_id: reservationId }).where('id', '=', id).where('status', '=', 'storing').executeTakeFirst();
+    return r.numUpdatedRows > 0n;
+  }
+
+  /** Deletes a staged job and its chunks, in batches like `stage` wrote them. */
+  async discard(id: string): Promise<void> {
+    const db = this.database.db;
+    const staged = await db.selectFrom('jobs').select('chunk_count').where('id', '=', id).where('status', '=', 'storing').executeTakeFirst();
+    if (!staged) return;
+    for (let start = staged.chunk_count - CHUNK_INSERT_BATCH; start > -CHUNK_INSERT_BATCH; start -= CHUNK_INSERT_BATCH) {
+      await db.deleteFrom('job_chunks').where('job_id', '=', id).where('idx', '>=', Math.max(0, start)).execute();
+      await new Promise((r) => setImmediate(r));
+    }
+    await db.deleteFrom('jobs').where('id', '=', id).where('status', '=', 'storing').execute();
+  }
+
+  /** Ids of jobs left `storing` since before `before` (their submit's process died part-way). */
+  async abandoned(before: Date): Promise<string[]> {
+    const rows = await this.database.db.selectFrom('jobs').select('id').where('status', '=', 'storing').where('created_at', '<', before.toISOString()).limit(100).execute();
+    return rows.map((r) => r.id);
+  }
+
   /** The job `id` if `accountId` owns it. */
   async find(accountId: string, id: string, exec: Exec = this.database.db): Promise<JobRow | undefined> {
-    return exec.selectFrom('jobs').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+    return (await exec.selectFrom('jobs').selectAll().where('id', '=', id).where('account_id', '=', accountId).where('status', '!=', 'storing').executeTakeFirst()) as JobRow | undefined;
   }
 
   /** The account's most recent jobs, newest first. */
   async list(accountId: string, limit: number): Promise<JobRow[]> {
-    return this.database.db.selectFrom('jobs').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    return (await this.database.db.selectFrom('jobs').selectAll().where('account_id', '=', accountId).where('status', '!=', 'storing').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute()) as JobRow[];
   }
 
   /** Current status of a job (workers poll it to notice a cancel made by another process). */
-  async status(id: string): Promise<JobState | undefined> {
+  async status(id: string): Promise<StoredJobState | undefined> {
     return (await this.database.db.selectFrom('jobs').select('status').where('id', '=', id).executeTakeFirst())?.status;
   }
 
@@ -115,14 +153,27 @@ export class JobsRepository {
         .executeTakeFirst();
       if (!candidate) return null;
       const claimed = await this.database.writeTransaction(async (trx) => {
-        const chunk = await trx
-          .updateTable('job_chunks')
-          .set({ state: 'leased', lease_token: token, lease_until: new Date(now.getTime() + leaseMs).toISOString() })
-          .where('job_id', '=', candidate.job_id)
-          .where('idx', '=', candidate.idx)
-          .where((eb) => eb.or([eb('state', '=', 'pending'), eb.and([eb('state', '=', 'leased'), eb('lease_until', '<', nowIso)])]))
-          .returning(['job_id', 'idx', 'size', 'emails', 'results', 'attempts'])
-          .executeTakeFirst();
+        // Pending first; then a chunk given up until a greylisting retry (no lease token);
+        // then a worker's lease that ran out, taken over (told apart for the metrics).
+        const lease = (from: 'pending' | 'deferred' | 'expired') =>
+          trx
+            .updateTable('job_chunks')
+            .set({ state: 'leased', lease_token: token, lease_until: new Date(now.getTime() + leaseMs).toISOString() })
+            .where('job_id', '=', candidate.job_id)
+            .where('idx', '=', candidate.idx)
+            .where((eb) =>
+              from === 'pending'
+                ? eb('state', '=', 'pending')
+                : eb.and([eb('state', '=', 'leased'), eb('lease_until', '<', nowIso), from === 'deferred' ? eb('lease_token', 'is', null) : eb('lease_token', 'is not', null)]),
+            )
+            .returning(['job_id', 'idx', 'size', 'emails', 'results', 'attempts'])
+            .executeTakeFirst();
+        let tookOver = false;
+        let chunk = (await lease('pending')) ?? (await lease('deferred'));
+        if (!chunk) {
+          chunk = await lease('expired');
+          tookOver = chunk !== undefined;
+        }
         if (!chunk) return null;
         const job = await trx
           .updateTable('jobs')
@@ -132,7 +183,7 @@ export class JobsRepository {
           .returning(['account_id', 'use_smtp', 'catch_all'])
           .executeTakeFirst();
         if (!job) return null;
-        return { jobId: chunk.job_id, accountId: job.account_id, idx: chunk.idx, size: chunk.size, emails: chunk.emails, results: chunk.results, attempts: chunk.attempts, useSmtp: job.use_smtp === 1, catchAll: job.catch_all === 1, token };
+        return { jobId: chunk.job_id, accountId: job.account_id, idx: chunk.idx, size: chunk.size, emails: chunk.emails, results: chunk.results, attempts: chunk.attempts, useSmtp: job.use_smtp === 1, catchAll: job.catch_all === 1, token, tookOver };
       });
       if (claimed) return claimed;
     }
@@ -198,7 +249,7 @@ export class JobsRepository {
       .where('id', '=', jobId)
       .where('status', '=', 'processing')
       .returningAll()
-      .executeTakeFirst();
+      .executeTakeFirst() as Promise<JobRow | undefined>;
   }
 
   /**
@@ -212,7 +263,7 @@ export class JobsRepository {
       .where('id', '=', jobId)
       .where('status', 'in', to === 'completed' ? ['processing'] : ACTIVE_STATES);
     if (options.accountId !== undefined) q = q.where('account_id', '=', options.accountId);
-    return q.returningAll().executeTakeFirst();
+    return q.returningAll().executeTakeFirst() as Promise<JobRow | undefined>;
   }
 
   /** Stored results of chunks `from`…`to` (inclusive), in order. */

@@ -33,6 +33,8 @@ export interface DispatcherOptions {
   log: { error(obj: object, msg: string): void; info?(obj: object, msg: string): void };
   /** Finished deliveries are deleted from the log after this many days (checked hourly). */
   retentionDays: number;
+  /** Told of every attempt recorded by this process, with how it ended and how long it took (metrics). */
+  onAttempt?: (outcome: 'delivered' | 'retry' | 'dead' | 'cancelled', seconds: number) => void;
 }
 
 /** The wait before the retry that follows `failures` failed attempts, with jitter; null when the schedule is spent. */
@@ -175,6 +177,7 @@ export class WebhookDispatcher {
       outcome = wait === null ? { ...result, startedAt, state: 'dead', nextAttemptAt: null } : { ...result, startedAt, state: 'pending', nextAttemptAt: new Date(now.getTime() + wait) };
     }
     const recorded = await this.o.deliveries.recordAttempt(claimed, outcome, now);
+    if (recorded) this.o.onAttempt?.(outcome.state === 'pending' ? 'retry' : outcome.state, result.durationMs / 1000);
     if (!recorded) this.o.log.error({ delivery: claimed.id }, 'webhook dispatcher: lease lost before the attempt was recorded; another process owns the delivery');
     else if (outcome.state === 'dead') this.o.log.error({ delivery: claimed.id, webhook: claimed.webhookId, error: outcome.error }, 'webhook delivery dead-lettered after its retry schedule');
   }

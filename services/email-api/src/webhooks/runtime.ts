@@ -1,6 +1,7 @@
 import type { EmailConfig } from '../config.js';
 import type { DeliveriesRepository } from '../repositories/deliveries.repository.js';
 import type { EventsRepository } from '../repositories/events.repository.js';
+import type { EmailObserver } from '../observer.js';
 import { WebhookDispatcher } from './dispatcher.js';
 import { networkFence, type Lookup } from './url-guard.js';
 
@@ -19,6 +20,7 @@ export function createDispatcher(options: {
   clock: () => Date;
   log: { error(obj: object, msg: string): void };
   lookup?: Lookup;
+  observer?: EmailObserver;
 }): WebhookDispatcher | null {
   const w = options.config.webhooks;
   if (w.concurrency === 0) return null;
@@ -37,6 +39,7 @@ export function createDispatcher(options: {
     clock: options.clock,
     log: options.log,
     retentionDays: w.logDays,
+    ...(options.observer?.webhookAttempt ? { onAttempt: options.observer.webhookAttempt.bind(options.observer) } : {}),
   });
   options.events.onDue(() => dispatcher.wake());
   return dispatcher;

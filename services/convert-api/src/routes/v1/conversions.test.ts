@@ -351,7 +351,7 @@ for (const backend of testBackends()) {
     });
 
     // Issue #15: the service had no /metrics.
-    test('/metrics: conversions by engine and outcome with durations, queue depth, quota refusals, requests by route pattern', async () => {
+    test('/metrics: conversions by engine and outcome with durations, queue depth, LibreOffice restarts, quota refusals, requests by route pattern', async () => {
       const scrape = async () => {
         const res = await app.inject({ method: 'GET', url: '/metrics' });
         assert.equal(res.statusCode, 200);
@@ -364,6 +364,14 @@ for (const backend of testBackends()) {
         await sleep(100);
         before = await scrape();
       }
+      // A LibreOffice instance killed from outside: the pool restarts it and the next document converts.
+      const docx = (await upload('sample.docx')).json();
+      const pool = converter.libreoffice!.pool;
+      if (pool.pids().length === 0) assert.equal((await convertJson({ upload_id: docx.upload_id, target_format: 'pdf' })).statusCode, 200);
+      before = await scrape();
+      process.kill(pool.pids()[0]!, 'SIGKILL');
+      const office = await convertJson({ upload_id: docx.upload_id, target_format: 'pdf' });
+      assert.equal(office.statusCode, 200, office.body);
       const up = (await upload('sample.png')).json();
       const done = await convertJson({ upload_id: up.upload_id, target_format: 'webp' });
       assert.equal(done.statusCode, 200, done.body);
@@ -374,6 +382,8 @@ for (const backend of testBackends()) {
       assert.equal(value(after, 'convert_conversion_duration_seconds_count', 'engine="sharp",outcome="completed"') - value(before, 'convert_conversion_duration_seconds_count', 'engine="sharp",outcome="completed"'), 1);
       assert.match(after, /^convert_queue_depth\{status="queued"\} \d+$/m);
       assert.match(after, /^convert_queue_depth\{status="processing"\} \d+$/m);
+      assert.ok(Number(/^convert_libreoffice_restarts_total (\S+)$/m.exec(after)?.[1]) - Number(/^convert_libreoffice_restarts_total (\S+)$/m.exec(before)?.[1] ?? 0) >= 1, 'the killed instance was restarted');
+      assert.match(after, /^convert_libreoffice_queue_depth 0$/m);
       assert.ok(value(after, 'quota_refusals_total', 'route="/api/v1/convert"') >= 1, 'the quota test’s refusal');
       assert.equal(value(after, 'http_requests_total', 'method="POST",route="/api/v1/convert",status="404"') - value(before, 'http_requests_total', 'method="POST",route="/api/v1/convert",status="404"'), 1);
       assert.ok(!after.includes(up.upload_id), 'route patterns, never raw URLs');

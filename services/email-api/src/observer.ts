@@ -1,0 +1,22 @@
+import type { SmtpProbeEvent, VerificationResult } from '@mailconv/verifier';
+import type { JobState } from './db/schema.js';
+
+/**
+ * What this process's services tell the outside as they work (issue 15): the metrics
+ * implement it (metrics.ts); services, workers and the engine only call it, so none of
+ * them knows of prom-client. Every method is optional and must not throw.
+ */
+export interface EmailObserver {
+  /** An address verified (single, batch, public, a job chunk). */
+  verified?(result: VerificationResult): void;
+  /** An address probed over SMTP. */
+  smtpProbe?(event: SmtpProbeEvent): void;
+  /** A job chunk's results stored by this process's worker: `addresses` more processed. */
+  chunkStored?(addresses: number): void;
+  /** This process's worker took over a chunk whose lease had run out. */
+  leaseExpired?(): void;
+  /** A job reached a final state in this process. */
+  jobFinished?(status: Extract<JobState, 'completed' | 'failed' | 'cancelled'>): void;
+  /** A webhook delivery attempt ended: delivered, failed and due again (`retry`), dead-lettered (`dead`), or dropped with its endpoint (`cancelled`). */
+  webhookAttempt?(outcome: 'delivered' | 'retry' | 'dead' | 'cancelled', seconds: number): void;
+}
