@@ -18,7 +18,7 @@ export { createRateLimiter, type RateDecision, type RateLimiter } from './rateli
 export { apiKeyAuth, extractApiKey, type ApiKeyAuthOptions, type KeyLocation } from './http/auth.js';
 export { createServiceApp, securityRequirement, utf8JsonParser, type ServiceApp, type ServiceAppOptions } from './http/create-app.js';
 export { registerHealthRoutes, type ReadinessCheck } from './http/health.js';
-export { DateTime, Nullable, StringEnum, errorResponses, errorSchema, formChecker, securedResponses, withHeaders, RATE_LIMIT_HEADERS, RETRY_AFTER_HEADER, type HeaderSchemas } from './http/schemas.js';
+export { DateTime, NO_NUL, Nullable, StringEnum, errorResponses, errorSchema, formChecker, securedResponses, withHeaders, RATE_LIMIT_HEADERS, RETRY_AFTER_HEADER, type HeaderSchemas } from './http/schemas.js';
 export { RouteIndex } from './http/route-index.js';
 export { describeValidation } from './http/error-handler.js';
 export { serve } from './http/serve.js';

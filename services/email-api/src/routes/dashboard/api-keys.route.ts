@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Nullable, type ServiceApp } from '@mailconv/platform';
+import { NO_NUL, Nullable, type ServiceApp } from '@mailconv/platform';
 import type { EmailDeps } from '../../deps.js';
 import { SECURED, errors, secured } from '../../schemas.js';
 
@@ -35,7 +35,7 @@ export function registerApiKeyRoutes(app: ServiceApp, deps: EmailDeps): void {
         tags,
         summary: 'Create an API key; the full key is in this answer only',
         security: SECURED,
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
+        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100, pattern: NO_NUL }) }, { additionalProperties: false }),
         response: secured({
           200: Type.Object({
             success: Type.Boolean(),
@@ -63,7 +63,7 @@ export function registerApiKeyRoutes(app: ServiceApp, deps: EmailDeps): void {
         summary: 'Revoke an API key (effective at once, on every node)',
         description: 'Revoking the account’s last active key is refused with 409 `conflict`: create a new key first.',
         security: SECURED,
-        querystring: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'The key id (`key_…`).' }) }),
+        querystring: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL, description: 'The key id (`key_…`).' }) }),
         response: secured({ 200: Type.Object({ success: Type.Boolean(), id: Type.String() }), ...errors(400, 401, 404, 409, 429, 500) }),
       },
     },
