@@ -7,3 +7,4 @@ export {
 } from './hostile-requests.js';
 export { testRedisUrl } from './test-redis.js';
 export { freePort, startProcess, stopProcess, type StartedProcess } from './processes.js';
+export { formatLoadTable, runMixedLoad, type KindFigures, type LoadKind, type LoadLane, type LoadRequest, type LoadResult } from './load-generator.js';
