@@ -5,6 +5,8 @@
 // platform's bounded load generator. Prints throughput, p50/p99 and error counts per request
 // kind, writes a JSON summary to bench/results/ (git-ignored), and exits 1 if any answer was
 // other than the expected statuses or a documented 429 (with Retry-After).
+// A free-plan key (60 requests a minute) asks for its account now and then: its refusals are
+// the documented 429s. Job submissions are spread at 5 a second.
 // Settings: LOAD_DURATION_S (60), LOAD_EMAIL_CONNECTIONS (16), LOAD_CONVERT_CONNECTIONS (2),
 // LOAD_SUMMARY_DIR (bench/results). The services get --max-old-space-size=512 each and the
 // whole run is killed after the duration plus 3 minutes. The load test (packages/client/test/
@@ -14,6 +16,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { ROOT } from '../scripts/lib/ensure.mjs';
 
@@ -21,8 +24,8 @@ const DURATION_S = Number(process.env.LOAD_DURATION_S ?? 60);
 const EMAIL_CONNECTIONS = Number(process.env.LOAD_EMAIL_CONNECTIONS ?? 16);
 const CONVERT_CONNECTIONS = Number(process.env.LOAD_CONVERT_CONNECTIONS ?? 2);
 const SUMMARY_DIR = process.env.LOAD_SUMMARY_DIR ?? join(ROOT, 'bench', 'results');
-/** Job submissions stop after this many, so the backlog (and the run) stays bounded. */
-const MAX_JOBS = 300;
+/** Job submissions are spread over the run at this pace, so the backlog (and the run) stays bounded. */
+const JOBS_PER_SECOND = 5;
 const JOB_SIZE = 50;
 const BATCH_SIZE = 20;
 
@@ -75,6 +78,7 @@ const pick = (list) => list[Math.floor(Math.random() * list.length)];
 const DOMAINS = [D.valid, D.catchAll, D.nullMx, D.aOnly, D.noMail, D.nxdomain, D.multiMx];
 let n = 0;
 const address = () => `user${n++ % 5000}@${pick(DOMAINS)}`;
+let loadStart = 0;
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-load-'));
 const rig = await useRig();
@@ -109,6 +113,8 @@ try {
   };
   const emailKey = createAccount('email-api', emailEnv, 'load');
   const convertKey = createAccount('convert-api', convertEnv, 'load');
+  // A key on the free plan (60 requests a minute): its refusals are the documented 429s.
+  const limitedKey = createAccount('email-api', emailEnv, 'free');
   await Promise.all([start('email-api', emailEnv), start('convert-api', convertEnv)]);
   const emailUrl = `http://127.0.0.1:${emailPort}`;
   const convertUrl = `http://127.0.0.1:${convertPort}`;
@@ -137,10 +143,15 @@ try {
       name: 'email job submit',
       weight: 4,
       expected: [202],
-      next: () => (submitted++ < MAX_JOBS ? { method: 'POST', path: '/api/v1/jobs', headers: emailAuth, body: JSON.stringify({ emails: Array.from({ length: JOB_SIZE }, address) }) } : undefined),
+      next: () => {
+        if (submitted >= ((performance.now() - loadStart) / 1000 + 1) * JOBS_PER_SECOND) return undefined;
+        submitted++;
+        return { method: 'POST', path: '/api/v1/jobs', headers: emailAuth, body: JSON.stringify({ emails: Array.from({ length: JOB_SIZE }, address) }) };
+      },
       onAnswer: (_s, body) => remember(jobs, JSON.parse(body).job_id),
     },
-    { name: 'email job poll', weight: 28, expected: [200], next: () => (jobs.length ? { method: 'GET', path: `/api/v1/jobs/${pick(jobs)}`, headers: { authorization: emailAuth.authorization } } : undefined) },
+    { name: 'email account (60 rpm)', weight: 2, expected: [200], next: () => ({ method: 'GET', path: '/api/v1/account', headers: { authorization: `Bearer ${limitedKey}` } }) },
+    { name: 'email job poll', weight: 26, expected: [200], next: () => (jobs.length ? { method: 'GET', path: `/api/v1/jobs/${pick(jobs)}`, headers: { authorization: emailAuth.authorization } } : undefined) },
   ];
   const convertKinds = [
     {
@@ -153,6 +164,7 @@ try {
     { name: 'convert poll', weight: 1, expected: [200], next: () => (conversions.length ? { method: 'GET', path: `/api/v1/jobs/${pick(conversions)}`, headers: { authorization: convertAuth.authorization } } : undefined) },
   ];
 
+  loadStart = performance.now();
   console.log(`bench:load: ${DURATION_S} s, email ${EMAIL_CONNECTIONS} connections, conversions ${CONVERT_CONNECTIONS} connections (both services real processes on loopback, SQLite)`);
   const result = await runMixedLoad(
     [

@@ -42,6 +42,9 @@ test(`${DURATION_S} s of mixed traffic on both services: only expected statuses 
     assert.equal(f.errors, 0, `${kind}: no network errors or time-outs (${f.firstProblem ?? ''})`);
     assert.equal(f.unexpected, 0, `${kind}: no status other than the expected ones or a documented 429 (${f.firstProblem ?? ''})`);
   }
+  // The free-plan key went over its 60 requests a minute: refused with documented 429s, not errors.
+  const limited = summary.kinds['email account (60 rpm)'];
+  assert.ok(limited && limited.limited > 0 && (limited.statuses['200'] ?? 0) > 0, 'the rate-limited key got both answers and documented 429s');
   assert.ok(summary.jobs.submitted > 0, 'jobs were submitted');
   assert.equal(summary.jobs.completed, summary.jobs.submitted, 'every job submitted during the run completed');
   assert.deepEqual(summary.health_after, { email: 200, convert: 200 });
