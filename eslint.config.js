@@ -57,7 +57,8 @@ export default tseslint.config(
       'services/email-api/src/process.test.ts',
       'services/email-api/src/jobs/jobs-crash.test.ts',
       'services/email-api/src/webhooks/receiver.test-support.ts',
-      // The SDK/CLI suites create accounts with the services' admin CLI and run the CLI.
+      // The SDK/CLI suites create accounts with the services' admin CLI and run the CLI; the
+      // load test runs bench/load.mjs.
       'packages/client/test/**',
       // The dashboards' build type-checks with tsc; their browser suite sets passwords with the admin CLI.
       'packages/dashboard/build.mjs',

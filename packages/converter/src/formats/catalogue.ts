@@ -90,7 +90,9 @@ const ALIASES: Readonly<Record<string, string>> = {
 /** Lower-cases, strips a leading dot and maps aliases (`JPEG` → `jpg`). */
 export function normaliseExtension(ext: string): string {
   const e = ext.trim().toLowerCase().replace(/^\./, '');
-  return ALIASES[e] ?? e;
+  // Own keys only: `__proto__` or `constructor` from a client must not reach Object.prototype
+  // (GET /api/v1/formats/__proto__/targets was a 500; issue #15, found by the property tests).
+  return Object.hasOwn(ALIASES, e) ? ALIASES[e]! : e;
 }
 
 /** The catalogue entry for an extension or alias, if any. */

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from 'typebox';
 import type { ApiKeysService } from '../accounts/api-keys.service.js';
 import type { ServiceApp } from '../http/create-app.js';
-import { Nullable } from '../http/schemas.js';
+import { NO_NUL, Nullable } from '../http/schemas.js';
 
 export interface ApiKeyRoutesOptions {
   apiKeys: ApiKeysService;
@@ -57,7 +57,7 @@ export function registerApiKeyRoutes(app: ServiceApp, options: ApiKeyRoutesOptio
         summary: 'Create an API key; the full key is in this answer only',
         ...(note ? { description: note.trim() } : {}),
         security: SECURED,
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
+        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100, pattern: NO_NUL }) }, { additionalProperties: false }),
         response: secured({
           200: Type.Object({
             success: Type.Boolean(),
@@ -85,7 +85,7 @@ export function registerApiKeyRoutes(app: ServiceApp, options: ApiKeyRoutesOptio
         summary: 'Revoke an API key (effective at once, on every node)',
         description: `${note}Revoking the account’s last active key is refused with 409 \`conflict\`: create a new key first.`,
         security: SECURED,
-        querystring: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'The key id (`key_…`).' }) }),
+        querystring: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL, description: 'The key id (`key_…`).' }) }),
         response: secured({ 200: Type.Object({ success: Type.Boolean(), id: Type.String() }), ...errors(400, 401, 404, 409, 429, 500) }),
       },
     },

@@ -13,6 +13,7 @@ import { frameworkErrors, installErrorHandling } from './error-handler.js';
 import { clientErrorHandler, installBodyIdleTimeout, jsonNestingExceeds, MAX_JSON_DEPTH, TIMEOUT_CHECK_INTERVAL_MS, type HttpTimeouts } from './framing.js';
 import { registerMetrics, ServiceMetrics } from './metrics.js';
 import { RouteIndex } from './route-index.js';
+import { documentStrayBodyErrors } from './schemas.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -154,6 +155,9 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
 
   const routes = new RouteIndex();
   routes.attach(app);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) documentStrayBodyErrors(method, route.schema?.body !== undefined, route.schema?.response as Record<string, unknown> | undefined);
+  });
   app.decorate('routeIndex', routes);
 
   await app.register(swagger, {
@@ -167,6 +171,17 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
         },
       },
     },
+  });
+
+  // Path parameters are ids, tokens and extensions, none of which contains U+0000; PostgreSQL
+  // text cannot hold one, so the lookup failed with a 500 there (issue #15, found by the
+  // property tests). Such a resource does not exist: 404, documented on every route with a
+  // parameter.
+  app.addHook('preValidation', async (request) => {
+    const params = request.params as Record<string, unknown> | undefined;
+    if (params && Object.values(params).some((v) => typeof v === 'string' && v.includes('\u0000'))) {
+      throw new AppError('not_found', 'No such resource: the path holds a NUL character.');
+    }
   });
 
   app.decorateRequest('principal', null);

@@ -11,6 +11,9 @@ interface ValidationIssue {
   params: Record<string, unknown>;
 }
 
+/** Codes of failures to read a request body. */
+const BODY_ERRORS = new Set<string>(['invalid_json', 'invalid_request', 'payload_too_large', 'unsupported_media_type']);
+
 /** Builds the error body sent for an AppError: `{error, message, ...details}`. */
 function body(err: AppError): Record<string, unknown> {
   return { ...(err.details ?? {}), error: err.code, message: err.message };
@@ -87,7 +90,20 @@ export function installErrorHandling(app: FastifyInstance, table: ErrorTable, ro
     return reply.code(status).type('application/json; charset=utf-8').send(body(err));
   };
 
+  const notFound = (request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = routes.allowedMethods(path);
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      return send(reply, new AppError('method_not_allowed', `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}.`));
+    }
+    return send(reply, new AppError('not_found', `No route ${request.method} ${path}.`));
+  };
+
   const handle = (raw: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    // Fastify reads the body of a request no route matched before its not-found handler
+    // runs: a broken body there must not turn the 404/405 into a 400, 413 or 415 (issue #15).
+    if (request.is404 && (!(raw instanceof AppError) || BODY_ERRORS.has(raw.code))) return notFound(request, reply);
     const err = raw instanceof AppError ? raw : fromFastify(raw as FastifyError);
     if (err && table[err.code] !== undefined) {
       metrics?.observeError(err.code, routeLabel(request));
@@ -106,15 +122,7 @@ export function installErrorHandling(app: FastifyInstance, table: ErrorTable, ro
 
   app.setErrorHandler(handle);
 
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0] ?? '/';
-    const allowed = routes.allowedMethods(path);
-    if (allowed.length > 0) {
-      reply.header('allow', allowed.join(', '));
-      return send(reply, new AppError('method_not_allowed', `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}.`));
-    }
-    return send(reply, new AppError('not_found', `No route ${request.method} ${path}.`));
-  });
+  app.setNotFoundHandler(notFound);
 }
 
 /** Fastify's `frameworkErrors` option: malformed URLs answered in the same error shape. */

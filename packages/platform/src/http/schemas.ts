@@ -17,6 +17,12 @@ export const Nullable = <T extends TSchema>(schema: T) => {
 export const StringEnum = <const V extends readonly string[]>(values: V, options: Record<string, unknown> = {}) =>
   Type.Unsafe<V[number]>({ type: 'string', enum: [...values], ...options });
 
+/**
+ * A pattern for text that reaches SQL as a value: no U+0000, which PostgreSQL text cannot hold
+ * (a lookup or insert with one failed with a 500 there; issue #15).
+ */
+export const NO_NUL = '^[^\\u0000]*$';
+
 export const DateTime = (options: Record<string, unknown> = {}) => Type.String({ format: 'date-time', ...options });
 
 /**
@@ -98,6 +104,26 @@ export function errorResponses(errorRef: TSchema, statuses: readonly number[]): 
     out[status] = { ...errorRef, description: STATUS_TEXT[status] ?? 'Error', headers };
   }
   return out;
+}
+
+/**
+ * Fastify reads a body sent to any route whose method may carry one (POST, DELETE, …), the
+ * routes that take none included: broken JSON there is 400 `invalid_json`, a body over the
+ * limit 413, an unknown Content-Type 415 (issue #15, found by the property tests: a DELETE
+ * sent with a stray body answered an undocumented 415). For such a route without a body
+ * schema, documents whichever of the three its `responses` lack, in the error shape of its
+ * 405 (which {@link errorResponses} always adds). Mutates `responses` in place, so that the
+ * OpenAPI plugin, which keeps the route's schema object, documents them too.
+ */
+export function documentStrayBodyErrors(method: string, hasBody: boolean, responses: Record<string, unknown> | undefined): void {
+  if (!responses || hasBody || method === 'GET' || method === 'HEAD') return;
+  const shape = responses['405'] as ({ headers?: HeaderSchemas } & Record<string, unknown>) | undefined;
+  if (!shape) return;
+  const { headers, ...rest } = shape;
+  const { Allow: _allow, ...kept } = headers ?? {};
+  for (const status of [400, 413, 415]) {
+    if (responses[String(status)] === undefined) responses[String(status)] = { ...rest, description: `${STATUS_TEXT[status]} (A body sent to this route, which takes none, is still read.)`, headers: kept };
+  }
 }
 
 /**

@@ -1,6 +1,11 @@
 export { createTestDatabase, isCi, testBackends, testPostgresAdminUrl, type Backend } from './test-database.js';
 export { LogCapture } from './log-capture.js';
-export { assertAnswersMatchDocument, assertOpenApiComplete, recordAnswers, type RecordedAnswer } from './openapi.js';
+export { answerChecker, assertAnswersMatchDocument, assertOpenApiComplete, recordAnswers, type RecordedAnswer } from './openapi.js';
+export {
+  assertRequestsKeepContract, contentTypes, contractProblems, deepNesting, headerText, hostileBody, hostileJson, hostileNumber, hostilePayload, hostileQuery, hostileString, oddHeaders, pathSegment, propertySeed, rangeHeader,
+  type AnswerRules, type PropertyBudget,
+} from './hostile-requests.js';
 export { testRedisUrl } from './test-redis.js';
 export { freePort, startProcess, stopProcess, type StartedProcess } from './processes.js';
 export { startOwnPostgres, startOwnRedis, type OwnServer } from './own-services.js';
+export { formatLoadTable, runMixedLoad, type KindFigures, type LoadKind, type LoadLane, type LoadRequest, type LoadResult } from './load-generator.js';

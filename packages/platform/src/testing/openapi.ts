@@ -84,6 +84,21 @@ const templateRegex = (template: string) => new RegExp(`^${template.replace(/[.*
  * checked (`GET /api/v1/jobs/{job_id}`), so a suite can assert its coverage.
  */
 export async function assertAnswersMatchDocument(app: FastifyInstance, answers: readonly RecordedAnswer[]): Promise<Set<string>> {
+  const check = await answerChecker(app);
+  const covered = new Set<string>();
+  const problems = check(answers, covered);
+  assert.deepEqual(problems, [], 'every answer matches the OpenAPI document');
+  return covered;
+}
+
+/**
+ * The check of {@link assertAnswersMatchDocument} as a function built once (the document is
+ * fetched, dereferenced and its schemas compiled here), for callers that check many small
+ * lists of answers, such as a property test checking each run's answers as it goes. The
+ * function returns the problems found (empty when every answer matches) and adds the
+ * operations it checked to `covered` when given.
+ */
+export async function answerChecker(app: FastifyInstance): Promise<(answers: readonly RecordedAnswer[], covered?: Set<string>) => string[]> {
   const res = await app.inject({ method: 'GET', url: '/openapi.json' });
   const doc = (await SwaggerParser.dereference(res.json() as never)) as unknown as { paths: Record<string, Record<string, Operation>> };
   const ajv = new Ajv({ strict: false, allErrors: true, logger: false });
@@ -95,59 +110,59 @@ export async function assertAnswersMatchDocument(app: FastifyInstance, answers: 
     return v(value) ? undefined : ajv.errorsText(v.errors);
   };
   const templates = Object.keys(doc.paths).map((t) => ({ t, re: templateRegex(t) }));
-  const problems: string[] = [];
-  const covered = new Set<string>();
-  for (const a of answers) {
-    if (a.route === '/openapi.json') continue;
-    const method = a.method === 'HEAD' ? 'get' : a.method.toLowerCase();
-    let template: string | undefined;
-    if (a.matched) template = a.route.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-    else template = templates.find(({ re }) => re.test(a.route))?.t;
-    if (!template) {
-      if (a.status !== 404) problems.push(`${a.method} ${a.route}: ${a.status} on a path the document does not have`);
-      continue;
-    }
-    const ops = doc.paths[template] ?? {};
-    // A 405 is answered for a method the path lacks: any operation of the path documents it.
-    const op = a.matched ? ops[method] : Object.values(ops).find((o) => o.responses?.[String(a.status)]);
-    const where = `${a.method} ${template} → ${a.status}`;
-    if (!op) {
-      problems.push(`${where}: operation not documented`);
-      continue;
-    }
-    if (a.matched) covered.add(`${a.method === 'HEAD' ? 'GET' : a.method} ${template}`);
-    const response = op.responses[String(a.status)] ?? op.responses[`${String(a.status)[0]}XX`] ?? op.responses.default;
-    if (!response) {
-      problems.push(`${where}: status not documented`);
-      continue;
-    }
-    const documented = Object.fromEntries(Object.entries(response.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
-    for (const name of WATCHED_HEADERS) {
-      const value = a.headers[name];
-      if (value === undefined) continue;
-      const spec = documented[name];
-      if (!spec) {
-        problems.push(`${where}: header ${name} sent but not documented`);
+  return (answers, covered = new Set<string>()) => {
+    const problems: string[] = [];
+    for (const a of answers) {
+      if (a.route === '/openapi.json') continue;
+      const method = a.method === 'HEAD' ? 'get' : a.method.toLowerCase();
+      let template: string | undefined;
+      if (a.matched) template = a.route.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+      else template = templates.find(({ re }) => re.test(a.route))?.t;
+      if (!template) {
+        if (a.status !== 404) problems.push(`${a.method} ${a.route}: ${a.status} on a path the document does not have`);
         continue;
       }
-      const text = String(value);
-      const schema = spec.schema ?? {};
-      const typed = schema.type === 'integer' || schema.type === 'number' ? (/^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text) : text;
-      const bad = validate(schema, typed);
-      if (bad) problems.push(`${where}: header ${name}: ${JSON.stringify(text)} ${bad}`);
+      const ops = doc.paths[template] ?? {};
+      // A 405 is answered for a method the path lacks: any operation of the path documents it.
+      const op = a.matched ? ops[method] : Object.values(ops).find((o) => o.responses?.[String(a.status)]);
+      const where = `${a.method} ${template} → ${a.status}`;
+      if (!op) {
+        problems.push(`${where}: operation not documented`);
+        continue;
+      }
+      if (a.matched) covered.add(`${a.method === 'HEAD' ? 'GET' : a.method} ${template}`);
+      const response = op.responses[String(a.status)] ?? op.responses[`${String(a.status)[0]}XX`] ?? op.responses.default;
+      if (!response) {
+        problems.push(`${where}: status not documented`);
+        continue;
+      }
+      const documented = Object.fromEntries(Object.entries(response.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+      for (const name of WATCHED_HEADERS) {
+        const value = a.headers[name];
+        if (value === undefined) continue;
+        const spec = documented[name];
+        if (!spec) {
+          problems.push(`${where}: header ${name} sent but not documented`);
+          continue;
+        }
+        const text = String(value);
+        const schema = spec.schema ?? {};
+        const typed = schema.type === 'integer' || schema.type === 'number' ? (/^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text) : text;
+        const bad = validate(schema, typed);
+        if (bad) problems.push(`${where}: header ${name}: ${JSON.stringify(text)} ${bad}`);
+      }
+      const mediaType = String(a.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      if (!mediaType || a.method === 'HEAD' || a.status === 206 || a.status === 304) continue;
+      const media = response.content?.[mediaType] ?? response.content?.['*/*'] ?? response.content?.['application/octet-stream'];
+      if (!media) {
+        problems.push(`${where}: media type ${mediaType} not documented (documented: ${Object.keys(response.content ?? {}).join(', ') || 'none'})`);
+        continue;
+      }
+      if (mediaType === 'application/json' && a.body !== undefined && media.schema) {
+        const bad = validate(media.schema, JSON.parse(a.body));
+        if (bad) problems.push(`${where}: body ${bad}: ${a.body.slice(0, 300)}`);
+      }
     }
-    const mediaType = String(a.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-    if (!mediaType || a.method === 'HEAD' || a.status === 206 || a.status === 304) continue;
-    const media = response.content?.[mediaType] ?? response.content?.['*/*'] ?? response.content?.['application/octet-stream'];
-    if (!media) {
-      problems.push(`${where}: media type ${mediaType} not documented (documented: ${Object.keys(response.content ?? {}).join(', ') || 'none'})`);
-      continue;
-    }
-    if (mediaType === 'application/json' && a.body !== undefined && media.schema) {
-      const bad = validate(media.schema, JSON.parse(a.body));
-      if (bad) problems.push(`${where}: body ${bad}: ${a.body.slice(0, 300)}`);
-    }
-  }
-  assert.deepEqual(problems, [], 'every answer matches the OpenAPI document');
-  return covered;
+    return problems;
+  };
 }

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { DateTime, Nullable, StringEnum } from '@mailconv/platform';
+import { DateTime, NO_NUL, Nullable, StringEnum } from '@mailconv/platform';
 import { CONVERSION_STATUSES } from '../repositories/conversions.repository.js';
 
 const Sha256 = Type.String({ pattern: '^[0-9a-f]{64}$', description: 'Lowercase hex SHA-256, computed while the bytes streamed.' });
@@ -32,7 +32,7 @@ const optionFields = {
 /** `POST /api/v1/convert` JSON body. */
 export const ConvertJsonBody = Type.Object(
   {
-    upload_id: Type.String({ description: 'From POST /api/v1/upload.' }),
+    upload_id: Type.String({ pattern: NO_NUL, description: 'From POST /api/v1/upload.' }),
     target_format: Type.String({ description: 'An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format.' }),
     ...optionFields,
   },

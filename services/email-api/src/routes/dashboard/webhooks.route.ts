@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { AppError, Nullable, type ServiceApp } from '@mailconv/platform';
+import { AppError, NO_NUL, Nullable, type ServiceApp } from '@mailconv/platform';
 import { planOf, type EmailDeps } from '../../deps.js';
 import { MAX_ACTIVE_WEBHOOKS } from '../../repositories/webhooks.repository.js';
 import { SECURED, errors, secured } from '../../schemas.js';
@@ -67,7 +67,7 @@ export function registerWebhookRoutes(app: ServiceApp, deps: EmailDeps): void {
         tags,
         summary: 'Delete a webhook endpoint',
         security: SECURED,
-        querystring: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'The webhook id (`wh_…`).' }) }),
+        querystring: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL, description: 'The webhook id (`wh_…`).' }) }),
         response: secured({ 200: Type.Object({ success: Type.Boolean(), webhook_id: Type.String() }), ...errors(400, 401, 403, 404, 429, 500) }),
       },
     },

@@ -110,6 +110,7 @@ const ResultsResponse = Type.Object({
   results: Type.Array(ResultItem, { description: 'In input order; empty past the last page.' }),
 });
 
+/** A job id; a longer one is refused (400) before any lookup. */
 const JobParams = Type.Object({ job_id: Type.String({ maxLength: 64 }) });
 
 /** `POST/GET /api/v1/jobs`, `GET/DELETE /api/v1/jobs/{job_id}`, `GET /api/v1/jobs/{job_id}/results`. */
@@ -251,7 +252,7 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
         summary: 'Status and counters of one job',
         security: SECURED,
         params: JobParams,
-        response: secured({ 200: JobStatusResponse, ...errors(401, 404, 429, 500) }),
+        response: secured({ 200: JobStatusResponse, ...errors(400, 401, 404, 429, 500) }),
       },
     },
     async (request) => jobView(await jobs.get(request.principal!, request.params.job_id)),
@@ -268,7 +269,7 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
           'A completed, failed or cancelled job is 409 `job_not_cancellable` (with its `status`).',
         security: SECURED,
         params: JobParams,
-        response: secured({ 200: CancelResponse, ...errors(401, 404, 409, 429, 500) }),
+        response: secured({ 200: CancelResponse, ...errors(400, 401, 404, 409, 429, 500) }),
       },
     },
     async (request) => jobs.cancel(request.principal!, request.params.job_id),
