@@ -15,6 +15,7 @@ import { ConversionError, failed, invalid, quote, type ConversionFailure } from 
 import { ownForSandbox, prepareSandboxRoot, runSandboxed, sandboxCapabilities, SANDBOX_GID, type SandboxCapabilities } from './exec/exec.js';
 import type { Engine, EngineProbe, JobContext } from './engines/engine.js';
 import { packageFile } from './engines/engine.js';
+import { CalibreEngine } from './engines/calibre.engine.js';
 import { FfmpegEngine } from './engines/ffmpeg.engine.js';
 import { GhostscriptEngine } from './engines/ghostscript.engine.js';
 import { ImageMagickEngine } from './engines/imagemagick.engine.js';
@@ -102,6 +103,7 @@ export class Converter {
     const all: Engine[] = [
       new LibreOfficeEngine({ ...config.libreoffice, workDir: join(config.workDir, 'libreoffice') }),
       new PandocEngine(),
+      new CalibreEngine(),
       new SharpEngine(),
       new ImageMagickEngine(),
       new Img2PdfEngine(),

@@ -44,7 +44,7 @@ export interface FormatListing extends FormatInfo {
  * its fallbacks (e.g. sharp, then ImageMagick).
  */
 export const ENGINE_ORDER = [
-  'libreoffice', 'pandoc', 'sharp', 'imagemagick', 'img2pdf', 'tesseract', 'ffmpeg', 'poppler', 'qpdf', 'ghostscript',
+  'libreoffice', 'pandoc', 'calibre', 'sharp', 'imagemagick', 'img2pdf', 'tesseract', 'ffmpeg', 'poppler', 'qpdf', 'ghostscript',
 ] as const;
 
 /** Chains through an intermediate format, used only when no direct route exists. */
