@@ -29,7 +29,7 @@ const FILE_MIME: Readonly<Record<string, readonly string[]>> = {
 /** `identify`'s format name per image target (decodes the picture). */
 const MAGICK: Readonly<Record<string, readonly string[]>> = {
   png: ['PNG'], jpg: ['JPEG'], webp: ['WEBP'], gif: ['GIF'], tiff: ['TIFF'], bmp: ['BMP', 'BMP3'], ico: ['ICO'], ppm: ['PPM', 'PNM'],
-  pgm: ['PGM', 'PNM'], pbm: ['PBM', 'PNM'], pam: ['PAM'], pfm: ['PFM'], psd: ['PSD'], psb: ['PSB'], dds: ['DDS'], fits: ['FITS'],
+  pgm: ['PGM', 'PNM'], pbm: ['PBM', 'PNM'], pam: ['PAM'], pfm: ['PFM'], psd: ['PSD'], psb: ['PSB', 'PSD'], dds: ['DDS'], fits: ['FITS'],
   ras: ['SUN'], sgi: ['SGI'], xbm: ['XBM'], xpm: ['XPM'], pcx: ['PCX'], tga: ['TGA'], jp2: ['JP2'], j2k: ['J2K', 'JPC'], hdr: ['HDR'],
   miff: ['MIFF'], wbmp: ['WBMP'], dpx: ['DPX'], xwd: ['XWD'], viff: ['VIFF'], mng: ['MNG'], jng: ['JNG'], vicar: ['VICAR'],
 };
@@ -119,6 +119,8 @@ async function judge(path: string, to: string): Promise<string> {
     const byFile = (FILE_MIME[to] ?? []).includes(mime);
     if (FILE_MIME[to] && mime !== 'application/octet-stream' && !byFile) throw new Error(`file: ${mime}`);
     if (!byMagick && !(byFile && to === 'avif')) throw new Error(`identify: ${format || r.stderr.trim().split('\n')[0]}`);
+    // ImageMagick reads a large-document Photoshop file with its PSD coder: libmagic tells them apart.
+    if (to === 'psb' && !(await describe(path)).includes('(PSB)')) throw new Error(`file: ${await describe(path)}`);
     return byFile ? `file: ${mime}; identify: ${format} ${w}x${h}` : `identify: ${format} ${w}x${h}`;
   }
   if (to === 'avif') {
