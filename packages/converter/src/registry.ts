@@ -45,7 +45,12 @@ export interface FormatListing extends FormatInfo {
  */
 export const ENGINE_ORDER = [
   'libreoffice', 'pandoc', 'sharp', 'imagemagick', 'img2pdf', 'tesseract', 'ffmpeg', 'poppler', 'qpdf', 'ghostscript',
+  // Issue 12: each brings formats of its own; where two overlap the first is the quicker or more faithful.
+  'data', 'subtitles', 'rsvg', 'inkscape', 'potrace', 'libheif', 'libjxl', 'libraw', 'sox', 'bsdtar', 'assimp', 'fontforge',
 ] as const;
+
+const RASTER_OUT = ['png', 'jpg', 'webp', 'gif', 'tiff', 'avif', 'bmp', 'ico', 'ppm', 'pgm', 'pbm', 'heic', 'jxl', 'pdf'];
+const RECORDS = ['tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'ini'];
 
 /** Chains through an intermediate format, used only when no direct route exists. */
 const CHAINS: readonly { from: readonly string[]; via: string; to: readonly string[] }[] = [
@@ -56,6 +61,19 @@ const CHAINS: readonly { from: readonly string[]; via: string; to: readonly stri
   // Images img2pdf cannot read become PNG first.
   { from: ['webp', 'avif', 'bmp', 'ico', 'ppm', 'psd'], via: 'png', to: ['pdf'] },
   { from: ['avif', 'ico', 'psd', 'bmp'], via: 'png', to: ['txt'] },
+  // Issue 12. Vector, HEIC and JPEG XL pictures to any raster format (and raster to HEIC/JPEG XL) through PNG.
+  { from: ['heic', 'jxl', 'svg', 'svgz', 'emf', 'wmf', 'eps', 'ps', 'webp', 'gif', 'tiff', 'avif', 'bmp', 'ico', 'ppm', 'pgm', 'pbm', 'psd'], via: 'png', to: RASTER_OUT },
+  // Camera raw is developed to TIFF first.
+  { from: ['dng'], via: 'tiff', to: RASTER_OUT },
+  // A bitmap traced to SVG (potrace reads BMP); to EPS/PS it stays a picture, through PDF.
+  { from: ['png', 'jpg', 'gif', 'tiff', 'webp'], via: 'bmp', to: ['svg'] },
+  { from: ['png', 'jpg', 'gif', 'tiff'], via: 'pdf', to: ['eps', 'ps'] },
+  { from: ['eps', 'ps'], via: 'pdf', to: ['svg', 'emf', 'wmf'] },
+  // Tables: data formats to spreadsheets through CSV, and back.
+  { from: [...RECORDS, 'vcf', 'ics'], via: 'csv', to: ['xlsx', 'ods', 'xls'] },
+  { from: ['xlsx', 'xls', 'ods'], via: 'csv', to: RECORDS },
+  // The audio formats SoX writes, from anything FFmpeg reads, through WAV.
+  { from: ['mp3', 'ogg', 'opus', 'm4a', 'caf', 'w64', 'wv', 'mp4', 'webm', 'mkv', 'mov', 'avi'], via: 'wav', to: ['8svx', 'avr', 'sph', 'amr'] },
 ];
 
 /** Routing data over a set of available engines. */
@@ -84,6 +102,7 @@ export class Registry {
    * for OCR that cannot do it fails rather than return a copy without text (issue 12).
    */
   routes(from: string, to: string, opts: { ocr?: boolean } = {}): Route[] {
+    if (from === to) return [];
     // Pairs another engine does too, where OCR runs only when asked for (ocr_language).
     const ocrPair = (formatInfo(from)?.family === 'image' && to === 'pdf') || (from === 'pdf' && (to === 'pdf' || to === 'txt'));
     const usesOcr = (r: Route): boolean => r.steps.some((s) => s.engine === 'tesseract');
@@ -97,11 +116,16 @@ export class Registry {
 
   private chains(from: string, to: string, opts: { ocr?: boolean }): Route[] {
     const out: Route[] = [];
+    const seen = new Set<string>();
     for (const c of CHAINS) {
       if (!c.from.includes(from) || !c.to.includes(to)) continue;
       for (const first of this.direct(from, c.via)) {
         for (const second of this.routes(c.via, to, opts)) {
           if (second.steps.length !== 1) continue;
+          // Two chain entries may name the same route (webp → png → pdf): keep it once.
+          const key = `${first}:${c.via}:${second.steps.map((s) => s.engine).join(',')}`;
+          if (seen.has(key)) continue;
+          seen.add(key);
           out.push({ steps: [{ engine: first, from, to: c.via }, ...second.steps] });
         }
       }

@@ -7,10 +7,10 @@ import { dirname } from 'node:path';
 import { packageFile, probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
 const CONVERT = '/usr/bin/convert';
-const READS = ['png', 'jpg', 'webp', 'gif', 'tiff', 'bmp', 'ico', 'ppm', 'psd'] as const;
-const WRITES = ['png', 'jpg', 'webp', 'gif', 'tiff', 'bmp', 'ico', 'ppm'] as const;
+const READS = ['png', 'jpg', 'webp', 'gif', 'tiff', 'bmp', 'ico', 'ppm', 'pgm', 'pbm', 'psd'] as const;
+const WRITES = ['png', 'jpg', 'webp', 'gif', 'tiff', 'bmp', 'ico', 'ppm', 'pgm', 'pbm'] as const;
 /** Formats sharp handles on both sides: ImageMagick is only their fallback. */
-const EXOTIC = new Set(['bmp', 'ico', 'ppm', 'psd']);
+const EXOTIC = new Set(['bmp', 'ico', 'ppm', 'pgm', 'pbm', 'psd']);
 
 /** The ImageMagick engine. */
 export class ImageMagickEngine implements Engine {

@@ -3,6 +3,7 @@
  * family. Extensions are the canonical ids (`jpg`, not `jpeg`); {@link normaliseExtension}
  * maps aliases.
  */
+import { EXTRA_GROUPS } from './data/extra.js';
 
 /** Families group formats for presets, options and the formats listing. */
 export type FormatFamily =
@@ -15,7 +16,16 @@ export type FormatFamily =
   | 'ebook'
   | 'markup'
   | 'pdf'
-  | 'text';
+  | 'text'
+  // Families of formats the engines of issue 12 bring.
+  | 'data'
+  | 'subtitle'
+  | 'contact'
+  | 'calendar'
+  | 'vector'
+  | 'archive'
+  | 'model'
+  | 'font';
 
 /** One catalogue entry. */
 export interface FormatInfo {
@@ -25,6 +35,12 @@ export interface FormatInfo {
   readonly name: string;
   /** Paged formats: `page_range` applies, `pages` is reported. */
   readonly paged?: boolean;
+}
+
+/** One entry as the data files (`formats/data/*.ts`) write it. */
+export interface FormatEntry extends FormatInfo {
+  /** Other extensions meaning the same format, mapped to `ext` on input. */
+  readonly aliases?: readonly string[];
 }
 
 const F = (ext: string, mime_type: string, family: FormatFamily, name: string, paged?: boolean): FormatInfo =>
@@ -72,6 +88,7 @@ export const FORMATS: readonly FormatInfo[] = [
   F('tex', 'application/x-tex', 'markup', 'LaTeX'),
   F('epub', 'application/epub+zip', 'ebook', 'EPUB e-book'),
   F('txt', 'text/plain', 'text', 'Plain text'),
+  ...EXTRA_GROUPS.flat().map(({ aliases: _aliases, ...rest }) => rest),
 ];
 
 const BY_EXT = new Map(FORMATS.map((f) => [f.ext, f]));
@@ -85,6 +102,7 @@ const ALIASES: Readonly<Record<string, string>> = {
   text: 'txt',
   latex: 'tex',
   oga: 'ogg',
+  ...Object.fromEntries(EXTRA_GROUPS.flat().flatMap((e) => (e.aliases ?? []).map((a) => [a, e.ext]))),
 };
 
 /** Lower-cases, strips a leading dot and maps aliases (`JPEG` → `jpg`). */

@@ -11,7 +11,8 @@
  * - zip containers (docx, xlsx, pptx, odt, ods, odp, epub): the central directory through
  *   yauzl — entry count, declared expansion and ratio — and the head of every XML part for
  *   a DTD that declares entities (OOXML, ODF and EPUB never need one; entity expansion and
- *   external entities both start there).
+ *   external entities both start there);
+ * - archives (zip, 7z, tar.*, cpio, iso): their listing, in `archive-guard.ts`.
  *
  * A file over a limit fails with `conversion_failed` and a message naming the limit and
  * the measured value; a broken header is left to the engine (it fails with its own clear
@@ -24,6 +25,7 @@ import { ConversionError, failed } from '../errors.js';
 import { runSandboxed } from '../exec/exec.js';
 import { packageFile, jobLimits, type JobContext } from '../engines/engine.js';
 import { formatInfo } from '../formats/catalogue.js';
+import { inspectArchive } from './archive-guard.js';
 
 /** What a bomb check allows. */
 export interface InputLimits {
@@ -64,6 +66,7 @@ export interface InputFacts {
 const ZIP_CONTAINERS = new Set(['docx', 'xlsx', 'pptx', 'odt', 'ods', 'odp', 'epub']);
 const DEMUXER: Readonly<Record<string, string>> = {
   wav: 'wav', mp3: 'mp3', flac: 'flac', ogg: 'ogg', opus: 'ogg', m4a: 'mov', mp4: 'mov', mov: 'mov', webm: 'matroska', mkv: 'matroska', avi: 'avi',
+  aiff: 'aiff', au: 'au', caf: 'caf', w64: 'w64', wv: 'wv', voc: 'voc', amr: 'amr', avr: 'avr', '8svx': 'iff', sph: 'nistsphere',
 };
 /** Bytes of each XML part read for a DTD; declarations come before the root element. */
 const XML_HEAD_BYTES = 16 * 1024;
@@ -79,6 +82,7 @@ export async function inspectInput(path: string, ext: string, limits: InputLimit
   if (family === 'image') return inspectImage(path, limits, job);
   if (family === 'audio' || family === 'video') return inspectMedia(path, ext, limits, job);
   if (ZIP_CONTAINERS.has(ext)) return inspectZip(path, ext, limits);
+  if (family === 'archive') return inspectArchive(path, ext, limits, job);
   return {};
 }
 
