@@ -7,11 +7,14 @@
  * - a table written from a nested value: the records are found by unwrapping single-key
  *   objects (`{rows: {row: […]}}`, as XML gives them), nested objects become dotted columns
  *   (`address.city`) and arrays JSON text;
- * - JSON/YAML keep everything; NDJSON is one value a line (an array when read);
+ * - JSON/YAML keep everything; NDJSON is one record a line (an array when read);
  * - TOML needs a table at the top (an array becomes `records = [...]`) and has no null (dropped);
  * - XML elements become keys, attributes `@_name`, text `#text`; a written array becomes
- *   `<records><record>…</record></records>` and keys that are not XML names are made so;
- * - INI: sections ↔ top-level objects (an array of records becomes sections `record1`, …).
+ *   `<records><record>…</record></records>` (`{people: […]}`: `<people><record>…`) and keys
+ *   that are not XML names are made so;
+ * - INI: sections ↔ top-level objects; an object of objects becomes one row per entry with
+ *   its key in a `_section` column, which names the sections again when written as INI
+ *   (otherwise records become sections `record1`, …, their values flattened).
  */
 import { parse as parseCsv } from 'csv-parse/sync';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
@@ -101,8 +104,21 @@ export function checkDepth(value: Value): void {
 export function toRecords(value: Value): Rec[] {
   let v = value;
   while (isObject(v) && Object.keys(v).length === 1 && (isObject(Object.values(v)[0]) || Array.isArray(Object.values(v)[0]))) v = Object.values(v)[0];
+  // An object of objects (INI sections, a JSON map of records): one row each, its key kept as `_section`.
+  if (isObject(v) && Object.keys(v).length > 1 && Object.values(v).every(isObject)) {
+    return Object.entries(v).map(([k, r]) => ({ [SECTION]: k, ...(r as Rec) }));
+  }
   const list = Array.isArray(v) ? v : [v];
   return list.map((item) => (isObject(item) ? item : { value: item }));
+}
+
+/** The column that carries an INI section's (or a map entry's) name through a table. */
+export const SECTION = '_section';
+
+/** INI holds sections of scalars (and top-level scalars); anything deeper is written as records. */
+function iniShaped(v: Value): v is Rec {
+  const scalar = (x: unknown): boolean => !isObject(x) && !Array.isArray(x);
+  return isObject(v) && Object.values(v).every((x) => scalar(x) || (isObject(x) && Object.values(x).every(scalar)));
 }
 
 /** One record as flat columns: nested objects dotted, arrays as JSON, null as empty. */
@@ -157,7 +173,8 @@ export function writeData(value: Value, format: string): string {
     case 'json':
       return `${JSON.stringify(value, null, 2)}\n`;
     case 'ndjson':
-      return `${(Array.isArray(value) ? value : [value]).map((v) => JSON.stringify(v)).join('\n')}\n`;
+      // One record a line: a table wrapped in an object (`{people: […]}`) gives its rows.
+      return `${(Array.isArray(value) ? value : toRecords(value)).map((v) => JSON.stringify(v)).join('\n')}\n`;
     case 'yaml':
       return YAML.stringify(value);
     case 'toml': {
@@ -167,16 +184,22 @@ export function writeData(value: Value, format: string): string {
     case 'xml': {
       let root: Value;
       if (Array.isArray(value)) root = { records: { record: value } };
-      else if (isObject(value) && Object.keys(value).length === 1 && !Object.keys(value)[0]?.startsWith('@_')) root = value;
+      else if (isObject(value) && Object.keys(value).length === 1 && !Object.keys(value)[0]?.startsWith('@_')) {
+        // One root element; a list under it (`{people: […]}` from TOML or YAML) becomes its `record` children.
+        const [[key, inner]] = Object.entries(value) as [[string, unknown]];
+        root = Array.isArray(inner) ? { [key]: { record: inner } } : value;
+      }
       else root = { root: isObject(value) ? value : { value } };
       const body = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', format: true, suppressEmptyNode: true }).build(xmlSafe(root)) as string;
       return `<?xml version="1.0" encoding="UTF-8"?>\n${body}`;
     }
     case 'ini': {
-      let obj: Rec;
-      if (isObject(value)) obj = value;
-      else obj = Object.fromEntries(toRecords(value).map((r, i) => [`record${i + 1}`, r]));
-      return ini.stringify(obj);
+      if (iniShaped(value)) return ini.stringify(value);
+      const sections = toRecords(value).map((r, i) => {
+        const { [SECTION]: name, ...rest } = flatten(r);
+        return [name || `record${i + 1}`, rest] as const;
+      });
+      return ini.stringify(Object.fromEntries(sections));
     }
     default:
       throw new DataError(`Cannot write ${format}.`);
