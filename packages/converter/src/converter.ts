@@ -15,6 +15,7 @@ import { ConversionError, failed, invalid, quote, type ConversionFailure } from 
 import { ownForSandbox, prepareSandboxRoot, runSandboxed, sandboxCapabilities, SANDBOX_GID, type SandboxCapabilities } from './exec/exec.js';
 import type { Engine, EngineProbe, JobContext } from './engines/engine.js';
 import { packageFile } from './engines/engine.js';
+import { CalibreEngine } from './engines/calibre.engine.js';
 import { FfmpegEngine } from './engines/ffmpeg.engine.js';
 import { GhostscriptEngine } from './engines/ghostscript.engine.js';
 import { ImageMagickEngine } from './engines/imagemagick.engine.js';
@@ -40,6 +41,7 @@ import { SoxEngine } from './engines/sox.engine.js';
 import { SubtitleEngine } from './engines/subtitle.engine.js';
 import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
+import { provenPairs, readProof } from './proven-pairs.js';
 import { Registry, type Route } from './registry.js';
 import { DEFAULT_INPUT_LIMITS, inspectInput, type InputFacts, type InputLimits } from './guards/input-guard.js';
 
@@ -62,6 +64,13 @@ export interface ConverterConfig {
   readonly libreoffice?: Omit<LibreOfficePoolOptions, 'workDir'>;
   /** Start the LibreOffice pool now instead of on the first office job. */
   readonly prestart?: boolean;
+  /**
+   * Route every pair the engines could do, proven or not: for the matrix runner only. By
+   * default only the pairs in the committed proof (`proven-pairs.json`) are listed and routed.
+   */
+  readonly candidatePairs?: boolean;
+  /** Another proof file (tests); default the package's own. */
+  readonly proofFile?: string;
 }
 
 /** One conversion. */
@@ -101,7 +110,7 @@ const DEFAULT_QUALITY: Readonly<Record<string, number>> = { pdf: 90, jpg: 85, we
 /** The conversion engine. */
 export class Converter {
   private constructor(
-    private readonly config: Required<Omit<ConverterConfig, 'libreoffice' | 'prestart' | 'inputLimits' | 'maxCpuSeconds'>> & { maxCpuSeconds?: number; limits: InputLimits },
+    private readonly config: Required<Omit<ConverterConfig, 'libreoffice' | 'prestart' | 'inputLimits' | 'maxCpuSeconds' | 'candidatePairs' | 'proofFile'>> & { maxCpuSeconds?: number; limits: InputLimits },
     private readonly engines: ReadonlyMap<string, Engine>,
     private readonly probeResults: readonly EngineProbe[],
     /** The routing data (formats and targets listings). */
@@ -114,6 +123,7 @@ export class Converter {
     const all: Engine[] = [
       new LibreOfficeEngine({ ...config.libreoffice, workDir: join(config.workDir, 'libreoffice') }),
       new PandocEngine(),
+      new CalibreEngine(),
       new SharpEngine(),
       new ImageMagickEngine(),
       new Img2PdfEngine(),
@@ -137,6 +147,7 @@ export class Converter {
     ];
     const probes = await Promise.all(all.map((e) => e.probe()));
     const available = all.filter((_, i) => probes[i]?.available);
+    const proven = config.candidatePairs ? undefined : provenPairs(await readProof(config.proofFile));
     const converter = new Converter(
       {
         workDir: config.workDir,
@@ -149,7 +160,7 @@ export class Converter {
       },
       new Map(available.map((e) => [e.name, e])),
       probes,
-      new Registry(available),
+      new Registry(available, proven ? { proven } : {}),
     );
     if (config.prestart) await converter.libreoffice?.start();
     return converter;

@@ -8,7 +8,8 @@ export { DEFAULT_INPUT_LIMITS, type InputFacts, type InputLimits } from './guard
 export { detectFormat, type Detection } from './formats/detect.js';
 export { FORMATS, formatInfo, normaliseExtension, type FormatFamily, type FormatInfo } from './formats/catalogue.js';
 export { OCR_LANGUAGES, PRESETS, parseOptions, parsePageRange, type ConversionOptions, type PageSpan, type Preset } from './options.js';
-export { Registry, ENGINE_ORDER, type FormatListing, type Route, type RouteStep, type TargetListing } from './registry.js';
+export { Registry, ENGINE_ORDER, INTERMEDIATES, type FormatListing, type ProvenPairs, type RegistryOptions, type Route, type RouteStep, type TargetListing } from './registry.js';
+export { PROOF_FILE, provenPairs, readProof, type FailedPair, type ProofFile, type ProvenPair } from './proven-pairs.js';
 export type { EngineProbe } from './engines/engine.js';
 export type { LibreOfficePoolOptions, PoolStats } from './engines/libreoffice-pool.js';
 export { allowSandboxTraversal, ownForSandbox, runSandboxed, sandboxCapabilities, shareWithSandbox, type ExecResult, type RunOptions, type SandboxCapabilities } from './exec/exec.js';

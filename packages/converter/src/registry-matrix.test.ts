@@ -1,85 +1,109 @@
-// Every pair the registry lists is converted here once, so `GET /formats/{ext}/targets`
-// only ever lists tested pairs. One sample per source format is made from the fixtures by
-// the engines themselves (or by the independent tools for the few nothing here writes),
-// and every output must be recognised as its target format from its bytes.
+// The committed proof (proven-pairs.json, written by `npm run matrix`) and the registry agree,
+// and a bounded, deterministic sample of the proven pairs is proved again on every run: each
+// source format once, each engine chain once, and a few more, chosen by a seed that changes
+// daily (MATRIX_SEED=<n> repeats a run). The full matrix takes far longer than the suite's
+// budget; `npm run matrix` re-proves everything.
 import assert from 'node:assert/strict';
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Converter } from './converter.js';
-import { detectFormat } from './formats/detect.js';
-import { makeExtraSamples } from './testing/extra-samples.js';
-import { fixture, tool, scratchDir } from './testing/tools.js';
+import { readProof, type ProofFile, type ProvenPair } from './proven-pairs.js';
+import { runPairs } from './testing/matrix/run.js';
+import { makeSamples } from './testing/matrix/samples.js';
+import { scratchDir } from './testing/tools.js';
 
 let dir: string;
 let conv: Converter;
-const samples = new Map<string, string>();
+let proof: ProofFile;
 
 before(async () => {
   dir = await scratchDir('conv-matrix-');
-  conv = await Converter.create({ workDir: join(dir, 'work'), timeoutMs: 60_000, maxInputPixels: 4_000_000, libreoffice: { instances: 1 } });
+  proof = await readProof();
+  conv = await Converter.create({ workDir: join(dir, 'work'), timeoutMs: 120_000, maxInputPixels: 4_000_000, libreoffice: { instances: 1 } });
 });
 after(async () => {
   await conv.close();
   await rm(dir, { recursive: true, force: true });
 });
 
-async function make(from: string, to: string): Promise<void> {
-  const r = await conv.convert({ inputPath: samples.get(from) as string, sourceFormat: from, targetFormat: to, outputPath: join(dir, 'samples', `sample.${to}`) });
-  if (!r.ok) assert.fail(`making the ${to} sample from ${from}: ${JSON.stringify(r.error)}`);
-  samples.set(to, r.output.path);
+const key = (p: { from: string; to: string }): string => `${p.from}>${p.to}`;
+
+test('the registry lists exactly the proven pairs, each along the chain that was proved', async () => {
+  const proven = new Map(proof.pairs.map((p) => [key(p), p]));
+  assert.equal(proven.size, proof.pairs.length, 'a pair is in the proof twice');
+  const listed = conv.registry.pairs();
+  // Nothing listed that was not proved (the registry filters by the file: this guards the filter).
+  for (const p of listed) assert.ok(proven.has(key(p)), `${key(p)} is listed but not proven`);
+  // Nothing proved that is not listed: a proven pair the engines no longer route means the proof is stale.
+  const listedKeys = new Set(listed.map(key));
+  const stale = proof.pairs.filter((p) => !listedKeys.has(key(p))).map(key);
+  assert.deepEqual(stale, [], 'proven but not routable any more: re-run `npm run matrix`');
+  // The listing shows the chain that was proved; the routing prefers it too.
+  for (const from of new Set(listed.map((p) => p.from))) {
+    for (const t of conv.registry.targets(from)) {
+      const p = proven.get(key({ from, to: t.format })) as ProvenPair;
+      assert.deepEqual(t.engines, p.engines, `${from} → ${t.format}`);
+      assert.equal(t.via, p.via, `${from} → ${t.format} via`);
+    }
+  }
+  // The counts the API reports come from the same data.
+  assert.equal(proof.totals.proven, proof.pairs.length);
+  assert.equal(proof.totals.failed, proof.failed.length);
+  assert.ok(listed.length >= 2_500, `${listed.length} pairs`);
+});
+
+test('the proof is current: every proven chain is still the one the engines would take first', async () => {
+  const candidates = await Converter.create({ workDir: join(dir, 'cand'), candidatePairs: true, libreoffice: { instances: 1 } });
+  try {
+    const preferred = new Map(candidates.registry.candidatePairs().map((c) => [key(c), c.route.steps.map((s) => s.engine).join('>')]));
+    const changed = proof.pairs.filter((p) => preferred.get(key(p)) !== p.engines.join('>')).map((p) => `${key(p)}: proved ${p.engines.join('>')}, now ${preferred.get(key(p)) ?? 'no route'}`);
+    assert.deepEqual(changed, [], 're-run `npm run matrix`');
+    // Every candidate was tried: proven, failed (with a reason) or without a sample.
+    const accounted = new Set([...proof.pairs, ...proof.failed].map(key));
+    const untried = [...preferred.keys()].filter((k) => !accounted.has(k) && !proof.no_sample.includes(k.split('>')[0] as string));
+    assert.deepEqual(untried, [], 'candidate pairs the proof does not mention: re-run `npm run matrix`');
+  } finally {
+    await candidates.close();
+  }
+});
+
+/** A small deterministic PRNG (mulberry32). */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
-test('every listed pair converts, and the output is its target format', async () => {
-  for (const [ext, file] of [['docx', 'sample.docx'], ['xlsx', 'sample.xlsx'], ['pptx', 'sample.pptx'], ['png', 'scanned-page.png'], ['wav', 'sample.wav'], ['md', 'sample.md']] as const) {
-    samples.set(ext, fixture(file));
+test('a seeded sample of the proven pairs converts again and passes the independent checks', { timeout: 900_000 }, async () => {
+  const seed = Number(process.env.MATRIX_SEED ?? Math.floor(Date.now() / 86_400_000));
+  const rand = prng(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
+  const chosen = new Map<string, ProvenPair>();
+  const bySource = new Map<string, ProvenPair[]>();
+  const byChain = new Map<string, ProvenPair[]>();
+  for (const p of proof.pairs) {
+    bySource.set(p.from, [...(bySource.get(p.from) ?? []), p]);
+    byChain.set(p.engines.join('>'), [...(byChain.get(p.engines.join('>')) ?? []), p]);
   }
-  // A half-second 64×48 clip with sound; a Photoshop file and an EPUB (nothing here writes them).
-  const mp4 = join(dir, 'clip.mp4');
-  tool('/usr/bin/ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=duration=0.5:size=64x48:rate=5', '-f', 'lavfi', '-i', 'sine=duration=0.5:sample_rate=8000',
-    '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', mp4]);
-  samples.set('mp4', mp4);
-  const psd = join(dir, 'sample.psd');
-  tool('/usr/bin/convert', [fixture('sample.png'), psd]);
-  samples.set('psd', psd);
-  const epub = join(dir, 'sample.epub');
-  tool('/usr/bin/pandoc', [fixture('sample.md'), '--metadata', 'title=Sample', '-o', epub]);
-  samples.set('epub', epub);
-  for (const t of ['doc', 'odt', 'rtf', 'txt', 'pdf']) await make('docx', t);
-  for (const t of ['xls', 'ods', 'csv']) await make('xlsx', t);
-  for (const t of ['ppt', 'odp']) await make('pptx', t);
-  for (const t of ['jpg', 'webp', 'gif', 'tiff', 'avif', 'bmp', 'ico', 'ppm']) await make('png', t);
-  for (const t of ['mp3', 'flac', 'ogg', 'opus', 'm4a']) await make('wav', t);
-  for (const t of ['webm', 'mkv', 'mov', 'avi']) await make('mp4', t);
-  for (const t of ['html', 'rst', 'org', 'tex']) await make('md', t);
-  // Issue 12's formats: one sample each, made by independent tools (testing/extra-samples.ts);
-  // a pair whose source must be shaped for its target (a contact table → vCard) has its own.
-  const extra = await makeExtraSamples(join(dir, 'extra'));
-  for (const [key, file] of extra) samples.set(key, file);
-
-  const pairs = conv.registry.pairs();
-  const failures: string[] = [];
-  let n = 0;
-  for (const { from, to } of pairs) {
-    const input = samples.get(`${from}>${to}`) ?? samples.get(from);
-    if (!input) {
-      failures.push(`${from}: no sample`);
-      continue;
-    }
-    const out = join(dir, 'out', `${n++}-${from}.${to}`);
-    const r = await conv.convert({ inputPath: input, sourceFormat: from, targetFormat: to, outputPath: out });
-    if (!r.ok) {
-      failures.push(`${from} → ${to}: ${r.error.code} ${r.error.detail ?? r.error.message}`);
-      continue;
-    }
-    // Binary targets are recognised by their magic numbers or containers; text targets must
-    // be valid UTF-8 text (HTML by its content), the name only breaking the text tie.
-    // (OCR of a page shrunk to an icon may find no text: an empty .txt is a valid answer.)
-    const emptyText = to === 'txt' && r.output.size_bytes === 0;
-    const found = await detectFormat(out, `output.${to}`);
-    if (found?.ext !== to && !emptyText) failures.push(`${from} → ${to}: output detected as ${found?.ext ?? 'nothing'}`);
-    if ((await readFile(out)).length !== r.output.size_bytes) failures.push(`${from} → ${to}: size mismatch`);
+  for (const ps of bySource.values()) chosen.set(key(pick(ps)), pick(ps));
+  for (const ps of byChain.values()) {
+    const p = pick(ps);
+    chosen.set(key(p), p);
   }
-  assert.deepEqual(failures, []);
-  assert.ok(pairs.length > 1100, `${pairs.length} pairs`);
+  for (let i = 0; i < 10; i++) {
+    const p = pick(proof.pairs);
+    chosen.set(key(p), p);
+  }
+  const pairs = [...chosen.values()];
+  const samples = await makeSamples(conv, [...new Set(pairs.map((p) => p.from))], join(dir, 'samples'));
+  const outcomes = await runPairs(conv, pairs, samples, join(dir, 'out'), { concurrency: 1 });
+  const failures = outcomes.flatMap((o) => (o.ok ? [] : [`${key(o.failure)} (${o.failure.engines.join('>')}): ${o.failure.reason}`]));
+  assert.deepEqual(failures, [], `seed ${seed}`);
+  assert.ok(pairs.length >= bySource.size, `${pairs.length} pairs re-proved (seed ${seed})`);
 });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { CalibreEngine } from './engines/calibre.engine.js';
 import { FfmpegEngine } from './engines/ffmpeg.engine.js';
 import { ImageMagickEngine } from './engines/imagemagick.engine.js';
 import { Img2PdfEngine } from './engines/img2pdf.engine.js';
@@ -12,7 +13,7 @@ import { TesseractEngine } from './engines/tesseract.engine.js';
 import { Registry } from './registry.js';
 
 const all = () => [
-  new LibreOfficeEngine({ workDir: '/nonexistent' }), new PandocEngine(), new SharpEngine(), new ImageMagickEngine(),
+  new LibreOfficeEngine({ workDir: '/nonexistent' }), new PandocEngine(), new CalibreEngine(), new SharpEngine(), new ImageMagickEngine(),
   new Img2PdfEngine(), new TesseractEngine(), new FfmpegEngine(), new PopplerEngine(), new QpdfEngine(),
 ];
 
@@ -39,6 +40,39 @@ test('direct pairs come in fallback order; chains are used only without a direct
   assert.deepEqual(reg.routes('mp3', 'mp4'), []);
 });
 
+test('chains go through one intermediate, chosen by the source family, never back to the source or through OCR of a rendered page', () => {
+  const reg = new Registry(all());
+  const chain = (from: string, to: string): string[] | undefined => reg.routes(from, to)[0]?.steps.map((s) => `${s.engine}:${s.from}>${s.to}`);
+  assert.deepEqual(chain('pptx', 'png'), ['libreoffice:pptx>pdf', 'poppler:pdf>png']);
+  assert.deepEqual(chain('doc', 'epub'), ['libreoffice:doc>odt', 'calibre:odt>epub']);
+  assert.deepEqual(chain('mobi', 'md'), ['calibre:mobi>epub', 'pandoc:epub>md']);
+  assert.deepEqual(chain('mobi', 'doc'), ['calibre:mobi>docx', 'libreoffice:docx>doc']);
+  assert.deepEqual(chain('dbk', 'pdf'), ['pandoc:dbk>odt', 'libreoffice:odt>pdf']);
+  assert.deepEqual(chain('xcf', 'pdf'), ['imagemagick:xcf>png', 'img2pdf:png>pdf']);
+  assert.deepEqual(chain('dds', 'txt'), ['imagemagick:dds>png', 'tesseract:png>txt']);
+  // Slides to text: the PDF's own text (poppler), not OCR of it.
+  assert.deepEqual(reg.routes('pptx', 'txt').map((r) => r.steps.map((s) => s.engine)), [['libreoffice', 'poppler']]);
+  // Direct routes win: e-books are calibre's, the raster long tail ImageMagick's.
+  assert.deepEqual(chain('epub', 'mobi'), ['calibre:epub>mobi']);
+  assert.deepEqual(chain('sgi', 'xpm'), ['imagemagick:sgi>xpm']);
+  // No round trips (png → png through something) and no audio/video chains.
+  assert.deepEqual(reg.routes('jpg', 'jpg'), []);
+  assert.deepEqual(reg.routes('docx', 'docx'), []);
+  assert.deepEqual(reg.routes('wav', 'mp4'), []);
+});
+
+test('with a proof, only the proven pairs are listed and routed, the proven chain first', () => {
+  const proven = new Map([['png>jpg', ['sharp']], ['bmp>png', ['imagemagick']], ['md>docx', ['pandoc', 'libreoffice']]]);
+  const reg = new Registry(all(), { proven });
+  assert.deepEqual(reg.pairs(), [{ from: 'png', to: 'jpg' }, { from: 'bmp', to: 'png' }, { from: 'md', to: 'docx' }]);
+  assert.deepEqual(reg.routes('png', 'webp'), []);
+  assert.deepEqual(reg.targets('md').map((t) => [t.format, t.engines, t.via]), [['docx', ['pandoc', 'libreoffice'], 'odt']]);
+  assert.deepEqual(reg.formats().map((f) => [f.ext, f.readable, f.writable]), [['docx', false, true], ['png', true, true], ['jpg', false, true], ['bmp', true, false], ['md', true, false]]);
+  // When the proof holds a fallback (pandoc for docx → html), that route goes first.
+  const fallbackFirst = new Registry(all(), { proven: new Map([['docx>html', ['pandoc']]]) });
+  assert.deepEqual(fallbackFirst.routes('docx', 'html').map((r) => r.steps[0]?.engine), ['pandoc', 'libreoffice']);
+});
+
 test('targets and formats listings come from the same routes', () => {
   const reg = new Registry(all());
   const docx = reg.targets('docx').map((t) => t.format);
@@ -49,8 +83,8 @@ test('targets and formats listings come from the same routes', () => {
   assert.deepEqual(png.find((t) => t.format === 'jpg')?.presets, ['web', 'print', 'thumbnail', 'archive']);
   for (const { from, to } of reg.pairs()) assert.ok(reg.routes(from, to).length > 0, `${from}→${to}`);
   const formats = reg.formats();
-  assert.ok(formats.find((f) => f.ext === 'psd')?.readable);
-  assert.equal(formats.find((f) => f.ext === 'psd')?.writable, false);
+  assert.ok(formats.find((f) => f.ext === 'xcf')?.readable);
+  assert.equal(formats.find((f) => f.ext === 'xcf')?.writable, false);
   assert.ok(reg.pairs().length > 150);
 });
 

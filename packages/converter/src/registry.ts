@@ -44,45 +44,63 @@ export interface FormatListing extends FormatInfo {
  * its fallbacks (e.g. sharp, then ImageMagick).
  */
 export const ENGINE_ORDER = [
-  'libreoffice', 'pandoc', 'sharp', 'imagemagick', 'img2pdf', 'tesseract', 'ffmpeg', 'poppler', 'qpdf', 'ghostscript',
-  // Issue 12: each brings formats of its own; where two overlap the first is the quicker or more faithful.
+  'libreoffice', 'pandoc', 'calibre', 'sharp', 'imagemagick', 'img2pdf', 'tesseract', 'ffmpeg', 'poppler', 'qpdf', 'ghostscript',
+  // Issue 12's engines: each brings formats of its own; where two overlap the first is the quicker or more faithful (rsvg before Inkscape).
   'data', 'subtitles', 'rsvg', 'inkscape', 'potrace', 'libheif', 'libjxl', 'libraw', 'sox', 'bsdtar', 'assimp', 'fontforge',
 ] as const;
 
-const RASTER_OUT = ['png', 'jpg', 'webp', 'gif', 'tiff', 'avif', 'bmp', 'ico', 'ppm', 'pgm', 'pbm', 'heic', 'jxl', 'pdf'];
-const RECORDS = ['tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'ini'];
+/**
+ * Intermediate formats the registry may chain through, per source family, in preference
+ * order: used only when no engine converts a pair directly, and only one intermediate
+ * (pptx → pdf → png, doc → odt → epub, dbk → html → mobi, xcf → png → pdf). Families not
+ * listed get no chains.
+ */
+export const INTERMEDIATES: Readonly<Partial<Record<FormatFamily, readonly string[]>>> = {
+  document: ['pdf', 'odt', 'html'],
+  // CSV: a sheet to the data formats (xlsx → csv → json).
+  spreadsheet: ['pdf', 'html', 'csv'],
+  presentation: ['pdf'],
+  markup: ['odt', 'html'],
+  ebook: ['epub', 'docx'],
+  text: ['odt', 'pdf'],
+  // TIFF: camera raw is developed to it; BMP: potrace traces it (png → bmp → svg); PDF: a picture to EPS/PS.
+  image: ['png', 'tiff', 'bmp', 'pdf'],
+  pdf: ['png'],
+  // Issue 12: vector pictures to rasters through PNG, EPS/PS to SVG/EMF/WMF through PDF.
+  vector: ['png', 'pdf'],
+  // The formats SoX writes, from anything FFmpeg reads.
+  audio: ['wav'],
+  video: ['wav'],
+  // Tables to spreadsheets (json → csv → xlsx).
+  data: ['csv'],
+  contact: ['csv'],
+  calendar: ['csv'],
+};
 
-/** Chains through an intermediate format, used only when no direct route exists. */
-const CHAINS: readonly { from: readonly string[]; via: string; to: readonly string[] }[] = [
-  // pandoc cannot write DOCX or PDF in its sandbox here; LibreOffice finishes from ODT.
-  { from: ['md', 'rst', 'org', 'html', 'tex', 'epub'], via: 'odt', to: ['pdf', 'docx', 'doc', 'rtf'] },
-  // Office pages and slides as images go through PDF (page_range then applies).
-  { from: ['docx', 'doc', 'odt', 'rtf', 'xlsx', 'xls', 'ods', 'pptx', 'ppt', 'odp'], via: 'pdf', to: ['png', 'jpg'] },
-  // Images img2pdf cannot read become PNG first.
-  { from: ['webp', 'avif', 'bmp', 'ico', 'ppm', 'psd'], via: 'png', to: ['pdf'] },
-  { from: ['avif', 'ico', 'psd', 'bmp'], via: 'png', to: ['txt'] },
-  // Issue 12. Vector, HEIC and JPEG XL pictures to any raster format (and raster to HEIC/JPEG XL) through PNG.
-  { from: ['heic', 'jxl', 'svg', 'svgz', 'emf', 'wmf', 'eps', 'ps', 'webp', 'gif', 'tiff', 'avif', 'bmp', 'ico', 'ppm', 'pgm', 'pbm', 'psd'], via: 'png', to: RASTER_OUT },
-  // Camera raw is developed to TIFF first.
-  { from: ['dng'], via: 'tiff', to: RASTER_OUT },
-  // A bitmap traced to SVG (potrace reads BMP); to EPS/PS it stays a picture, through PDF.
-  { from: ['png', 'jpg', 'gif', 'tiff', 'webp'], via: 'bmp', to: ['svg'] },
-  { from: ['png', 'jpg', 'gif', 'tiff'], via: 'pdf', to: ['eps', 'ps'] },
-  { from: ['eps', 'ps'], via: 'pdf', to: ['svg', 'emf', 'wmf'] },
-  // Tables: data formats to spreadsheets through CSV, and back.
-  { from: [...RECORDS, 'vcf', 'ics'], via: 'csv', to: ['xlsx', 'ods', 'xls'] },
-  { from: ['xlsx', 'xls', 'ods'], via: 'csv', to: RECORDS },
-  // The audio formats SoX writes, from anything FFmpeg reads, through WAV.
-  { from: ['mp3', 'ogg', 'opus', 'm4a', 'caf', 'w64', 'wv', 'mp4', 'webm', 'mkv', 'mov', 'avi'], via: 'wav', to: ['8svx', 'avr', 'sph', 'amr'] },
-];
+/** The pairs the matrix runner proved (proven-pairs.json): pair key `from>to` → engine chain. */
+export type ProvenPairs = ReadonlyMap<string, readonly string[]>;
+
+/** Registry options. */
+export interface RegistryOptions {
+  /**
+   * Only these pairs are listed and routed (the committed proof). Without it every pair the
+   * engines could do is a candidate: that is what the matrix runner proves.
+   */
+  readonly proven?: ProvenPairs;
+}
+
+const pairKey = (from: string, to: string): string => `${from}>${to}`;
 
 /** Routing data over a set of available engines. */
 export class Registry {
   private readonly engines: ReadonlyMap<string, Engine>;
+  private readonly proven: ProvenPairs | undefined;
+  private readonly cache = new Map<string, Route[]>();
 
   /** `engines`: the available ones (probed); order does not matter. */
-  constructor(engines: readonly Engine[]) {
+  constructor(engines: readonly Engine[], opts: RegistryOptions = {}) {
     this.engines = new Map(engines.map((e) => [e.name, e]));
+    this.proven = opts.proven;
   }
 
   private direct(from: string, to: string): string[] {
@@ -97,42 +115,58 @@ export class Registry {
   }
 
   /**
-   * Routes for a pair, best first. `ocr` (the caller asked for `ocr_language`) keeps only
-   * the routes that run tesseract for image → PDF and PDF → PDF/text: a conversion asked
-   * for OCR that cannot do it fails rather than return a copy without text (issue 12).
+   * Routes for a pair, best first; none when the registry holds a proof and the pair is not
+   * in it. `ocr` (the caller asked for `ocr_language`) keeps only the routes that run
+   * tesseract for image → PDF and PDF → PDF/text: a conversion asked for OCR that cannot do
+   * it fails rather than return a copy without text (issue 12).
    */
   routes(from: string, to: string, opts: { ocr?: boolean } = {}): Route[] {
-    if (from === to) return [];
+    const key = `${pairKey(from, to)}${opts.ocr ? '+ocr' : ''}`;
+    let routes = this.cache.get(key);
+    if (!routes) {
+      routes = this.proven && !this.proven.has(pairKey(from, to)) ? [] : this.candidates(from, to, opts.ocr === true);
+      const chain = this.proven?.get(pairKey(from, to));
+      // The proven route first: the listing shows, and a conversion runs, what was proved.
+      if (chain && !opts.ocr) {
+        const same = (r: Route): boolean => r.steps.map((s) => s.engine).join('>') === chain.join('>');
+        routes = [...routes.filter(same), ...routes.filter((r) => !same(r))];
+      }
+      this.cache.set(key, routes);
+    }
+    return routes;
+  }
+
+  /** Every route the engines could take, proven or not. */
+  private candidates(from: string, to: string, ocr: boolean): Route[] {
     // Pairs another engine does too, where OCR runs only when asked for (ocr_language).
     const ocrPair = (formatInfo(from)?.family === 'image' && to === 'pdf') || (from === 'pdf' && (to === 'pdf' || to === 'txt'));
     const usesOcr = (r: Route): boolean => r.steps.some((s) => s.engine === 'tesseract');
-    let direct: Route[] = this.direct(from, to).map((engine) => ({ steps: [{ engine, from, to }] }));
-    // OCR is slow and changes the output: only when asked to.
-    if (ocrPair && !opts.ocr) direct = direct.filter((r) => !usesOcr(r));
-    const chained = direct.length && !(ocrPair && opts.ocr && !direct.some(usesOcr)) ? [] : this.chains(from, to, opts);
-    const all = [...direct, ...chained];
-    return ocrPair && opts.ocr ? all.filter(usesOcr) : all;
+    // OCR is slow and changes the output: only when asked to; when asked, nothing else.
+    const keep = (rs: Route[]): Route[] => (ocrPair ? rs.filter((r) => usesOcr(r) === ocr) : rs);
+    const direct = keep(this.direct(from, to).map((engine) => ({ steps: [{ engine, from, to }] })));
+    return direct.length ? direct : keep(this.chains(from, to));
   }
 
-  private chains(from: string, to: string, opts: { ocr?: boolean }): Route[] {
+  private chains(from: string, to: string): Route[] {
+    const family = formatInfo(from)?.family;
     const out: Route[] = [];
-    const seen = new Set<string>();
-    for (const c of CHAINS) {
-      if (!c.from.includes(from) || !c.to.includes(to)) continue;
-      for (const first of this.direct(from, c.via)) {
-        for (const second of this.routes(c.via, to, opts)) {
-          if (second.steps.length !== 1) continue;
-          // Two chain entries may name the same route (webp → png → pdf): keep it once.
-          const key = `${first}:${c.via}:${second.steps.map((s) => s.engine).join(',')}`;
-          if (seen.has(key)) continue;
-          seen.add(key);
-          out.push({ steps: [{ engine: first, from, to: c.via }, ...second.steps] });
+    // Never a round trip to the same format.
+    if (from === to) return out;
+    for (const via of (family && INTERMEDIATES[family]) ?? []) {
+      if (via === from || via === to) continue;
+      for (const first of this.direct(from, via)) {
+        // A first hop through OCR would turn a document into its recognised text: never.
+        if (first === 'tesseract') continue;
+        for (const second of this.direct(via, to)) {
+          // OCR reads pictures: a document rendered to PDF has its text already (poppler).
+          if (second === 'tesseract' && family !== 'image') continue;
+          out.push({ steps: [{ engine: first, from, to: via }, { engine: second, from: via, to }] });
         }
       }
+      if (out.length) break;
     }
     return out;
   }
-
   /** Targets of a source format, in catalogue order. */
   targets(from: string): TargetListing[] {
     const out: TargetListing[] = [];
@@ -166,6 +200,19 @@ export class Registry {
       readable: readable.has(f.ext),
       writable: writable.has(f.ext),
     }));
+  }
+
+  /** Every pair the engines could do, proven or not, with its preferred route (for the matrix runner). */
+  candidatePairs(): { from: string; to: string; route: Route }[] {
+    const out: { from: string; to: string; route: Route }[] = [];
+    for (const f of FORMATS) {
+      if (![...this.engines.values()].some((e) => e.reads.includes(f.ext))) continue;
+      for (const t of FORMATS) {
+        const [route] = this.candidates(f.ext, t.ext, false);
+        if (route) out.push({ from: f.ext, to: t.ext, route });
+      }
+    }
+    return out;
   }
 
   /** Every routable (source, target) pair. */

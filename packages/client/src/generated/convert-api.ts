@@ -1776,7 +1776,7 @@ export interface paths {
                                 alias: string;
                                 code: string;
                             }[];
-                            /** @description Routable (source, target) pairs; each is exercised by the engine test suite. */
+                            /** @description Proven (source, target) pairs: each was converted from a real sample and its output accepted by an independent tool (`npm run matrix`, packages/converter/proven-pairs.json); only these are listed and routed. */
                             pairs_count: number;
                             presets: {
                                 description: string;
@@ -1952,7 +1952,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tested target formats of a source extension */
+        /** The proven target formats of a source extension */
         get: {
             parameters: {
                 query?: never;

@@ -192,6 +192,15 @@ describe('hostile inputs through the converter (#13)', () => {
     failsWith(await convert(docx, 'pdf'), 'conversion_failed', /declares XML entities/);
   });
 
+  test('XML sources read whole (flat ODF, DocBook) with entity declarations are refused before an engine parses them (issue 12)', { timeout: 60_000 }, async () => {
+    const fodt = join(dir, 'entities.fodt');
+    await writeFile(fodt, `<?xml version="1.0"?>${ENTITY_PROLOG.replace('w:document', 'office:document')}<office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" office:mimetype="application/vnd.oasis.opendocument.text"><office:body><office:text>&lol3; &xxe;</office:text></office:body></office:document>`);
+    failsWith(await convert(fodt, 'pdf'), 'conversion_failed', /declares XML entities/);
+    const dbk = join(dir, 'entities.dbk');
+    await writeFile(dbk, `<?xml version="1.0"?>${ENTITY_PROLOG.replace('w:document', 'article')}<article xmlns="http://docbook.org/ns/docbook" version="5.0"><para>&lol3; &xxe;</para></article>`);
+    failsWith(await convert(dbk, 'html'), 'conversion_failed', /declares XML entities/);
+  });
+
   test('pandoc turning a big docx into Markdown is stopped by its memory cap with a clear error', { timeout: 120_000 }, async () => {
     // 30 MiB of text passes the expansion check (under 50 MiB); a 256 MiB cap is far too small for pandoc's document tree.
     const small = await Converter.create({ workDir: work, timeoutMs: 60_000, maxMemoryBytes: 256 * 1024 ** 2 });

@@ -1,5 +1,6 @@
 /**
- * ImageMagick 6 for the raster formats libvips does not cover (BMP, ICO, PPM, PSD), always
+ * ImageMagick 6 for the raster formats libvips does not cover (BMP, ICO, the Netpbm family,
+ * PSD and the long tail: DDS, FITS, Sun raster, SGI, XBM, XPM, PCX, TGA, JPEG 2000, HDR, …), always
  * as `/usr/bin/convert` (a `convert` earlier on some PATHs is not ImageMagick) and always
  * under our own default-deny policy.xml, passed with MAGICK_CONFIGURE_PATH.
  */
@@ -7,10 +8,29 @@ import { dirname } from 'node:path';
 import { packageFile, probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
 const CONVERT = '/usr/bin/convert';
-const READS = ['png', 'jpg', 'webp', 'gif', 'tiff', 'bmp', 'ico', 'ppm', 'pgm', 'pbm', 'psd'] as const;
-const WRITES = ['png', 'jpg', 'webp', 'gif', 'tiff', 'bmp', 'ico', 'ppm', 'pgm', 'pbm'] as const;
 /** Formats sharp handles on both sides: ImageMagick is only their fallback. */
-const EXOTIC = new Set(['bmp', 'ico', 'ppm', 'pgm', 'pbm', 'psd']);
+const COMMON = ['png', 'jpg', 'webp', 'gif', 'tiff'] as const;
+/**
+ * The long tail, read and written. Debian 12's ImageMagick 6.9.11 has no QOI coder and no
+ * OpenEXR delegate, so neither is listed.
+ */
+const LONG_TAIL = [
+  'bmp', 'ico', 'ppm', 'pgm', 'pbm', 'pam', 'pfm', 'psd', 'psb', 'dds', 'fits', 'ras', 'sgi', 'xbm', 'xpm', 'pcx', 'tga',
+  'jp2', 'j2k', 'hdr', 'miff', 'wbmp', 'dpx', 'xwd', 'viff', 'mng', 'jng', 'vicar',
+] as const;
+/** Read only: ImageMagick 6 has no XCF writer, and writes a `.cur` as an icon (type 1). */
+const READ_ONLY = ['xcf', 'cur'] as const;
+const READS = [...COMMON, ...LONG_TAIL, ...READ_ONLY];
+const WRITES = [...COMMON, ...LONG_TAIL];
+const EXOTIC = new Set<string>([...LONG_TAIL, ...READ_ONLY]);
+/** ImageMagick coder names where they differ from our extension. */
+const CODER: Readonly<Record<string, string>> = { jpg: 'jpeg', ras: 'sun' };
+/** Targets that hold only a small picture: fit the image first. */
+const MAX_SIDE: Readonly<Record<string, number>> = { ico: 256 };
+/** Targets without alpha where a transparent picture must be flattened on white. */
+const FLATTEN = new Set(['jpg', 'jng', 'pcx', 'ppm', 'pgm', 'pbm', 'xbm', 'wbmp', 'fits', 'hdr', 'pfm', 'dpx', 'xwd', 'vicar', 'ras', 'viff']);
+/** Bilevel targets. */
+const MONOCHROME = new Set(['pbm', 'xbm', 'wbmp']);
 
 /** The ImageMagick engine. */
 export class ImageMagickEngine implements Engine {
@@ -24,7 +44,7 @@ export class ImageMagickEngine implements Engine {
   }
 
   tradesQualityForSize(to: string): boolean {
-    return to === 'jpg' || to === 'webp';
+    return to === 'jpg' || to === 'webp' || to === 'jp2' || to === 'j2k';
   }
 
   probe(): Promise<EngineProbe> {
@@ -33,13 +53,16 @@ export class ImageMagickEngine implements Engine {
 
   async convert(step: Step): Promise<void> {
     // Explicit coder prefixes: the bytes were detected, so never let ImageMagick guess again.
-    const inCoder = step.from === 'jpg' ? 'jpeg' : step.from;
-    const outCoder = step.to === 'jpg' ? 'jpeg' : step.to;
-    const args = [`${inCoder}:${step.input}[0]`, '-auto-orient'];
-    const maxDim = step.options.preset?.maxDimension ?? (step.to === 'ico' ? 256 : undefined);
+    const inCoder = CODER[step.from] ?? step.from;
+    const outCoder = CODER[step.to] ?? step.to;
+    // XCF is a layered document: merge its layers rather than take the first one.
+    const args = step.from === 'xcf' ? [`${inCoder}:${step.input}`, '-background', 'none', '-layers', 'merge'] : [`${inCoder}:${step.input}[0]`];
+    args.push('-auto-orient');
+    const maxDim = step.options.preset?.maxDimension ?? MAX_SIDE[step.to];
     if (maxDim) args.push('-resize', `${maxDim}x${maxDim}>`);
-    if (step.to === 'jpg') args.push('-background', 'white', '-flatten');
-    if (step.to === 'jpg' || step.to === 'webp') args.push('-quality', String(step.quality));
+    if (FLATTEN.has(step.to)) args.push('-background', 'white', '-flatten');
+    if (MONOCHROME.has(step.to)) args.push('-monochrome');
+    if (step.to === 'jpg' || step.to === 'webp' || step.to === 'jp2' || step.to === 'j2k') args.push('-quality', String(step.quality));
     args.push('-strip', `${outCoder}:${step.output}`);
     await runStep(step, CONVERT, args, { env: { MAGICK_CONFIGURE_PATH: this.policyDir, MAGICK_THREAD_LIMIT: '1' }, readOnly: [this.policyDir] });
   }

@@ -12,12 +12,13 @@ import { effectiveQuality } from '../options.js';
 import { probeBinaries, type Engine, type EngineProbe, type Step } from './engine.js';
 import { LibreOfficePool, PYTHON, SOFFICE_BIN, prepareProfile, type LibreOfficeJob, type LibreOfficePoolOptions } from './libreoffice-pool.js';
 
-const DOCUMENT_IN = ['docx', 'doc', 'odt', 'rtf', 'txt'];
-const DOCUMENT_OUT = ['pdf', 'docx', 'doc', 'odt', 'rtf', 'txt', 'html'];
-const SHEET_IN = ['xlsx', 'xls', 'ods', 'csv'];
-const SHEET_OUT = ['pdf', 'xlsx', 'xls', 'ods', 'csv', 'html'];
-const SLIDES_IN = ['pptx', 'ppt', 'odp'];
-const SLIDES_OUT = ['pdf', 'pptx', 'ppt', 'odp'];
+const DOCUMENT_IN = ['docx', 'doc', 'odt', 'fodt', 'rtf', 'txt'];
+const DOCUMENT_OUT = ['pdf', 'docx', 'doc', 'odt', 'fodt', 'rtf', 'txt', 'html'];
+// xlsb (Excel binary workbook): LibreOffice reads it but has no writer for it.
+const SHEET_IN = ['xlsx', 'xlsb', 'xls', 'ods', 'fods', 'csv'];
+const SHEET_OUT = ['pdf', 'xlsx', 'xls', 'ods', 'fods', 'csv', 'html'];
+const SLIDES_IN = ['pptx', 'ppt', 'odp', 'fodp'];
+const SLIDES_OUT = ['pdf', 'pptx', 'ppt', 'odp', 'fodp'];
 
 type App = 'writer' | 'calc' | 'impress';
 
@@ -34,6 +35,7 @@ const EXPORT: Readonly<Record<App, Readonly<Record<string, { filter: string; opt
     docx: { filter: 'MS Word 2007 XML' },
     doc: { filter: 'MS Word 97' },
     odt: { filter: 'writer8' },
+    fodt: { filter: 'OpenDocument Text Flat XML' },
     rtf: { filter: 'Rich Text Format' },
     txt: { filter: 'Text (encoded)', options: 'UTF8' },
     html: { filter: 'HTML (StarWriter)' },
@@ -43,6 +45,7 @@ const EXPORT: Readonly<Record<App, Readonly<Record<string, { filter: string; opt
     xlsx: { filter: 'Calc MS Excel 2007 XML' },
     xls: { filter: 'MS Excel 97' },
     ods: { filter: 'calc8' },
+    fods: { filter: 'OpenDocument Spreadsheet Flat XML' },
     // Comma, double quote, UTF-8 (76), first line as is.
     csv: { filter: 'Text - txt - csv (StarCalc)', options: '44,34,76,1' },
     html: { filter: 'HTML (StarCalc)' },
@@ -52,6 +55,7 @@ const EXPORT: Readonly<Record<App, Readonly<Record<string, { filter: string; opt
     pptx: { filter: 'Impress MS PowerPoint 2007 XML' },
     ppt: { filter: 'MS PowerPoint 97' },
     odp: { filter: 'impress8' },
+    fodp: { filter: 'OpenDocument Presentation Flat XML' },
   },
 };
 

@@ -11,10 +11,17 @@ import { packageFile, probeBinaries, runStep, type Engine, type EngineProbe, typ
 const PANDOC = '/usr/bin/pandoc';
 const READER: Readonly<Record<string, string>> = {
   md: 'markdown', html: 'html', rst: 'rst', org: 'org', tex: 'latex', docx: 'docx', odt: 'odt', epub: 'epub',
+  ipynb: 'ipynb', dbk: 'docbook', opml: 'opml', muse: 'muse', textile: 'textile', wiki: 'mediawiki', dokuwiki: 'dokuwiki',
+  jira: 'jira', t2t: 't2t', creole: 'creole', man: 'man', fb2: 'fb2', rtf: 'rtf', csv: 'csv',
 };
+/** Debian's pandoc 2.17 has no Typst reader or writer, and cannot write EPUB in its sandbox (no data files; calibre does). */
 const WRITER: Readonly<Record<string, string>> = {
   md: 'markdown', html: 'html5', rst: 'rst', org: 'org', tex: 'latex', txt: 'plain', odt: 'odt',
+  ipynb: 'ipynb', dbk: 'docbook5', opml: 'opml', muse: 'muse', textile: 'textile', wiki: 'mediawiki', dokuwiki: 'dokuwiki',
+  jira: 'jira', man: 'man', adoc: 'asciidoc', texi: 'texinfo', ms: 'ms', tei: 'tei', icml: 'icml', fb2: 'fb2', rtf: 'rtf',
 };
+/** Writers whose fragments are not useful files: write the whole document. */
+const STANDALONE = new Set(['html', 'tex', 'odt', 'dbk', 'opml', 'man', 'texi', 'ms', 'tei', 'icml', 'fb2', 'rtf']);
 
 /** The pandoc engine. */
 export class PandocEngine implements Engine {
@@ -33,7 +40,7 @@ export class PandocEngine implements Engine {
   async convert(step: Step): Promise<void> {
     const args = ['--sandbox', '-f', READER[step.from] ?? step.from, '-t', WRITER[step.to] ?? step.to, '-o', step.output];
     // Standalone output carries a title and encoding header; fragments are not useful files.
-    if (['html', 'tex', 'odt'].includes(step.to)) args.push('--standalone', '--metadata', 'pagetitle=Document');
+    if (STANDALONE.has(step.to)) args.push('--standalone', '--metadata', 'pagetitle=Document');
     if (step.to === 'odt') args.push(`--reference-doc=${packageFile('pandoc/reference.odt')}`);
     args.push('--', step.input);
     // The reference document is the only file outside the job folder pandoc may read.

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { fixture, tool } from '../testing/tools.js';
 import { detectFormat } from './detect.js';
@@ -75,4 +76,89 @@ test('binary junk and invalid UTF-8 are unsupported', async () => {
   assert.equal(await detectBytes(Buffer.from([0x00, 0x01, 0x02, 0xfe, 0xff, 0x00]), 'x.txt'), undefined);
   assert.equal(await detectBytes(Buffer.from([0x61, 0xc3, 0x28, 0x62]), 'x.txt'), undefined);
   assert.equal(await detectBytes(Buffer.alloc(0), 'empty.txt'), undefined);
+});
+
+test('the raster long tail is recognised from the bytes ImageMagick writes, whatever the name (issue 12)', async () => {
+  const coders: Record<string, string> = {
+    dds: 'dds', fits: 'fits', pfm: 'pfm', ras: 'sun', sgi: 'sgi', xbm: 'xbm', xpm: 'xpm', pcx: 'pcx', pgm: 'pgm', pbm: 'pbm', pam: 'pam',
+    jp2: 'jp2', j2k: 'j2k', hdr: 'hdr', miff: 'miff', dpx: 'dpx', xwd: 'xwd', viff: 'viff', mng: 'mng', jng: 'jng', psb: 'psb', vicar: 'vicar',
+  };
+  for (const [ext, coder] of Object.entries(coders)) {
+    const path = join(dir, `tail.${ext}`);
+    tool('/usr/bin/convert', [fixture('sample.png'), '-resize', '32x32', `${coder}:${path}`]);
+    assert.equal(await detectBytes(await readFile(path), 'upload.bin'), ext, ext);
+  }
+  // No magic number: TGA and WBMP only when the name says so and the header is plausible.
+  for (const ext of ['tga', 'wbmp']) {
+    const path = join(dir, `tail.${ext}`);
+    tool('/usr/bin/convert', [fixture('sample.png'), '-resize', '32x32', `${ext}:${path}`]);
+    const bytes = await readFile(path);
+    assert.equal(await detectBytes(bytes, `image.${ext}`), ext, ext);
+    assert.equal(await detectBytes(bytes, 'image.bin'), undefined, `${ext} without its name`);
+  }
+  // A cursor is an icon directory of type 2; ImageMagick writes type 1 (an icon).
+  const ico = await readFile(await (async () => {
+    const p = join(dir, 'c.ico');
+    tool('/usr/bin/convert', [fixture('sample.png'), '-resize', '32x32', p]);
+    return p;
+  })());
+  assert.equal(await detectBytes(ico, 'x.cur'), 'ico');
+  const cur = Buffer.from(ico);
+  cur.writeUInt16LE(2, 2);
+  assert.equal(await detectBytes(cur, 'x.ico'), 'cur');
+});
+
+test('e-books by their headers: Palm database types, MOBI version, LIT, LRF, RocketBook, TCR, SNB', async () => {
+  const palm = (type: string, mobiVersion?: number): Buffer => {
+    const b = Buffer.alloc(400);
+    b.write(type, 60, 'latin1');
+    b.writeUInt32BE(96, 78); // record 0 starts at 96
+    if (mobiVersion !== undefined) {
+      b.write('MOBI', 96 + 16, 'latin1');
+      b.writeUInt32BE(mobiVersion, 96 + 36);
+    }
+    return b;
+  };
+  assert.equal(await detectBytes(palm('BOOKMOBI', 6), 'book.azw3'), 'mobi');
+  assert.equal(await detectBytes(palm('BOOKMOBI', 8), 'book.mobi'), 'azw3');
+  assert.equal(await detectBytes(palm('TEXtREAd'), 'book'), 'pdb');
+  const pad = (head: Buffer | string): Buffer => Buffer.concat([Buffer.from(head as string, 'latin1'), Buffer.alloc(64)]);
+  assert.equal(await detectBytes(pad('ITOLITLS'), 'x'), 'lit');
+  assert.equal(await detectBytes(pad(Buffer.from([0x4c, 0, 0x52, 0, 0x46, 0, 0, 0])), 'x'), 'lrf');
+  assert.equal(await detectBytes(pad(Buffer.from([0xb0, 0x0c, 0xb0, 0x0c, 2, 0, 0x4e, 0x55, 0x56, 0x4f])), 'x'), 'rb');
+  assert.equal(await detectBytes(pad('!!8-Bit!!'), 'x'), 'tcr');
+  assert.equal(await detectBytes(pad('SNBP000B'), 'x'), 'snb');
+});
+
+test('calibre zips (HTMLZ, TXTZ) and an XLSB workbook by their entries', async () => {
+  const zipOf = async (name: string, files: Record<string, string>): Promise<Buffer> => {
+    const sub = await mkdtemp(join(dir, 'zip-'));
+    const paths: string[] = [];
+    for (const [f, body] of Object.entries(files)) {
+      await writeFile(join(sub, f), body);
+      paths.push(join(sub, f));
+    }
+    const out = join(sub, name);
+    tool('/usr/bin/python3', ['-c', 'import sys,zipfile,os\nz=zipfile.ZipFile(sys.argv[1],"w")\n[z.write(p, os.path.basename(p)) for p in sys.argv[2:]]', out, ...paths]);
+    return readFile(out);
+  };
+  assert.equal(await detectBytes(await zipOf('a.zip', { 'index.html': '<html></html>', 'metadata.opf': '<package/>' }), 'a.zip'), 'htmlz');
+  assert.equal(await detectBytes(await zipOf('b.zip', { 'index.txt': 'hello', 'metadata.opf': '<package/>' }), 'b.zip'), 'txtz');
+  const xlsb = await readFile(fileURLToPath(new URL('../../test/corpus/xlsb/apachepoi_56011.xlsb', import.meta.url)));
+  assert.equal(await detectBytes(xlsb, 'book.xlsx'), 'xlsb');
+});
+
+test('text formats by content: notebooks, DocBook, OPML, FB2, TEI, flat ODF, roff man pages (issue 12)', async () => {
+  assert.equal(await detectBytes('{\n "cells": [],\n "metadata": {},\n "nbformat": 4,\n "nbformat_minor": 5\n}\n', 'nb.json'), 'ipynb');
+  assert.equal(await detectBytes('{"a": 1}', 'x.ipynb'), 'txt');
+  assert.equal(await detectBytes('<?xml version="1.0"?>\n<!DOCTYPE article>\n<article xmlns="http://docbook.org/ns/docbook" version="5.0"><title>T</title></article>', 'a.xml'), 'dbk');
+  assert.equal(await detectBytes('<?xml version="1.0"?>\n<!DOCTYPE book PUBLIC "-//OASIS//DTD DocBook XML V4.5//EN" "x"><book/>', 'a.xml'), 'dbk');
+  assert.equal(await detectBytes('<article><p>not docbook</p></article>', 'a.xml'), 'txt');
+  assert.equal(await detectBytes('<?xml version="1.0"?>\n<!-- outline -->\n<opml version="2.0"><head/><body/></opml>', 'x.txt'), 'opml');
+  assert.equal(await detectBytes('<?xml version="1.0" encoding="utf-8"?>\n<FictionBook xmlns="http://www.gribuser.ru/xml/fictionbook/2.0"></FictionBook>', 'x'), 'fb2');
+  assert.equal(await detectBytes('<?xml version="1.0"?>\n<TEI xmlns="http://www.tei-c.org/ns/1.0"></TEI>', 'x'), 'tei');
+  assert.equal(await detectBytes('<?xml version="1.0"?>\n<office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" office:version="1.3" office:mimetype="application/vnd.oasis.opendocument.spreadsheet"></office:document>', 'x.xml'), 'fods');
+  assert.equal(await detectBytes('.\\" a comment\n.TH LS 1\n.SH NAME\nls\n', 'ls.1'), 'man');
+  assert.equal(await detectBytes('= Title\n\ntext\n', 'doc.adoc'), 'adoc');
+  assert.equal(await detectBytes('h1. Title\n', 'doc.textile'), 'textile');
 });

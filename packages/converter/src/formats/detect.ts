@@ -44,6 +44,8 @@ export async function detectFormat(path: string, filename?: string): Promise<Det
   if (!byMagic && size >= 84 && head.length >= 84 && size === 84 + 50 * head.readUInt32LE(80)) return formatInfo('stl') ?? null;
   if (byMagic === 'ole2') return detectOle(head, ext);
   if (byMagic) return formatInfo(byMagic) ?? null;
+  const byName = detectByExtension(head, ext);
+  if (byName) return formatInfo(byName) ?? null;
   return detectText(head, ext);
 }
 
@@ -59,7 +61,7 @@ export function detectBinary(b: Buffer): string | null {
   if (startsWith(b, [0x49, 0x49, 0x2a, 0x00]) || startsWith(b, [0x4d, 0x4d, 0x00, 0x2a])) return tiffHasTag(b, 0xc612) ? 'dng' : 'tiff';
   const more = detectMoreBinary(b);
   if (more) return more;
-  if (startsWith(b, '8BPS')) return 'psd';
+  if (startsWith(b, '8BPS')) return b.length >= 6 && b.readUInt16BE(4) === 2 ? 'psb' : 'psd';
   if (startsWith(b, [0x00, 0x00, 0x01, 0x00]) && b.length >= 6 && b.readUInt16LE(4) > 0) return 'ico';
   // "BM" plus a file-size field and a known DIB header size: two letters alone are too weak.
   if (startsWith(b, 'BM') && b.length >= 18 && [12, 40, 52, 56, 64, 108, 124].includes(b.readUInt32LE(14))) return 'bmp';
@@ -83,14 +85,78 @@ export function detectBinary(b: Buffer): string | null {
   }
   if (startsWith(b, [0x1a, 0x45, 0xdf, 0xa3])) return b.subarray(0, 64).includes(Buffer.from('webm')) ? 'webm' : 'mkv';
   if (startsWith(b, '{\\rtf')) return 'rtf';
+  const long = detectLongTail(b);
+  if (long) return long;
   if (startsWith(b, [0x50, 0x4b, 0x03, 0x04])) return 'zip';
   if (startsWith(b, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])) return 'ole2';
   return null;
 }
 
+/**
+ * The formats issue 12 added, by their bytes: e-books (Palm database types, LIT, LRF,
+ * RocketBook, TCR, SNB) and the raster long tail. Formats whose header has no magic number
+ * (TGA, WBMP) are left to {@link detectByExtension}.
+ */
+function detectLongTail(b: Buffer): string | null {
+  // Palm databases: type and creator at 60. MOBI files with a KF8-only header (version 8) are AZW3.
+  if (startsWith(b, 'BOOKMOBI', 60)) return mobiVersion(b) === 8 ? 'azw3' : 'mobi';
+  if (startsWith(b, 'TEXtREAd', 60) || startsWith(b, 'PNRdPPrs', 60)) return 'pdb';
+  if (startsWith(b, 'ITOLITLS')) return 'lit';
+  if (startsWith(b, [0x4c, 0x00, 0x52, 0x00, 0x46, 0x00, 0x00, 0x00])) return 'lrf';
+  if (startsWith(b, [0xb0, 0x0c, 0xb0, 0x0c]) && startsWith(b, 'NUVO', 6)) return 'rb';
+  if (startsWith(b, '!!8-Bit!!')) return 'tcr';
+  if (startsWith(b, 'SNBP000B')) return 'snb';
+  // Images.
+  if (startsWith(b, 'DDS ')) return 'dds';
+  if (startsWith(b, 'SIMPLE  =')) return 'fits';
+  if (/^P[Ff]\r?\n/.test(b.subarray(0, 3).toString('latin1'))) return 'pfm';
+  if (/^P[25]\s/.test(b.subarray(0, 3).toString('latin1'))) return 'pgm';
+  if (/^P[14]\s/.test(b.subarray(0, 3).toString('latin1'))) return 'pbm';
+  if (/^P7\r?\n/.test(b.subarray(0, 3).toString('latin1'))) return 'pam';
+  if (startsWith(b, [0x59, 0xa6, 0x6a, 0x95])) return 'ras';
+  if (startsWith(b, [0x01, 0xda]) && b.length >= 4 && (b[2] === 0 || b[2] === 1) && [1, 2].includes(b[3] ?? 0)) return 'sgi';
+  if (startsWith(b, '/* XPM */')) return 'xpm';
+  if (/^#define \S+_width \d+/.test(b.subarray(0, 256).toString('latin1'))) return 'xbm';
+  // PCX: manufacturer 10, a known version, RLE encoding, a plausible bit depth.
+  if (b.length >= 128 && b[0] === 0x0a && [0, 2, 3, 4, 5].includes(b[1] ?? 9) && b[2] === 1 && [1, 2, 4, 8].includes(b[3] ?? 0)) return 'pcx';
+  if (startsWith(b, [0x00, 0x00, 0x00, 0x0c, 0x6a, 0x50, 0x20, 0x20, 0x0d, 0x0a, 0x87, 0x0a])) return 'jp2';
+  if (startsWith(b, [0xff, 0x4f, 0xff, 0x51])) return 'j2k';
+  if (startsWith(b, '#?RADIANCE') || startsWith(b, '#?RGBE')) return 'hdr';
+  if (startsWith(b, 'id=ImageMagick')) return 'miff';
+  if (startsWith(b, 'SDPX') || startsWith(b, 'XPDS')) return 'dpx';
+  if (startsWith(b, [0xab, 0x01])) return 'viff';
+  if (startsWith(b, [0x8a, 0x4d, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'mng';
+  if (startsWith(b, [0x8b, 0x4a, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'jng';
+  if (startsWith(b, 'gimp xcf')) return 'xcf';
+  if (startsWith(b, 'LBLSIZE=')) return 'vicar';
+  // Cursor: an icon directory of type 2 with at least one entry whose reserved byte is 0.
+  if (startsWith(b, [0x00, 0x00, 0x02, 0x00]) && b.length >= 22 && b.readUInt16LE(4) > 0 && b[9] === 0 && b.readUInt32LE(18) >= 22) return 'cur';
+  // X window dump: header size, then file version 7, a pixmap format 0–2 and a depth 1–32.
+  if (b.length >= 100 && b.readUInt32BE(4) === 7 && b.readUInt32BE(0) >= 100 && b.readUInt32BE(0) < 4096 && b.readUInt32BE(8) <= 2 && b.readUInt32BE(12) >= 1 && b.readUInt32BE(12) <= 32) return 'xwd';
+  return null;
+}
+
+/** The file version in a MOBI header (record 0 + 16), or 0. */
+function mobiVersion(b: Buffer): number {
+  if (b.length < 82) return 0;
+  const record0 = b.readUInt32BE(78);
+  if (b.length < record0 + 40 || !startsWith(b, 'MOBI', record0 + 16)) return 0;
+  return b.readUInt32BE(record0 + 36);
+}
+
+/**
+ * Binary formats without a magic number, recognised when the name says so and the header
+ * is plausible: TGA (colour-map type 0/1, a known image type), WBMP (type 0, fixed header 0).
+ */
+function detectByExtension(b: Buffer, ext: string): string | null {
+  if (ext === 'tga' && b.length >= 18 && (b[1] === 0 || b[1] === 1) && [1, 2, 3, 9, 10, 11].includes(b[2] ?? 0)) return 'tga';
+  if (ext === 'wbmp' && b.length >= 4 && b[0] === 0 && b[1] === 0) return 'wbmp';
+  return null;
+}
+
 /** Reads a few small entries of a zip and classifies it; anything else in a zip is unsupported. */
 async function detectZip(path: string): Promise<Detection> {
-  const wanted = new Set(['mimetype', '[Content_Types].xml']);
+  const wanted = new Set(['mimetype', '[Content_Types].xml', 'metadata.opf', 'index.html', 'index.txt']);
   let entries: Map<string, string>;
   try {
     entries = await readZipEntries(path, wanted);
@@ -103,8 +169,12 @@ async function detectZip(path: string): Promise<Detection> {
   if (mimetype === 'application/vnd.oasis.opendocument.spreadsheet') return formatInfo('ods') ?? null;
   if (mimetype === 'application/vnd.oasis.opendocument.presentation') return formatInfo('odp') ?? null;
   if (mimetype === 'application/epub+zip') return formatInfo('epub') ?? null;
+  // calibre's zipped e-books: an OPF beside index.html (HTMLZ) or index.txt (TXTZ).
+  if (entries.has('metadata.opf') && entries.has('index.html')) return formatInfo('htmlz') ?? null;
+  if (entries.has('metadata.opf') && entries.has('index.txt')) return formatInfo('txtz') ?? null;
   const types = entries.get('[Content_Types].xml');
   if (types) {
+    if (types.includes('sheet.binary.macroEnabled.main')) return formatInfo('xlsb') ?? null;
     if (types.includes('wordprocessingml.document.main')) return formatInfo('docx') ?? null;
     if (types.includes('spreadsheetml.sheet.main')) return formatInfo('xlsx') ?? null;
     if (types.includes('presentationml.presentation.main')) return formatInfo('pptx') ?? null;
@@ -129,7 +199,12 @@ function readZipEntries(path: string, wanted: Set<string>): Promise<Map<string, 
           zip.close();
           return resolve(found);
         }
-        if (!wanted.has(entry.fileName) || entry.uncompressedSize > MAX_MARKER_BYTES) return zip.readEntry();
+        if (!wanted.has(entry.fileName)) return zip.readEntry();
+        // Too large to be a marker: only its presence counts.
+        if (entry.uncompressedSize > MAX_MARKER_BYTES) {
+          found.set(entry.fileName, '');
+          return zip.readEntry();
+        }
         zip.openReadStream(entry, (e, stream) => {
           if (e || !stream) return reject(e ?? new Error('zip entry read failed'));
           const chunks: Buffer[] = [];
@@ -163,7 +238,40 @@ function detectOle(head: Buffer, ext: string): Detection {
   return ['doc', 'xls', 'ppt'].includes(ext) ? (formatInfo(ext) ?? null) : null;
 }
 
-const TEXT_EXTS = new Set(['txt', 'csv', 'md', 'rst', 'org', 'tex', 'html', 'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'ini', 'sub', 'lrc', 'obj']);
+/** Text formats told apart only by the name (their content has no reliable marker). */
+const TEXT_EXTS = new Set([
+  'txt', 'csv', 'md', 'rst', 'org', 'tex', 'html', 'muse', 'textile', 'wiki', 'dokuwiki', 'jira', 't2t', 'creole', 'adoc', 'texi', 'ms', 'man',
+  // Issue 12's data formats (JSON and XML are also found by content), MicroDVD, LRC and OBJ files without their usual start.
+  'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'ini', 'sub', 'lrc', 'obj',
+]);
+
+/** XML documents by their root element (and namespace or doctype where the name alone is ambiguous). */
+function detectXml(start: string): string | null {
+  // Skip the declaration, processing instructions, comments and the doctype to the root element.
+  const doctype = /<!doctype\s+([^\s>[]+)([^>]*)/i.exec(start);
+  const root = /<(?!\?|!)([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)([^>]*)>/.exec(start.replace(/<!--[\s\S]*?-->/g, ''));
+  if (!root) return null;
+  const [, , name = '', attrs = ''] = root;
+  const lower = name.toLowerCase();
+  if (lower === 'fictionbook') return 'fb2';
+  if (lower === 'opml') return 'opml';
+  if (lower === 'svg') return 'svg';
+  if (lower === 'tei' || lower === 'teicorpus') return 'tei';
+  if (lower === 'document' && /InCopyInterchange/.test(start)) return 'icml';
+  if (lower === 'document' && root[1] === 'office:') {
+    const m = /office:mimetype="application\/vnd\.oasis\.opendocument\.(text|spreadsheet|presentation)"/.exec(attrs);
+    if (m) return { text: 'fodt', spreadsheet: 'fods', presentation: 'fodp' }[m[1] as 'text' | 'spreadsheet' | 'presentation'];
+  }
+  const docbookRoots = ['book', 'article', 'chapter', 'section', 'part', 'set', 'reference', 'refentry'];
+  if (docbookRoots.includes(lower) && (/docbook\.org\/ns\/docbook/.test(attrs) || /docbook/i.test(doctype?.[2] ?? ''))) return 'dbk';
+  if (lower === 'html') return 'html';
+  return null;
+}
+
+/** A Jupyter notebook: a JSON object with `cells` and `nbformat`. */
+function isNotebook(start: string): boolean {
+  return start.startsWith('{') && /"nbformat"\s*:/.test(start) && /"cells"\s*:/.test(start);
+}
 
 /** Text: valid UTF-8 without NUL bytes; HTML by its content, the rest by extension (plain text otherwise). */
 function detectText(head: Buffer, ext: string): Detection {
@@ -183,11 +291,20 @@ function detectText(head: Buffer, ext: string): Detection {
   } catch {
     return null;
   }
-  const start = head.subarray(0, 1024).toString('utf8').trimStart().toLowerCase();
+  const text = head.subarray(0, end).toString('utf8').replace(/^\uFEFF/, '').trimStart();
+  const start = text.slice(0, 1024).toLowerCase();
   if (start.startsWith('<!doctype html') || start.startsWith('<html')) return formatInfo('html') ?? null;
+  if (start.startsWith('<')) {
+    const xml = detectXml(text.slice(0, 4096));
+    const found = xml ? formatInfo(xml) : undefined;
+    if (found) return found;
+  }
+  if (isNotebook(text)) return formatInfo('ipynb') ?? null;
+  // roff: a man page starts with comments and .TH; other roff (ms) only by name.
+  if (/^(\.\\"[^\n]*\n|'\\"[^\n]*\n)*\.TH\s/.test(text.slice(0, 4096)) && ext !== 'ms') return formatInfo('man') ?? null;
   const byContent = detectTextContent(head.subarray(0, end).toString('utf8'), ext, head.length < HEAD_BYTES);
   if (byContent) return formatInfo(byContent) ?? null;
-  if (TEXT_EXTS.has(ext)) return formatInfo(ext) ?? null;
+  if (TEXT_EXTS.has(ext) && formatInfo(ext)) return formatInfo(ext) ?? null;
   return formatInfo('txt') ?? null;
 }
 

@@ -8,7 +8,8 @@
  *   `password_required`) and the page count (`qpdf --show-npages`);
  * - audio and video: the duration from `ffprobe`, with the demuxer forced and only the
  *   `file` protocol allowed (as the engine reads it);
- * - zip containers (docx, xlsx, pptx, odt, ods, odp, epub): the central directory through
+ * - XML sources (flat ODF, DocBook, OPML, FB2, TEI): the head, for a DTD that declares entities;
+ * - zip containers (docx, xlsx, xlsb, pptx, odt, ods, odp, epub, htmlz, txtz): the central directory through
  *   yauzl — entry count, declared expansion and ratio — and the head of every XML part for
  *   a DTD that declares entities (OOXML, ODF and EPUB never need one; entity expansion and
  *   external entities both start there);
@@ -20,6 +21,7 @@
  */
 import sharp from 'sharp';
 import yauzl from 'yauzl';
+import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ConversionError, failed } from '../errors.js';
 import { runSandboxed } from '../exec/exec.js';
@@ -63,7 +65,9 @@ export interface InputFacts {
   expanded_bytes?: number;
 }
 
-const ZIP_CONTAINERS = new Set(['docx', 'xlsx', 'pptx', 'odt', 'ods', 'odp', 'epub']);
+const ZIP_CONTAINERS = new Set(['docx', 'xlsx', 'xlsb', 'pptx', 'odt', 'ods', 'odp', 'epub', 'htmlz', 'txtz']);
+/** XML sources, read whole by their engine's XML parser: refused when they declare entities, as zip parts are. */
+const XML_SOURCES = new Set(['fodt', 'fods', 'fodp', 'dbk', 'opml', 'fb2', 'tei']);
 const DEMUXER: Readonly<Record<string, string>> = {
   wav: 'wav', mp3: 'mp3', flac: 'flac', ogg: 'ogg', opus: 'ogg', m4a: 'mov', mp4: 'mov', mov: 'mov', webm: 'matroska', mkv: 'matroska', avi: 'avi',
   aiff: 'aiff', au: 'au', caf: 'caf', w64: 'w64', wv: 'wv', voc: 'voc', amr: 'amr', avr: 'avr', '8svx': 'iff', sph: 'nistsphere',
@@ -83,6 +87,21 @@ export async function inspectInput(path: string, ext: string, limits: InputLimit
   if (family === 'audio' || family === 'video') return inspectMedia(path, ext, limits, job);
   if (ZIP_CONTAINERS.has(ext)) return inspectZip(path, ext, limits);
   if (family === 'archive') return inspectArchive(path, ext, limits, job);
+  if (XML_SOURCES.has(ext)) return inspectXml(path, ext);
+  return {};
+}
+
+async function inspectXml(path: string, ext: string): Promise<InputFacts> {
+  const fh = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(XML_HEAD_BYTES);
+    const { bytesRead } = await fh.read(buf, 0, XML_HEAD_BYTES, 0);
+    if (/<!ENTITY/i.test(buf.subarray(0, bytesRead).toString('latin1'))) {
+      throw failed(`The ${ext} file declares XML entities (entity expansion or external entities); such files are refused.`);
+    }
+  } finally {
+    await fh.close();
+  }
   return {};
 }
 

@@ -2,7 +2,8 @@
  * Test helpers: independent tools (pdfinfo, ffprobe, identify, sha256sum) that check what
  * the engines wrote, and the fixtures folder. Used by tests only.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 /** `packages/converter/test/fixtures/<name>` (tests run from dist/). */
@@ -70,4 +71,24 @@ export async function scratchDir(prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   await ownForSandbox(dir);
   return dir;
+}
+
+/** An independent tool's run, for the matrix referees. */
+export interface ToolRun {
+  readonly code: number;
+  readonly stdout: Buffer;
+  readonly stderr: string;
+}
+
+/**
+ * Runs a reference tool asynchronously with a time and output cap (the matrix runs two at a
+ * time); never throws for a failing tool. `home`: its HOME (calibre writes settings there).
+ */
+export function runTool(cmd: string, args: readonly string[], timeoutMs = 60_000, home: string = tmpdir()): Promise<ToolRun> {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { encoding: 'buffer', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', HOME: home, QT_QPA_PLATFORM: 'offscreen' } }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      resolve({ code, stdout, stderr: stderr.toString('utf8') });
+    });
+  });
 }

@@ -17,7 +17,7 @@ const Format = Type.Object({
 const Formats = Type.Object({
   success: Type.Boolean(),
   formats_count: Type.Integer(),
-  pairs_count: Type.Integer({ description: 'Routable (source, target) pairs; each is exercised by the engine test suite.' }),
+  pairs_count: Type.Integer({ description: 'Proven (source, target) pairs: each was converted from a real sample and its output accepted by an independent tool (`npm run matrix`, packages/converter/proven-pairs.json); only these are listed and routed.' }),
   formats: Type.Array(Format),
   presets: Type.Array(Type.Object({ name: Type.String(), description: Type.String(), families: Type.Array(Type.String()) })),
   ocr_languages: Type.Array(Type.Object({ code: Type.String(), alias: Type.String() })),
@@ -63,7 +63,7 @@ export function registerFormatRoutes(app: ServiceApp, deps: ConvertDeps): void {
     {
       schema: {
         tags: ['formats'],
-        summary: 'The tested target formats of a source extension',
+        summary: 'The proven target formats of a source extension',
         security: SECURED,
         params: Type.Object({ ext: Type.String() }),
         response: secured({ 200: Targets, ...errors(401, 404, 429, 500) }),
