@@ -35,6 +35,7 @@ export class JxlEngine implements Engine {
       await runStep(step, CJXL, [...args, '--num_threads=1', step.input, step.output]);
       return;
     }
-    await runStep(step, DJXL, ['--num_threads=1', ...(step.to === 'jpg' ? [`--jpeg_quality=${step.quality}`] : []), step.input, step.output]);
+    // 8 bits a sample: djxl 0.7 refuses to write a 16-bit picture with alpha ("Alpha bit depth does not match").
+    await runStep(step, DJXL, ['--num_threads=1', '--bits_per_sample=8', ...(step.to === 'jpg' ? [`--jpeg_quality=${step.quality}`] : []), step.input, step.output]);
   }
 }

@@ -67,7 +67,7 @@ export interface InputFacts {
 
 const ZIP_CONTAINERS = new Set(['docx', 'xlsx', 'xlsb', 'pptx', 'odt', 'ods', 'odp', 'epub', 'htmlz', 'txtz']);
 /** XML sources, read whole by their engine's XML parser: refused when they declare entities, as zip parts are. */
-const XML_SOURCES = new Set(['fodt', 'fods', 'fodp', 'dbk', 'opml', 'fb2', 'tei']);
+const XML_SOURCES = new Set(['fodt', 'fods', 'fodp', 'dbk', 'opml', 'fb2', 'tei', 'svg', 'dae', 'xml', 'smi']);
 const DEMUXER: Readonly<Record<string, string>> = {
   wav: 'wav', mp3: 'mp3', flac: 'flac', ogg: 'ogg', opus: 'ogg', m4a: 'mov', mp4: 'mov', mov: 'mov', webm: 'matroska', mkv: 'matroska', avi: 'avi',
   aiff: 'aiff', au: 'au', caf: 'caf', w64: 'w64', wv: 'wv', voc: 'voc', amr: 'amr', avr: 'avr', '8svx': 'iff', sph: 'nistsphere',

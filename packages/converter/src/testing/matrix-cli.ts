@@ -7,6 +7,7 @@
  *
  *   npm run matrix                         # every candidate pair
  *   npm run matrix -- --sources epub,mobi  # only these sources; the rest of the file is kept
+ *   npm run matrix -- --targets heic,jxl   # only pairs to these targets (with --sources: both); the rest is kept
  *   npm run matrix -- --retry-failed      # only the pairs the file lists as failed
  *   npm run matrix -- --concurrency 1
  */
@@ -26,18 +27,19 @@ const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { sources: { type: 'string' }, concurrency: { type: 'string', default: '2' }, out: { type: 'string', default: PROOF_FILE }, quiet: { type: 'boolean', default: false }, 'retry-failed': { type: 'boolean', default: false } },
+    options: { sources: { type: 'string' }, concurrency: { type: 'string', default: '2' }, out: { type: 'string', default: PROOF_FILE }, quiet: { type: 'boolean', default: false }, 'retry-failed': { type: 'boolean', default: false }, targets: { type: 'string' } },
   });
   const concurrency = Math.max(1, Number(values.concurrency) || 2);
   const only = values.sources ? new Set(values.sources.split(',').map((s) => s.trim()).filter(Boolean)) : undefined;
-  const old = (only || values['retry-failed']) && existsSync(values.out) ? await readProof(values.out) : undefined;
+  const onlyTo = values.targets ? new Set(values.targets.split(',').map((s) => s.trim()).filter(Boolean)) : undefined;
+  const old = (only || onlyTo || values['retry-failed']) && existsSync(values.out) ? await readProof(values.out) : undefined;
   const retry = values['retry-failed'] ? new Set(old?.failed.map((f) => `${f.from}>${f.to}`) ?? []) : undefined;
   const started = performance.now();
   const dir = await mkdtemp(join(tmpdir(), 'mailconv-matrix-'));
   const conv = await Converter.create({ workDir: join(dir, 'work'), timeoutMs: 120_000, maxInputPixels: 4_000_000, candidatePairs: true, libreoffice: { instances: concurrency } });
   try {
     const candidates: PairToTry[] = conv.registry.candidatePairs()
-      .filter((p) => (!only || only.has(p.from)) && (!retry || retry.has(`${p.from}>${p.to}`)))
+      .filter((p) => (!only || only.has(p.from)) && (!onlyTo || onlyTo.has(p.to)) && (!retry || retry.has(`${p.from}>${p.to}`)))
       .map(({ from, to, route }) => ({ from, to, engines: route.steps.map((s) => s.engine), ...(route.steps.length > 1 ? { via: route.steps[0]?.to as string } : {}) }));
     const sources = [...new Set(candidates.map((p) => p.from))];
     process.stdout.write(`matrix: ${candidates.length} candidate pairs from ${sources.length} source formats, ${concurrency} at a time\n`);
@@ -56,7 +58,9 @@ async function main(): Promise<void> {
     // A partial run keeps what the file says about the pairs it did not try.
     if (old) {
       const triedKeys = new Set(tried.map((p) => `${p.from}>${p.to}`));
-      const keep = (p: { from: string; to: string }): boolean => !triedKeys.has(`${p.from}>${p.to}`) && (!only || !only.has(p.from));
+      // Pairs in the run's scope that were not tried (no longer candidates) are dropped.
+      const inScope = (p: { from: string; to: string }): boolean => (!only || only.has(p.from)) && (!onlyTo || onlyTo.has(p.to)) && Boolean(only || onlyTo);
+      const keep = (p: { from: string; to: string }): boolean => !triedKeys.has(`${p.from}>${p.to}`) && !inScope(p);
       pairs = [...old.pairs.filter(keep), ...pairs];
       failed = [...old.failed.filter(keep), ...failed];
     }
