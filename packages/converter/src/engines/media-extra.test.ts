@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Converter } from '../converter.js';
 import { MARKER, makeExtraSamples } from '../testing/extra-samples.js';
+import { meshVertices } from '../testing/matrix/validate-extra.js';
 import { ffprobe, fixture, identify, scratchDir, tool } from '../testing/tools.js';
 
 let dir: string;
@@ -137,38 +138,18 @@ test('archive guards: traversal, links out, too many entries, too much expansion
   }
 });
 
-/** Vertex count of a 3D file, read here (not by assimp). */
-async function vertices(path: string, ext: string): Promise<number> {
-  const b = await readFile(path);
-  const text = b.toString('latin1');
-  switch (ext) {
-    case 'obj': return (text.match(/^v\s/gm) ?? []).length;
-    case 'stl': return b.readUInt32LE(80) * 3; // binary STL: triangles × 3
-    case 'ply': return Number(/element vertex (\d+)/.exec(text)?.[1]);
-    case 'glb': {
-      const json = JSON.parse(b.subarray(20, 20 + b.readUInt32LE(12)).toString('utf8')) as { accessors: { count: number; type: string }[]; meshes: { primitives: { attributes: { POSITION: number } }[] }[] };
-      return json.meshes.flatMap((m) => m.primitives).reduce((s, p) => s + (json.accessors[p.attributes.POSITION]?.count ?? 0), 0);
-    }
-    case 'dae': return Number(/<float_array[^>]*-positions-array[^>]*count="(\d+)"/.exec(text)?.[1]) / 3;
-    case 'x': return Number(/Mesh[^{]*\{\s*(\d+);/.exec(text)?.[1]);
-    case '3ds': return b.readUInt16LE(b.indexOf(Buffer.from([0x10, 0x41])) + 6); // POINT_ARRAY chunk: its count
-    case '3mf': return (tool('/usr/bin/python3', ['-c', "import zipfile,sys;print(zipfile.ZipFile(sys.argv[1]).read('3D/3dmodel.model').decode())", path]).match(/<vertex /g) ?? []).length;
-    default: return Number.NaN;
-  }
-}
-
 test('3D models convert each to each and keep the mesh', { timeout: 180_000 }, async () => {
   const formats = ['obj', 'stl', 'ply', 'glb', 'dae', '3ds', 'x', '3mf'];
   for (const to of formats) {
     if (to === 'obj') continue;
     const r = await convert('obj', to);
-    const v = await vertices(r.path, to);
+    const v = await meshVertices(r.path, to);
     // Indexed formats keep 8 corners; STL, 3DS and DirectX store each triangle's own (36).
     assert.ok(v === 8 || v === 24 || v === 36, `obj → ${to}: ${v} vertices`);
   }
   for (const from of formats) {
     if (from === 'obj') continue;
-    const v = await vertices((await convert(from, 'obj')).path, 'obj');
+    const v = await meshVertices((await convert(from, 'obj')).path, 'obj');
     assert.ok(v >= 8, `${from} → obj: ${v} vertices`);
   }
 });

@@ -148,7 +148,8 @@ export async function meshVertices(path: string, ext: string): Promise<number> {
       break;
     }
     case '3mf': {
-      const r = await run('/usr/bin/unzip', ['-p', path, '3D/3dmodel.model']);
+      // The model part is `3D/3dmodel.model` by convention (assimp writes `3D/3DModel.model`).
+      const r = await run('/usr/bin/unzip', ['-p', path, '3D/*.model']);
       n = (r.stdout.toString('utf8').match(/<vertex /g) ?? []).length;
       break;
     }
