@@ -69,11 +69,11 @@ test('vector: SVG, EMF, WMF, EPS, PS and a PDF page to each other and to PNG', {
 });
 
 test('HEIC, JPEG XL and camera raw (DNG) to the common rasters and back', { timeout: 180_000 }, async () => {
-  for (const [from, to, engines] of [['heic', 'png', ['libheif']], ['heic', 'webp', ['libheif', 'sharp']], ['jxl', 'jpg', ['libjxl']], ['jxl', 'tiff', ['libjxl', 'sharp']], ['dng', 'tiff', ['libraw']], ['dng', 'jpg', ['libraw', 'sharp']], ['pgm', 'png', ['imagemagick']]] as const) {
+  for (const [from, to, engines] of [['heic', 'png', ['libheif']], ['heic', 'webp', ['libheif', 'sharp']], ['jxl', 'jpg', ['libjxl']], ['jxl', 'tiff', ['libjxl', 'sharp']], ['dng', 'tiff', ['libraw']], ['dng', 'jpg', ['libraw', 'sharp']], ['jxl', 'png', ['libjxl']]] as const) {
     const r = await convert(from, to);
     assert.deepEqual(r.engines, engines, `${from} → ${to}`);
     const id = identify(r.path);
-    assert.equal(id.format, { png: 'PNG', webp: 'WEBP', jpg: 'JPEG', tiff: 'TIFF' }[to], `${from} → ${to}`);
+    assert.equal(id.format, { png: 'PNG', webp: 'WEBP', jpg: 'JPEG', tiff: 'TIFF', ppm: 'PPM' }[to], `${from} → ${to}`);
     if (from === 'dng') assert.deepEqual([id.width, id.height], [64, 48]);
   }
   const heic = await convert('png', 'heic', (await convert('dng', 'png')).path);
@@ -92,7 +92,9 @@ test('audio: FFmpeg\'s added formats and SoX\'s, read back by ffprobe', { timeou
     assert.equal(p.format, expect[to], `wav → ${to}`);
     assert.ok(Math.abs(p.duration - seconds) < 0.1, `wav → ${to} lasts ${p.duration}, not ${seconds}`);
   }
-  const chained = await convert('mp3', 'amr', (await convert('wav', 'mp3', wav)).path);
+  const mp3 = join(dir, 'tone.mp3');
+  tool('/usr/bin/ffmpeg', ['-v', 'error', '-y', '-i', wav, mp3]);
+  const chained = await convert('mp3', 'amr', mp3);
   assert.deepEqual(chained.engines, ['ffmpeg', 'sox']);
   for (const from of ['8svx', 'avr', 'sph', 'amr', 'caf', 'wv']) assert.equal(ffprobe((await convert(from, 'flac')).path).format, 'flac', from);
 });
@@ -103,11 +105,16 @@ test('archives repack between zip, 7z, tar.*, cpio and ISO 9660 with every membe
     for (const to of formats) {
       if (from === to) continue;
       const r = await convert(from, to);
-      // 7-Zip reads every one of these formats and was not the writer (bsdtar was).
-      const listing = tool('/usr/bin/7z', ['l', '-ba', r.path]);
+      // Python's tarfile reads the tars, 7-Zip the rest; neither wrote them (bsdtar did).
+      const tarLike = ['tar', 'tgz', 'tbz2', 'txz'].includes(to);
+      const listing = tarLike
+        ? tool('/usr/bin/python3', ['-c', 'import tarfile,sys;print("\\n".join(tarfile.open(sys.argv[1]).getnames()))', r.path])
+        : tool('/usr/bin/7z', ['l', '-ba', r.path]);
       assert.match(listing, /docs\/note\.txt/i, `${from} → ${to}`);
       assert.match(listing, /readme\.txt/i, `${from} → ${to}`);
-      const note = tool('/usr/bin/7z', ['e', '-so', r.path, 'docs/note.txt']);
+      const note = tarLike
+        ? tool('/usr/bin/python3', ['-c', 'import tarfile,sys;sys.stdout.write(tarfile.open(sys.argv[1]).extractfile("docs/note.txt").read().decode())', r.path])
+        : tool('/usr/bin/7z', ['e', '-so', r.path, 'docs/note.txt']);
       assert.equal(note, `${MARKER} inside\n`, `${from} → ${to}`);
     }
   }
