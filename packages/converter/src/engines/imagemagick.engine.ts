@@ -62,6 +62,10 @@ export class ImageMagickEngine implements Engine {
     if (maxDim) args.push('-resize', `${maxDim}x${maxDim}>`);
     if (FLATTEN.has(step.to)) args.push('-background', 'white', '-flatten');
     if (MONOCHROME.has(step.to)) args.push('-monochrome');
+    // OpenJPEG takes at most 31 bits per sample: float sources (PFM, HDR, FITS) go down to 16.
+    if (step.to === 'jp2' || step.to === 'j2k') args.push('-depth', '16');
+    // The PSD writer mishandles palette images (a GIF's): write true colour.
+    if (step.to === 'psd' || step.to === 'psb') args.push('-type', 'TrueColorAlpha');
     if (step.to === 'jpg' || step.to === 'webp' || step.to === 'jp2' || step.to === 'j2k') args.push('-quality', String(step.quality));
     args.push('-strip', `${outCoder}:${step.output}`);
     await runStep(step, CONVERT, args, { env: { MAGICK_CONFIGURE_PATH: this.policyDir, MAGICK_THREAD_LIMIT: '1' }, readOnly: [this.policyDir] });

@@ -40,7 +40,9 @@ export class PandocEngine implements Engine {
   async convert(step: Step): Promise<void> {
     const args = ['--sandbox', '-f', READER[step.from] ?? step.from, '-t', WRITER[step.to] ?? step.to, '-o', step.output];
     // Standalone output carries a title and encoding header; fragments are not useful files.
-    if (STANDALONE.has(step.to)) args.push('--standalone', '--metadata', 'pagetitle=Document');
+    if (STANDALONE.has(step.to)) args.push('--standalone');
+    // HTML needs a <title>; pandoc 2.17's ICML writer would put the title's markup inside an attribute (invalid XML).
+    if (step.to === 'html') args.push('--metadata', 'pagetitle=Document');
     if (step.to === 'odt') args.push(`--reference-doc=${packageFile('pandoc/reference.odt')}`);
     args.push('--', step.input);
     // The reference document is the only file outside the job folder pandoc may read.

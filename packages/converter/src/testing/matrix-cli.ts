@@ -7,8 +7,8 @@
  *
  *   npm run matrix                         # every candidate pair
  *   npm run matrix -- --sources epub,mobi  # only these sources; the rest of the file is kept
- *   npm run matrix -- --targets heic,jxl   # only pairs to these targets (with --sources: both); the rest is kept
  *   npm run matrix -- --retry-failed      # only the pairs the file lists as failed
+ *   npm run matrix -- --retry-failed --targets icml   # … into these targets
  *   npm run matrix -- --concurrency 1
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -31,15 +31,15 @@ async function main(): Promise<void> {
   });
   const concurrency = Math.max(1, Number(values.concurrency) || 2);
   const only = values.sources ? new Set(values.sources.split(',').map((s) => s.trim()).filter(Boolean)) : undefined;
-  const onlyTo = values.targets ? new Set(values.targets.split(',').map((s) => s.trim()).filter(Boolean)) : undefined;
-  const old = (only || onlyTo || values['retry-failed']) && existsSync(values.out) ? await readProof(values.out) : undefined;
+  const targets = values.targets ? new Set(values.targets.split(',').map((s) => s.trim()).filter(Boolean)) : undefined;
+  const old = (only || targets || values['retry-failed']) && existsSync(values.out) ? await readProof(values.out) : undefined;
   const retry = values['retry-failed'] ? new Set(old?.failed.map((f) => `${f.from}>${f.to}`) ?? []) : undefined;
   const started = performance.now();
   const dir = await mkdtemp(join(tmpdir(), 'mailconv-matrix-'));
   const conv = await Converter.create({ workDir: join(dir, 'work'), timeoutMs: 120_000, maxInputPixels: 4_000_000, candidatePairs: true, libreoffice: { instances: concurrency } });
   try {
     const candidates: PairToTry[] = conv.registry.candidatePairs()
-      .filter((p) => (!only || only.has(p.from)) && (!onlyTo || onlyTo.has(p.to)) && (!retry || retry.has(`${p.from}>${p.to}`)))
+      .filter((p) => (!only || only.has(p.from)) && (!targets || targets.has(p.to)) && (!retry || retry.has(`${p.from}>${p.to}`)))
       .map(({ from, to, route }) => ({ from, to, engines: route.steps.map((s) => s.engine), ...(route.steps.length > 1 ? { via: route.steps[0]?.to as string } : {}) }));
     const sources = [...new Set(candidates.map((p) => p.from))];
     process.stdout.write(`matrix: ${candidates.length} candidate pairs from ${sources.length} source formats, ${concurrency} at a time\n`);
@@ -58,9 +58,9 @@ async function main(): Promise<void> {
     // A partial run keeps what the file says about the pairs it did not try.
     if (old) {
       const triedKeys = new Set(tried.map((p) => `${p.from}>${p.to}`));
-      // Pairs in the run's scope that were not tried (no longer candidates) are dropped.
-      const inScope = (p: { from: string; to: string }): boolean => (!only || only.has(p.from)) && (!onlyTo || onlyTo.has(p.to)) && Boolean(only || onlyTo);
-      const keep = (p: { from: string; to: string }): boolean => !triedKeys.has(`${p.from}>${p.to}`) && !inScope(p);
+      // Dropped: what was tried now, and (with --sources) what those sources no longer offer.
+      const keep = (p: { from: string; to: string }): boolean =>
+        !triedKeys.has(`${p.from}>${p.to}`) && !(only?.has(p.from) && (!targets || targets.has(p.to)) && !values['retry-failed']);
       pairs = [...old.pairs.filter(keep), ...pairs];
       failed = [...old.failed.filter(keep), ...failed];
     }
@@ -76,8 +76,12 @@ async function main(): Promise<void> {
       duration_s: old ? old.duration_s : Math.round(duration),
       concurrency,
       engines: Object.fromEntries(conv.probes().filter((p) => p.available).map((p) => [p.engine, p.version])),
-      no_sample: noSample,
-      totals: { candidates: pairs.length + failed.length + (candidates.length - tried.length), proven: pairs.length, failed: failed.length, untried: candidates.length - tried.length },
+      // A partial run keeps the sources the full run had no sample for (and did not try now).
+      no_sample: [...new Set([...(old?.no_sample.filter((s) => !samples.has(s)) ?? []), ...noSample])],
+      totals: (() => {
+        const untried = old ? old.totals.untried + (candidates.length - tried.length) : candidates.length - tried.length;
+        return { candidates: pairs.length + failed.length + untried, proven: pairs.length, failed: failed.length, untried };
+      })(),
       pairs,
       failed,
     };

@@ -13,6 +13,7 @@ import type { Converter } from '../../converter.js';
 import { formatInfo, type FormatFamily } from '../../formats/catalogue.js';
 import { makeExtraSamples } from '../extra-samples.js';
 import { fixture, runTool as run } from '../tools.js';
+import { validate } from './validate.js';
 
 /** A sample: the file and, for documents, a word of it that must survive conversions. */
 export interface Sample {
@@ -61,6 +62,12 @@ export async function makeSamples(conv: Converter, wanted: readonly string[], di
     const r = await conv.convert({ inputPath: from.path, sourceFormat: parent, targetFormat: ext, outputPath: out });
     if (!r.ok) {
       log(`no ${ext} sample: ${parent} → ${ext} failed: ${r.error.detail ?? r.error.message}`);
+      continue;
+    }
+    // A sample its own referee rejects (calibre's SNB reads back empty) would prove nothing.
+    const v = await validate(out, ext, formatInfo(ext)?.family ?? '', from.marker);
+    if (!v.ok) {
+      log(`no ${ext} sample: ${parent} → ${ext} fails its check: ${v.reason}`);
       continue;
     }
     made.set(ext, { path: out, origin: 'generated', ...(from.marker ? { marker: from.marker } : {}) });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { Converter } from '@mailconv/converter';
+import { Converter, readProof } from '@mailconv/converter';
 import { findProjectRoot, openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
 import { createTestDatabase, testBackends, assertAnswersMatchDocument, recordAnswers, type RecordedAnswer } from '@mailconv/platform/testing';
 import { buildApp, CONVERT_KEY_PREFIX } from '../../app.js';
@@ -421,6 +421,10 @@ for (const backend of testBackends()) {
       const docx = body.formats.find((f: { ext: string }) => f.ext === 'docx');
       assert.equal(docx.mime_type, 'application/vnd.openxmlformats-officedocument.wordprocessingml.document');
       assert.equal(body.pairs_count, converter.registry.pairs().length);
+      // Honest counts (issue 12): exactly the committed proof's pairs and the formats they join.
+      const proof = await readProof();
+      assert.equal(body.pairs_count, proof.pairs.length);
+      assert.equal(body.formats_count, new Set(proof.pairs.flatMap((p) => [p.from, p.to])).size);
       assert.deepEqual(body.presets.map((p: { name: string }) => p.name), ['web', 'print', 'thumbnail', 'ebook', 'archive']);
       assert.equal(body.ocr_languages.length, 12);
       const targets = await get('/api/v1/formats/DOCX/targets');
