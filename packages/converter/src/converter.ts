@@ -27,6 +27,18 @@ import { PopplerEngine } from './engines/poppler.engine.js';
 import { QpdfEngine } from './engines/qpdf.engine.js';
 import { SharpEngine } from './engines/sharp.engine.js';
 import { TesseractEngine } from './engines/tesseract.engine.js';
+import { ArchiveEngine } from './engines/archive.engine.js';
+import { AssimpEngine } from './engines/assimp.engine.js';
+import { DataEngine } from './engines/data.engine.js';
+import { FontForgeEngine } from './engines/fontforge.engine.js';
+import { HeifEngine } from './engines/heif.engine.js';
+import { InkscapeEngine } from './engines/inkscape.engine.js';
+import { JxlEngine } from './engines/jxl.engine.js';
+import { LibRawEngine } from './engines/libraw.engine.js';
+import { PotraceEngine } from './engines/potrace.engine.js';
+import { RsvgEngine } from './engines/rsvg.engine.js';
+import { SoxEngine } from './engines/sox.engine.js';
+import { SubtitleEngine } from './engines/subtitle.engine.js';
 import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { provenPairs, readProof } from './proven-pairs.js';
@@ -120,6 +132,18 @@ export class Converter {
       new PopplerEngine(),
       new QpdfEngine(),
       new GhostscriptEngine(),
+      new DataEngine(),
+      new SubtitleEngine(),
+      new RsvgEngine(),
+      new InkscapeEngine(),
+      new PotraceEngine(),
+      new HeifEngine(),
+      new JxlEngine(),
+      new LibRawEngine(),
+      new SoxEngine(),
+      new ArchiveEngine(),
+      new AssimpEngine(),
+      new FontForgeEngine(),
     ];
     const probes = await Promise.all(all.map((e) => e.probe()));
     const available = all.filter((_, i) => probes[i]?.available);

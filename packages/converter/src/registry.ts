@@ -45,6 +45,8 @@ export interface FormatListing extends FormatInfo {
  */
 export const ENGINE_ORDER = [
   'libreoffice', 'pandoc', 'calibre', 'sharp', 'imagemagick', 'img2pdf', 'tesseract', 'ffmpeg', 'poppler', 'qpdf', 'ghostscript',
+  // Issue 12's engines: each brings formats of its own; where two overlap the first is the quicker or more faithful (rsvg before Inkscape).
+  'data', 'subtitles', 'rsvg', 'inkscape', 'potrace', 'libheif', 'libjxl', 'libraw', 'sox', 'bsdtar', 'assimp', 'fontforge',
 ] as const;
 
 /**
@@ -55,13 +57,24 @@ export const ENGINE_ORDER = [
  */
 export const INTERMEDIATES: Readonly<Partial<Record<FormatFamily, readonly string[]>>> = {
   document: ['pdf', 'odt', 'html'],
-  spreadsheet: ['pdf', 'html'],
+  // CSV: a sheet to the data formats (xlsx → csv → json).
+  spreadsheet: ['pdf', 'html', 'csv'],
   presentation: ['pdf'],
   markup: ['odt', 'html'],
   ebook: ['epub', 'docx'],
   text: ['odt', 'pdf'],
-  image: ['png'],
+  // TIFF: camera raw is developed to it; BMP: potrace traces it (png → bmp → svg); PDF: a picture to EPS/PS.
+  image: ['png', 'tiff', 'bmp', 'pdf'],
   pdf: ['png'],
+  // Issue 12: vector pictures to rasters through PNG, EPS/PS to SVG/EMF/WMF through PDF.
+  vector: ['png', 'pdf'],
+  // The formats SoX writes, from anything FFmpeg reads.
+  audio: ['wav'],
+  video: ['wav'],
+  // Tables to spreadsheets (json → csv → xlsx).
+  data: ['csv'],
+  contact: ['csv'],
+  calendar: ['csv'],
 };
 
 /** The pairs the matrix runner proved (proven-pairs.json): pair key `from>to` → engine chain. */

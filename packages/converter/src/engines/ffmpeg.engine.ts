@@ -6,13 +6,18 @@
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
 const FFMPEG = '/usr/bin/ffmpeg';
-const AUDIO = ['wav', 'mp3', 'flac', 'ogg', 'opus', 'm4a'] as const;
+const AUDIO = ['wav', 'mp3', 'flac', 'ogg', 'opus', 'm4a', 'aiff', 'au', 'caf', 'w64', 'wv', 'voc'] as const;
+/** Audio FFmpeg reads but cannot write (SoX writes them). */
+const AUDIO_READ_ONLY = ['amr', 'avr', '8svx', 'sph'] as const;
 const VIDEO = ['mp4', 'webm', 'mkv', 'mov', 'avi'] as const;
 const VIDEO_SET = new Set<string>(VIDEO);
-const AUDIO_SET = new Set<string>(AUDIO);
+const AUDIO_SET = new Set<string>([...AUDIO, ...AUDIO_READ_ONLY]);
+/** Lossless targets: a lower quality makes them no smaller. */
+const LOSSLESS = new Set(['wav', 'flac', 'aiff', 'au', 'caf', 'w64', 'wv', 'voc']);
 /** The demuxer for each detected input format. */
 const DEMUXER: Readonly<Record<string, string>> = {
   wav: 'wav', mp3: 'mp3', flac: 'flac', ogg: 'ogg', opus: 'ogg', m4a: 'mov', mp4: 'mov', mov: 'mov', webm: 'matroska', mkv: 'matroska', avi: 'avi',
+  aiff: 'aiff', au: 'au', caf: 'caf', w64: 'w64', wv: 'wv', voc: 'voc', amr: 'amr', avr: 'avr', '8svx': 'iff', sph: 'nistsphere',
 };
 
 /** Audio bitrate in kbit/s for a quality of 1–100 (32 … 320). */
@@ -23,7 +28,7 @@ export function audioBitrate(quality: number): number {
 /** The FFmpeg engine. */
 export class FfmpegEngine implements Engine {
   readonly name = 'ffmpeg';
-  readonly reads = [...AUDIO, ...VIDEO];
+  readonly reads = [...AUDIO, ...AUDIO_READ_ONLY, ...VIDEO];
   readonly writes = [...AUDIO, ...VIDEO];
 
   supports(from: string, to: string): boolean {
@@ -33,7 +38,7 @@ export class FfmpegEngine implements Engine {
   }
 
   tradesQualityForSize(to: string): boolean {
-    return to !== 'wav' && to !== 'flac';
+    return !LOSSLESS.has(to);
   }
 
   probe(): Promise<EngineProbe> {
@@ -55,6 +60,12 @@ export class FfmpegEngine implements Engine {
       case 'ogg': args.push('-vn', '-c:a', 'libvorbis', '-q:a', String(Math.round(q / 10))); break;
       case 'opus': args.push('-vn', '-c:a', 'libopus', '-b:a', `${Math.min(audioBitrate(q), 256)}k`); break;
       case 'm4a': args.push('-vn', '-c:a', 'aac', '-b:a', kbps); break;
+      case 'aiff': args.push('-vn', '-c:a', 'pcm_s16be', '-f', 'aiff'); break;
+      case 'au': args.push('-vn', '-c:a', 'pcm_s16be', '-f', 'au'); break;
+      case 'caf': args.push('-vn', '-c:a', 'pcm_s16le', '-f', 'caf'); break;
+      case 'w64': args.push('-vn', '-c:a', 'pcm_s16le', '-f', 'w64'); break;
+      case 'wv': args.push('-vn', '-c:a', 'wavpack', '-f', 'wv'); break;
+      case 'voc': args.push('-vn', '-c:a', 'pcm_s16le', '-f', 'voc'); break;
       default: {
         // Video: CRF from quality (x264 51…18, VP9 63…15), audio at the matching bitrate.
         const maxH = step.options.preset?.name === 'web' ? 720 : undefined;

@@ -1,7 +1,9 @@
 /**
- * Ghostscript for PDF compression (`quality`, presets, `max_output_bytes`), always with
- * `-dSAFER`. It re-distils the PDF with images downsampled to a resolution that follows the
- * quality; it is a post-processing step on PDF targets rather than a pair of its own.
+ * Ghostscript, always with `-dSAFER`: PDF compression (`quality`, presets,
+ * `max_output_bytes`), a post-processing step on PDF targets rather than a pair of its own,
+ * which re-distils the PDF with images downsampled to a resolution that follows the
+ * quality; and PostScript (issue 12): EPS and PS read to PDF, PNG and each other, and PDF
+ * written as PS or EPS (EPS holds one page: the first).
  */
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
@@ -17,15 +19,17 @@ export function pdfCompression(quality: number): { dpi: number; settings: string
 /** The Ghostscript engine. */
 export class GhostscriptEngine implements Engine {
   readonly name = 'ghostscript';
-  readonly reads = ['pdf'] as const;
-  readonly writes = ['pdf'] as const;
+  readonly reads = ['pdf', 'eps', 'ps'] as const;
+  readonly writes = ['pdf', 'eps', 'ps', 'png'] as const;
 
-  supports(): boolean {
-    return false; // used as the compression step of PDF targets, never routed as a pair
+  supports(from: string, to: string): boolean {
+    // PDF → PDF is the compression step, never routed as a pair; PDF pages as images are poppler's.
+    if (from === 'pdf') return to === 'ps' || to === 'eps';
+    return from !== to;
   }
 
-  tradesQualityForSize(): boolean {
-    return true;
+  tradesQualityForSize(to: string): boolean {
+    return to === 'pdf';
   }
 
   probe(): Promise<EngineProbe> {
@@ -33,6 +37,7 @@ export class GhostscriptEngine implements Engine {
   }
 
   async convert(step: Step): Promise<void> {
+    if (step.from !== 'pdf' || step.to !== 'pdf') return this.postscript(step);
     const { dpi, settings } = pdfCompression(step.quality);
     await runStep(step, GS, [
       '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwrite', '-dCompatibilityLevel=1.6',
@@ -40,6 +45,20 @@ export class GhostscriptEngine implements Engine {
       '-dDownsampleColorImages=true', '-dDownsampleGrayImages=true', '-dDownsampleMonoImages=true',
       `-dColorImageResolution=${dpi}`, `-dGrayImageResolution=${dpi}`, `-dMonoImageResolution=${Math.max(dpi, 150)}`,
       '-dColorImageDownsampleThreshold=1.0', '-dGrayImageDownsampleThreshold=1.0',
+      `-sOutputFile=${step.output}`, '--', step.input,
+    ], { maxMemoryBytes: 2 * 1024 ** 3 });
+  }
+
+  /** EPS/PS ↔ PDF/PNG/EPS/PS with the matching output device (EPS cropped to its bounding box). */
+  private async postscript(step: Step): Promise<void> {
+    const device: Readonly<Record<string, readonly string[]>> = {
+      pdf: ['-sDEVICE=pdfwrite'],
+      ps: ['-sDEVICE=ps2write'],
+      eps: ['-sDEVICE=eps2write', '-dFirstPage=1', '-dLastPage=1'],
+      png: ['-sDEVICE=png16m', '-r150', '-dTextAlphaBits=4', '-dGraphicsAlphaBits=4', '-dFirstPage=1', '-dLastPage=1'],
+    };
+    await runStep(step, GS, [
+      '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dQUIET', ...(device[step.to] ?? []), ...(step.from === 'eps' ? ['-dEPSCrop'] : []),
       `-sOutputFile=${step.output}`, '--', step.input,
     ], { maxMemoryBytes: 2 * 1024 ** 3 });
   }

@@ -5,6 +5,7 @@
  * text formats (plain text vs CSV vs Markdown …) and never overrides what the bytes say.
  */
 import { open } from 'node:fs/promises';
+import { constants, gunzipSync } from 'node:zlib';
 import yauzl from 'yauzl';
 import { formatInfo, normaliseExtension, type FormatInfo } from './catalogue.js';
 
@@ -27,7 +28,9 @@ const startsWith = (b: Buffer, sig: number[] | string, offset = 0): boolean => {
 export async function detectFormat(path: string, filename?: string): Promise<Detection> {
   const fh = await open(path, 'r');
   let head: Buffer;
+  let size = 0;
   try {
+    size = (await fh.stat()).size;
     const buf = Buffer.alloc(HEAD_BYTES);
     const { bytesRead } = await fh.read(buf, 0, HEAD_BYTES, 0);
     head = buf.subarray(0, bytesRead);
@@ -37,6 +40,8 @@ export async function detectFormat(path: string, filename?: string): Promise<Det
   const ext = filename ? normaliseExtension(filename.includes('.') ? (filename.split('.').pop() ?? '') : '') : '';
   const byMagic = detectBinary(head);
   if (byMagic === 'zip') return detectZip(path);
+  // Binary STL has no magic number: an 80-byte header, a triangle count and 50 bytes a triangle.
+  if (!byMagic && size >= 84 && head.length >= 84 && size === 84 + 50 * head.readUInt32LE(80)) return formatInfo('stl') ?? null;
   if (byMagic === 'ole2') return detectOle(head, ext);
   if (byMagic) return formatInfo(byMagic) ?? null;
   const byName = detectByExtension(head, ext);
@@ -53,7 +58,9 @@ export function detectBinary(b: Buffer): string | null {
   if (startsWith(b, 'RIFF') && startsWith(b, 'WEBP', 8)) return 'webp';
   if (startsWith(b, 'RIFF') && startsWith(b, 'WAVE', 8)) return 'wav';
   if (startsWith(b, 'RIFF') && startsWith(b, 'AVI ', 8)) return 'avi';
-  if (startsWith(b, [0x49, 0x49, 0x2a, 0x00]) || startsWith(b, [0x4d, 0x4d, 0x00, 0x2a])) return 'tiff';
+  if (startsWith(b, [0x49, 0x49, 0x2a, 0x00]) || startsWith(b, [0x4d, 0x4d, 0x00, 0x2a])) return tiffHasTag(b, 0xc612) ? 'dng' : 'tiff';
+  const more = detectMoreBinary(b);
+  if (more) return more;
   if (startsWith(b, '8BPS')) return b.length >= 6 && b.readUInt16BE(4) === 2 ? 'psb' : 'psd';
   if (startsWith(b, [0x00, 0x00, 0x01, 0x00]) && b.length >= 6 && b.readUInt16LE(4) > 0) return 'ico';
   // "BM" plus a file-size field and a known DIB header size: two letters alone are too weak.
@@ -66,6 +73,12 @@ export function detectBinary(b: Buffer): string | null {
   if (startsWith(b, 'ftyp', 4)) {
     const brand = b.subarray(8, 12).toString('latin1');
     if (brand === 'avif' || brand === 'avis') return 'avif';
+    // HEIF: the HEVC brands, or the generic image brands without AVIF among the compatible ones.
+    const boxSize = Math.min(b.length, b.readUInt32BE(0));
+    const compatible = b.subarray(16, boxSize).toString('latin1');
+    if (['heic', 'heix', 'hevc', 'hevx', 'heim', 'heis'].includes(brand)) return 'heic';
+    if ((brand === 'mif1' || brand === 'msf1') && !compatible.includes('avif')) return 'heic';
+    if (brand === 'mif1' || brand === 'msf1') return 'avif';
     if (brand === 'M4A ' || brand === 'M4B ') return 'm4a';
     if (brand === 'qt  ') return 'mov';
     return 'mp4';
@@ -151,6 +164,7 @@ async function detectZip(path: string): Promise<Detection> {
     return null; // a broken zip is nothing we can convert
   }
   const mimetype = entries.get('mimetype')?.trim();
+  const zipOnly = formatInfo('zip') ?? null;
   if (mimetype === 'application/vnd.oasis.opendocument.text') return formatInfo('odt') ?? null;
   if (mimetype === 'application/vnd.oasis.opendocument.spreadsheet') return formatInfo('ods') ?? null;
   if (mimetype === 'application/vnd.oasis.opendocument.presentation') return formatInfo('odp') ?? null;
@@ -164,8 +178,10 @@ async function detectZip(path: string): Promise<Detection> {
     if (types.includes('wordprocessingml.document.main')) return formatInfo('docx') ?? null;
     if (types.includes('spreadsheetml.sheet.main')) return formatInfo('xlsx') ?? null;
     if (types.includes('presentationml.presentation.main')) return formatInfo('pptx') ?? null;
+    if (types.includes('3dmanufacturing')) return formatInfo('3mf') ?? null;
   }
-  return null;
+  // Any other zip is an archive (issue 12): repacked, never opened as a document.
+  return zipOnly;
 }
 
 function readZipEntries(path: string, wanted: Set<string>): Promise<Map<string, string>> {
@@ -225,6 +241,8 @@ function detectOle(head: Buffer, ext: string): Detection {
 /** Text formats told apart only by the name (their content has no reliable marker). */
 const TEXT_EXTS = new Set([
   'txt', 'csv', 'md', 'rst', 'org', 'tex', 'html', 'muse', 'textile', 'wiki', 'dokuwiki', 'jira', 't2t', 'creole', 'adoc', 'texi', 'ms', 'man',
+  // Issue 12's data formats (JSON and XML are also found by content), MicroDVD, LRC and OBJ files without their usual start.
+  'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'ini', 'sub', 'lrc', 'obj',
 ]);
 
 /** XML documents by their root element (and namespace or doctype where the name alone is ambiguous). */
@@ -284,6 +302,125 @@ function detectText(head: Buffer, ext: string): Detection {
   if (isNotebook(text)) return formatInfo('ipynb') ?? null;
   // roff: a man page starts with comments and .TH; other roff (ms) only by name.
   if (/^(\.\\"[^\n]*\n|'\\"[^\n]*\n)*\.TH\s/.test(text.slice(0, 4096)) && ext !== 'ms') return formatInfo('man') ?? null;
+  const byContent = detectTextContent(head.subarray(0, end).toString('utf8'), ext, head.length < HEAD_BYTES);
+  if (byContent) return formatInfo(byContent) ?? null;
   if (TEXT_EXTS.has(ext) && formatInfo(ext)) return formatInfo(ext) ?? null;
   return formatInfo('txt') ?? null;
+}
+
+/** Whether a TIFF's first IFD holds `tag` (DNG's DNGVersion, 0xC612, tells camera raw from TIFF). */
+export function tiffHasTag(b: Buffer, tag: number): boolean {
+  const le = b[0] === 0x49;
+  const u16 = (o: number): number => (le ? b.readUInt16LE(o) : b.readUInt16BE(o));
+  const u32 = (o: number): number => (le ? b.readUInt32LE(o) : b.readUInt32BE(o));
+  if (b.length < 8) return false;
+  const ifd = u32(4);
+  if (ifd + 2 > b.length) return false;
+  const n = u16(ifd);
+  for (let i = 0; i < n && ifd + 2 + i * 12 + 2 <= b.length; i++) if (u16(ifd + 2 + i * 12) === tag) return true;
+  return false;
+}
+
+/** Signatures of the formats issue 12 brought (audio, archives, fonts, vector, 3D, images). */
+function detectMoreBinary(b: Buffer): string | null {
+  if (startsWith(b, [0xff, 0x0a]) || startsWith(b, [0, 0, 0, 0x0c, 0x4a, 0x58, 0x4c, 0x20, 0x0d, 0x0a, 0x87, 0x0a])) return 'jxl';
+  const pnm = /^P([1-6])\s+(?:#[^\n]*\s+)*\d+\s+\d+/.exec(b.subarray(0, 256).toString('latin1'));
+  if (pnm) return ({ 1: 'pbm', 4: 'pbm', 2: 'pgm', 5: 'pgm', 3: 'ppm', 6: 'ppm' } as Record<string, string>)[pnm[1] as string] ?? null;
+  if (startsWith(b, 'FORM') && startsWith(b, '8SVX', 8)) return '8svx';
+  if (startsWith(b, 'FORM') && (startsWith(b, 'AIFF', 8) || startsWith(b, 'AIFC', 8))) return 'aiff';
+  if (startsWith(b, '.snd')) return 'au';
+  if (startsWith(b, 'caff')) return 'caf';
+  if (startsWith(b, [0x72, 0x69, 0x66, 0x66, 0x2e, 0x91, 0xcf, 0x11])) return 'w64';
+  if (startsWith(b, 'wvpk')) return 'wv';
+  if (startsWith(b, 'Creative Voice File\x1a')) return 'voc';
+  if (startsWith(b, '2BIT')) return 'avr';
+  if (startsWith(b, 'NIST_1A')) return 'sph';
+  if (startsWith(b, '#!AMR\n')) return 'amr';
+  if (startsWith(b, [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c])) return '7z';
+  if (startsWith(b, [0x1f, 0x8b])) return gzipped(b);
+  if (startsWith(b, 'BZh')) return 'tbz2';
+  if (startsWith(b, [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00])) return 'txz';
+  if (startsWith(b, 'ustar', 257)) return 'tar';
+  if (startsWith(b, '07070') || startsWith(b, [0xc7, 0x71]) || startsWith(b, [0x71, 0xc7])) return 'cpio';
+  if (startsWith(b, 'CD001', 32769)) return 'iso';
+  if (startsWith(b, 'OTTO')) return 'otf';
+  if ((startsWith(b, [0, 1, 0, 0]) || startsWith(b, 'true')) && b.length >= 12 && b.readUInt16BE(4) > 0 && b.readUInt16BE(4) < 100) return 'ttf';
+  if (startsWith(b, 'wOFF')) return 'woff';
+  if (startsWith(b, 'wOF2')) return 'woff2';
+  if (startsWith(b, [0x80, 0x01]) && startsWith(b, '%!PS-AdobeFont', 6)) return 'pfb';
+  if (startsWith(b, '%!PS')) return /EPSF/.test(b.subarray(0, 64).toString('latin1').split('\n')[0] ?? '') ? 'eps' : 'ps';
+  if (startsWith(b, [0xc5, 0xd0, 0xd3, 0xc6])) return 'eps';
+  if (b.length >= 44 && b.readUInt32LE(0) === 1 && startsWith(b, ' EMF', 40)) return 'emf';
+  if (startsWith(b, [0xd7, 0xcd, 0xc6, 0x9a]) || ((startsWith(b, [1, 0, 9, 0]) || startsWith(b, [2, 0, 9, 0])) && b.length >= 18 && (b[4] === 0 || b[4] === 3) && b[5] === 1)) return 'wmf';
+  if (startsWith(b, 'glTF')) return 'glb';
+  if (startsWith(b, 'xof 03')) return 'x';
+  if (startsWith(b, 'ply\n') || startsWith(b, 'ply\r\n')) return 'ply';
+  if (startsWith(b, [0x4d, 0x4d]) && b.length >= 8 && [0x0002, 0x3d3d].includes(b.readUInt16LE(6))) return '3ds';
+  return null;
+}
+
+/** A gzip stream: tar inside (ustar at 257) or SVG inside; anything else is not supported. */
+function gzipped(b: Buffer): string | null {
+  let inner: Buffer;
+  try {
+    // The first 2 KiB of the stream, flushed without its end: at most ~2 MiB of output (deflate's
+    // ratio tops out near 1,000), enough to see a tar header or an SVG root.
+    inner = gunzipSync(b.subarray(0, 2048), { finishFlush: constants.Z_SYNC_FLUSH });
+  } catch {
+    return null;
+  }
+  if (startsWith(inner, 'ustar', 257)) return 'tgz';
+  const text = inner.toString('utf8').trimStart();
+  if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^>]*>\s*)?<svg[\s>]/i.test(text)) return 'svgz';
+  return null;
+}
+
+/** The root element name of an XML text (after the declaration, comments, a DOCTYPE). */
+function xmlRoot(text: string): string | null {
+  const m = /^(?:<\?xml[^>]*\?>\s*)?(?:(?:<!--[\s\S]*?-->|<\?[^>]*\?>|<!DOCTYPE[^>[]*(?:\[[\s\S]*?\])?\s*>)\s*)*<([A-Za-z_][\w:.-]*)/.exec(text);
+  return m ? (m[1] as string) : null;
+}
+
+/**
+ * Text formats recognised by their content: markers (vCard, iCalendar, subtitles, SFD),
+ * XML roots (SVG, COLLADA, SAMI), JSON that parses, 3D meshes; `whole` says the text is the
+ * whole file (JSON is then parsed, not guessed).
+ */
+export function detectTextContent(text: string, ext: string, whole: boolean): string | null {
+  const t = text.trimStart();
+  const upper = t.slice(0, 64).toUpperCase();
+  if (upper.startsWith('BEGIN:VCARD')) return 'vcf';
+  if (upper.startsWith('BEGIN:VCALENDAR')) return 'ics';
+  if (t.startsWith('WEBVTT')) return 'vtt';
+  if (/^\[Script Info\]/i.test(t)) return /ScriptType:\s*v4\.00\+/i.test(t.slice(0, 4096)) || ext === 'ass' ? 'ass' : 'ssa';
+  if (/^\d+\s*\r?\n\d{1,2}:\d{2}:\d{2}[,.]\d{1,3}\s*-->\s*\d/.test(t)) return 'srt';
+  if (/^\d+:\d{2}:\d{2}\.\d{3},\d+:\d{2}:\d{2}\.\d{3}\s*\r?\n/.test(t)) return 'sbv';
+  if (/^\{\d+\}\{\d*\}/.test(t)) return 'sub';
+  if (/^(\[(ar|ti|al|by|length|offset|re|ve):[^\]]*\]\s*)*\[\d{1,3}:\d{2}(?:[.:]\d{1,3})?\]/i.test(t)) return 'lrc';
+  if (/^<SAMI[\s>]/i.test(t)) return 'smi';
+  if (t.startsWith('SplineFontDB:')) return 'sfd';
+  if (t.startsWith('<')) {
+    const root = xmlRoot(t);
+    if (root === 'svg' || root?.endsWith(':svg')) return 'svg';
+    if (root === 'COLLADA') return 'dae';
+    if (root && t.startsWith('<?xml')) return 'xml';
+    if (root && ext === 'xml') return 'xml';
+  }
+  if (/^solid\b[^\n]*\n\s*(facet|endsolid)/.test(t)) return 'stl';
+  if (/^v\s+-?[\d.]+\s+-?[\d.]+\s+-?[\d.]+/m.test(t) && /^f\s+\d+/m.test(t) && /^(#[^\n]*|o\s.*|g\s.*|mtllib\s.*|v\s.*|\s*)$/m.test(t.split('\n')[0] ?? '')) return 'obj';
+  if ((t.startsWith('{') || t.startsWith('[')) && !['json', 'ndjson'].includes(ext) && whole) {
+    try {
+      JSON.parse(t);
+      return 'json';
+    } catch {
+      const lines = t.split(/\r?\n/).filter((l) => l.trim() !== '');
+      try {
+        lines.forEach((l) => JSON.parse(l));
+        return lines.length > 1 ? 'ndjson' : null;
+      } catch {
+        return null;
+      }
+    }
+  }
+  return null;
 }

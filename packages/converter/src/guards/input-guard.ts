@@ -12,7 +12,8 @@
  * - zip containers (docx, xlsx, xlsb, pptx, odt, ods, odp, epub, htmlz, txtz): the central directory through
  *   yauzl — entry count, declared expansion and ratio — and the head of every XML part for
  *   a DTD that declares entities (OOXML, ODF and EPUB never need one; entity expansion and
- *   external entities both start there).
+ *   external entities both start there);
+ * - archives (zip, 7z, tar.*, cpio, iso): their listing, in `archive-guard.ts`.
  *
  * A file over a limit fails with `conversion_failed` and a message naming the limit and
  * the measured value; a broken header is left to the engine (it fails with its own clear
@@ -26,6 +27,7 @@ import { ConversionError, failed } from '../errors.js';
 import { runSandboxed } from '../exec/exec.js';
 import { packageFile, jobLimits, type JobContext } from '../engines/engine.js';
 import { formatInfo } from '../formats/catalogue.js';
+import { inspectArchive } from './archive-guard.js';
 
 /** What a bomb check allows. */
 export interface InputLimits {
@@ -65,9 +67,10 @@ export interface InputFacts {
 
 const ZIP_CONTAINERS = new Set(['docx', 'xlsx', 'xlsb', 'pptx', 'odt', 'ods', 'odp', 'epub', 'htmlz', 'txtz']);
 /** XML sources, read whole by their engine's XML parser: refused when they declare entities, as zip parts are. */
-const XML_SOURCES = new Set(['fodt', 'fods', 'fodp', 'dbk', 'opml', 'fb2', 'tei']);
+const XML_SOURCES = new Set(['fodt', 'fods', 'fodp', 'dbk', 'opml', 'fb2', 'tei', 'svg', 'dae', 'xml', 'smi']);
 const DEMUXER: Readonly<Record<string, string>> = {
   wav: 'wav', mp3: 'mp3', flac: 'flac', ogg: 'ogg', opus: 'ogg', m4a: 'mov', mp4: 'mov', mov: 'mov', webm: 'matroska', mkv: 'matroska', avi: 'avi',
+  aiff: 'aiff', au: 'au', caf: 'caf', w64: 'w64', wv: 'wv', voc: 'voc', amr: 'amr', avr: 'avr', '8svx': 'iff', sph: 'nistsphere',
 };
 /** Bytes of each XML part read for a DTD; declarations come before the root element. */
 const XML_HEAD_BYTES = 16 * 1024;
@@ -83,6 +86,7 @@ export async function inspectInput(path: string, ext: string, limits: InputLimit
   if (family === 'image') return inspectImage(path, limits, job);
   if (family === 'audio' || family === 'video') return inspectMedia(path, ext, limits, job);
   if (ZIP_CONTAINERS.has(ext)) return inspectZip(path, ext, limits);
+  if (family === 'archive') return inspectArchive(path, ext, limits, job);
   if (XML_SOURCES.has(ext)) return inspectXml(path, ext);
   return {};
 }

@@ -38,7 +38,9 @@ export async function runPairs(
     for (;;) {
       const i = next++;
       if (i >= pairs.length) return;
-      const outcome = await tryPair(conv, pairs[i] as PairToTry, samples.get((pairs[i] as PairToTry).from) ?? [], join(dir, String(i)));
+      const p = pairs[i] as PairToTry;
+      // A pair-shaped sample (`csv>vcf`: a contact table) stands in for the source's own.
+      const outcome = await tryPair(conv, p, samples.get(`${p.from}>${p.to}`) ?? samples.get(p.from) ?? [], join(dir, String(i)));
       outcomes[i] = outcome;
       opts.onDone?.(outcome, ++done);
     }

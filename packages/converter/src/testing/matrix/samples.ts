@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Converter } from '../../converter.js';
 import { formatInfo, type FormatFamily } from '../../formats/catalogue.js';
+import { makeExtraSamples } from '../extra-samples.js';
 import { fixture, runTool as run } from '../tools.js';
 import { validate } from './validate.js';
 
@@ -50,7 +51,7 @@ export async function makeSamples(conv: Converter, wanted: readonly string[], di
   await mkdir(dir, { recursive: true });
   const made = new Map<string, Sample>();
   const roots = await makeRoots(dir);
-  for (const [ext, path] of roots) made.set(ext, { path, origin: 'generated', ...(MARKERS[ext] ? { marker: MARKERS[ext] } : {}) });
+  for (const [ext, path] of roots) if (!ext.includes('>')) made.set(ext, { path, origin: 'generated', ...(MARKERS[ext] ? { marker: MARKERS[ext] } : {}) });
   // A cursor is made from an icon (below), not converted.
   const order = [...new Set([...wanted, ...(wanted.includes('cur') ? ['ico'] : [])])].filter((ext) => !made.has(ext) && ext !== 'cur');
   for (const ext of order) {
@@ -80,6 +81,8 @@ export async function makeSamples(conv: Converter, wanted: readonly string[], di
     made.set('cur', { path: cur, origin: 'generated' });
   }
   const out = new Map<string, Sample[]>();
+  // Pairs whose source must be shaped for the target (a contact table for vCard) have their own sample (`csv>vcf`).
+  for (const [key, path] of roots) if (key.includes('>') && wanted.includes(key.split('>')[0] as string)) out.set(key, [{ path, origin: 'generated' }]);
   for (const ext of wanted) {
     const list: Sample[] = [];
     const gen = made.get(ext);
@@ -123,5 +126,8 @@ async function makeRoots(dir: string): Promise<Map<string, string>> {
   const creole = join(dir, 'root.creole');
   await writeFile(creole, '= Quarterly report =\n\nThis is a **small** Creole document.\n\n* apples\n* oranges\n');
   roots.set('creole', creole);
+  // Issue 12's formats: one sample each from independent tools (or the engine's own binary
+  // where nothing else writes the format), and the pair-shaped ones (`csv>vcf`).
+  for (const [key, path] of await makeExtraSamples(join(dir, 'extra'))) if (!roots.has(key)) roots.set(key, path);
   return roots;
 }

@@ -8,6 +8,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { runTool as run } from '../tools.js';
+import { canValidateExtra, judgeExtra } from './validate-extra.js';
 
 /** A check's verdict: what the tool said, or why the output is rejected. */
 export type Verdict = { ok: true; check: string } | { ok: false; reason: string };
@@ -68,7 +69,7 @@ const TEXT_BEARING_FAMILIES = new Set(['document', 'spreadsheet', 'presentation'
 /** The formats this module can judge; a pair whose target is not here stays unproven. */
 export function canValidate(to: string): boolean {
   return to === 'pdf' || to === 'csv' || to === 'ipynb' || to in FILE_MIME || to in MAGICK || to in MEDIA || to in OOXML || to in ODF
-    || to in XML_ROOT || TEXT.has(to) || CALIBRE_READBACK.has(to) || to in EBOOK_MAGIC || to === 'htmlz' || to === 'txtz';
+    || to in XML_ROOT || TEXT.has(to) || CALIBRE_READBACK.has(to) || to in EBOOK_MAGIC || to === 'htmlz' || to === 'txtz' || canValidateExtra(to);
 }
 
 /**
@@ -185,6 +186,7 @@ async function judge(path: string, to: string): Promise<string> {
     if (buf.length && !mime.startsWith('text/')) throw new Error(`file: ${mime}`);
     return `file: ${mime || 'empty'}; UTF-8`;
   }
+  if (canValidateExtra(to)) return judgeExtra(path, to);
   throw new Error(`no independent check for ${to}`);
 }
 

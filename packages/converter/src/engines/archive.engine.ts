@@ -1,0 +1,52 @@
+/**
+ * Archives repacked from one format to another with libarchive's `bsdtar`: unpacked into a
+ * folder of the job (after `guards/archive-guard.ts` has checked the listing; bsdtar itself
+ * refuses absolute and `..` paths and writing through links, and the sandbox shows it only the
+ * job's folder), then packed again with the same member names. Never extracted for the caller.
+ */
+import { mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { failed } from '../errors.js';
+import { ownForSandbox } from '../exec/exec.js';
+import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
+
+const BSDTAR = '/usr/bin/bsdtar';
+/** bsdtar's write options per target. */
+const WRITE: Readonly<Record<string, readonly string[]>> = {
+  zip: ['--format', 'zip'],
+  '7z': ['--format', '7zip'],
+  tar: ['--format', 'pax'],
+  tgz: ['--format', 'pax', '-z'],
+  tbz2: ['--format', 'pax', '-j'],
+  txz: ['--format', 'pax', '-J'],
+  cpio: ['--format', 'newc'],
+  iso: ['--format', 'iso9660'],
+};
+const FORMATS = Object.keys(WRITE);
+
+/** The archive engine. */
+export class ArchiveEngine implements Engine {
+  readonly name = 'bsdtar';
+  readonly reads = FORMATS;
+  readonly writes = FORMATS;
+
+  tradesQualityForSize(): boolean {
+    return false;
+  }
+
+  probe(): Promise<EngineProbe> {
+    return probeBinaries(this.name, [BSDTAR], ['--version'], /bsdtar (\S+)/);
+  }
+
+  async convert(step: Step): Promise<void> {
+    const tree = join(step.job.dir, `unpacked-${step.to}`);
+    await mkdir(tree);
+    await ownForSandbox(tree);
+    // No owners, no special permission bits, no ACLs or extended attributes from the archive.
+    await runStep(step, BSDTAR, ['-x', '--no-same-owner', '--no-same-permissions', '--no-acls', '--no-xattrs', '--no-fflags', '-f', step.input, '-C', tree]);
+    const names = (await readdir(tree)).sort();
+    if (!names.length) throw failed(`The ${step.from} file holds nothing to repack.`);
+    // "./name" keeps names starting with "-" or "@" from being read as options; -s strips it again.
+    await runStep(step, BSDTAR, ['-c', ...(WRITE[step.to] ?? []), '-f', step.output, '-s', ',^\\./,,', '-C', tree, ...names.map((n) => `./${n}`)]);
+  }
+}

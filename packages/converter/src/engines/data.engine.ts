@@ -1,0 +1,50 @@
+/**
+ * Structured and tabular data (CSV, TSV, JSON, NDJSON, YAML, TOML, XML, INI) and contacts
+ * and calendars (vCard, iCalendar ↔ records) with well-kept npm parsers, in a worker thread
+ * with its own heap cap and time-out (`structured/run-in-worker.ts`); mappings in
+ * `structured/records.ts` and `structured/contacts.ts`.
+ */
+import { createRequire } from 'node:module';
+import type { Engine, EngineProbe, Step } from './engine.js';
+import { DATA_FORMATS } from './structured/records.js';
+import { runInWorker } from './structured/run-in-worker.js';
+
+/** Data formats contacts and events are written to, and read back from. */
+const RECORD_FORMATS = ['csv', 'tsv', 'json', 'ndjson', 'yaml', 'xml'];
+/** Tables written into vCard/iCalendar: the ones a mail client or a script exports. */
+const RECORD_SOURCES = ['csv', 'json'];
+const PIM = new Set(['vcf', 'ics']);
+
+/** The data engine. */
+export class DataEngine implements Engine {
+  readonly name = 'data';
+  readonly reads = [...DATA_FORMATS, 'vcf', 'ics'];
+  readonly writes = [...DATA_FORMATS, 'vcf', 'ics'];
+
+  supports(from: string, to: string): boolean {
+    if (from === to) return false;
+    if (PIM.has(from)) return RECORD_FORMATS.includes(to);
+    if (PIM.has(to)) return RECORD_SOURCES.includes(from);
+    return true;
+  }
+
+  tradesQualityForSize(): boolean {
+    return false;
+  }
+
+  async probe(): Promise<EngineProbe> {
+    const require = createRequire(import.meta.url);
+    const versions = ['csv-parse', 'yaml', 'smol-toml', 'fast-xml-parser', 'ini', 'ical.js'].map((m) => {
+      try {
+        return `${m} ${(require(`${m}/package.json`) as { version: string }).version}`;
+      } catch {
+        return `${m} ?`;
+      }
+    });
+    return { engine: this.name, available: true, version: versions.join(', '), missing: [] };
+  }
+
+  async convert(step: Step): Promise<void> {
+    await runInWorker(step, 'data');
+  }
+}

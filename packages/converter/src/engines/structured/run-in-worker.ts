@@ -1,0 +1,68 @@
+/**
+ * Runs a pure-TypeScript conversion in a worker thread so that hostile input cannot stall
+ * the service's event loop or exhaust its heap: the worker gets its own heap cap
+ * (`resourceLimits`), a small stack, the step's time-out (then `terminate()`), and the job's
+ * cancel signal; the input size is capped before it is read.
+ */
+import { Worker } from 'node:worker_threads';
+import { failed } from '../../errors.js';
+import type { Step } from '../engine.js';
+
+/** What the worker is asked to do. */
+export interface WorkerJob {
+  readonly kind: 'data' | 'subtitle';
+  readonly input: string;
+  readonly output: string;
+  readonly from: string;
+  readonly to: string;
+  readonly maxInputBytes: number;
+  readonly maxOutputBytes: number;
+}
+
+/** The worker's answer. */
+export type WorkerAnswer = { readonly ok: true } | { readonly ok: false; readonly message: string; readonly detail?: string };
+
+/** Limits of the structured-data worker. */
+export interface WorkerLimits {
+  /** Largest input read; default 32 MiB (parsed text takes several times its size in heap). */
+  readonly maxInputBytes: number;
+  /** Heap cap of the worker in MiB; default 512 (lowered to the job's memory cap). */
+  readonly maxHeapMb: number;
+}
+
+export const DEFAULT_WORKER_LIMITS: WorkerLimits = { maxInputBytes: 32 * 1024 ** 2, maxHeapMb: 512 };
+
+const WORKER_URL = new URL('./worker.js', import.meta.url);
+
+/** Runs one step in a fresh worker; throws `conversion_failed` with a safe message on any failure. */
+export function runInWorker(step: Step, kind: WorkerJob['kind'], limits: WorkerLimits = DEFAULT_WORKER_LIMITS): Promise<void> {
+  const jobHeap = step.job.maxMemoryBytes ? Math.floor(step.job.maxMemoryBytes / 1024 ** 2) : limits.maxHeapMb;
+  const heap = Math.max(32, Math.min(limits.maxHeapMb, jobHeap));
+  const job: WorkerJob = {
+    kind, input: step.input, output: step.output, from: step.from, to: step.to,
+    maxInputBytes: limits.maxInputBytes, maxOutputBytes: Math.min(step.job.maxFileBytes, 4 * limits.maxInputBytes + 1024 ** 2),
+  };
+  return new Promise<void>((resolve, reject) => {
+    if (step.job.signal?.aborted) return reject(failed('The conversion was cancelled.', `${kind} worker aborted`));
+    const worker = new Worker(WORKER_URL, { workerData: job, resourceLimits: { maxOldGenerationSizeMb: heap, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 }, stdout: true, stderr: true });
+    let settled = false;
+    const finish = (err?: Error): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      step.job.signal?.removeEventListener('abort', onAbort);
+      void worker.terminate();
+      if (err) reject(err);
+      else resolve();
+    };
+    const timer = setTimeout(() => finish(failed('The conversion took too long and was stopped.', `${kind} worker timed out after ${step.job.timeoutMs} ms`)), step.job.timeoutMs);
+    const onAbort = (): void => finish(failed('The conversion was cancelled.', `${kind} worker aborted`));
+    step.job.signal?.addEventListener('abort', onAbort, { once: true });
+    worker.once('message', (a: WorkerAnswer) => finish(a.ok ? undefined : failed(a.message, a.detail ?? a.message)));
+    worker.once('error', (e: Error & { code?: string }) => {
+      if (e.code === 'ERR_WORKER_OUT_OF_MEMORY') finish(failed(`The file needs more memory to convert than the ${heap} MiB allowed per data conversion; it was stopped.`, e.message));
+      else finish(failed(`The ${step.from} file could not be converted to ${step.to}.`, e.message));
+    });
+    worker.once('exit', (code) => finish(failed(`The ${step.from} file could not be converted to ${step.to}.`, `${kind} worker exited with ${code}`)));
+  });
+}

@@ -1,0 +1,165 @@
+/**
+ * One small sample of every format issue 12's engines read, made by independent tools
+ * (FFmpeg, SoX, Python's zipfile/tarfile, 7-Zip, ImageMagick) or written here as text, and,
+ * where only the engine itself writes a format (EMF, WMF, fonts, most 3D formats), by that
+ * engine's own binary run directly. Each sample holds a marker the checks look for.
+ * Used by the registry matrix and the engine tests only.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { makeDng } from './raw-sample.js';
+import { fixture, tool } from './tools.js';
+
+/** The word every text-bearing sample holds. */
+export const MARKER = 'Marker';
+
+export const SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="120" height="80" viewBox="0 0 120 80">
+<rect x="5" y="5" width="110" height="70" fill="#3a7" stroke="#000" stroke-width="3"/>
+<circle cx="60" cy="40" r="20" fill="#fff"/>
+<text x="10" y="75" font-family="DejaVu Sans" font-size="12">${MARKER}</text></svg>
+`;
+
+export const CUBE_OBJ = `# a unit cube
+o Cube
+v -1 -1 -1
+v 1 -1 -1
+v 1 1 -1
+v -1 1 -1
+v -1 -1 1
+v 1 -1 1
+v 1 1 1
+v -1 1 1
+f 1 3 2
+f 1 4 3
+f 5 6 7
+f 5 7 8
+f 1 2 6
+f 1 6 5
+f 2 3 7
+f 2 7 6
+f 3 4 8
+f 3 8 7
+f 4 1 5
+f 4 5 8
+`;
+
+/** The records every data sample holds (as strings: tables keep text). */
+export const PEOPLE = [
+  { name: 'Ada Lovelace', email: 'ada@example.org', city: 'London' },
+  { name: `Grace Hopper, ${MARKER}`, email: 'grace@example.org', city: 'New York' },
+];
+
+const TEXT: Readonly<Record<string, string>> = {
+  tsv: `name\temail\tcity\n${PEOPLE.map((p) => `${p.name}\t${p.email}\t${p.city}`).join('\n')}\n`,
+  json: `${JSON.stringify(PEOPLE, null, 2)}\n`,
+  ndjson: `${PEOPLE.map((p) => JSON.stringify(p)).join('\n')}\n`,
+  yaml: PEOPLE.map((p) => `- name: "${p.name}"\n  email: ${p.email}\n  city: ${p.city}\n`).join(''),
+  toml: PEOPLE.map((p) => `[[people]]\nname = "${p.name}"\nemail = "${p.email}"\ncity = "${p.city}"\n`).join('\n'),
+  xml: `<?xml version="1.0" encoding="UTF-8"?>\n<people>\n${PEOPLE.map((p) => `  <person><name>${p.name}</name><email>${p.email}</email><city>${p.city}</city></person>`).join('\n')}\n</people>\n`,
+  ini: PEOPLE.map((p, i) => `[person${i + 1}]\nname = ${p.name}\nemail = ${p.email}\ncity = ${p.city}\n`).join('\n'),
+  vcf: PEOPLE.map((p) => `BEGIN:VCARD\r\nVERSION:3.0\r\nFN:${p.name.replace(/,/g, '\\,')}\r\nEMAIL;TYPE=INTERNET:${p.email}\r\nADR;TYPE=HOME:;;;${p.city};;;\r\nEND:VCARD\r\n`).join(''),
+  ics: 'BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//samples//EN\r\nBEGIN:VEVENT\r\nUID:one@example.org\r\nDTSTAMP:20260101T000000Z\r\n'
+    + `DTSTART:20260301T100000Z\r\nDTEND:20260301T110000Z\r\nSUMMARY:${MARKER} launch\r\nLOCATION:Room 1\\, floor 2\r\nEND:VEVENT\r\n`
+    + 'BEGIN:VEVENT\r\nUID:two@example.org\r\nDTSTAMP:20260101T000000Z\r\nDTSTART;VALUE=DATE:20260402\r\nSUMMARY:Review\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n',
+  srt: `1\n00:00:01,000 --> 00:00:02,500\n${MARKER} one\n\n2\n00:00:03,000 --> 00:00:04,000\nSecond line\n`,
+  ssa: '[Script Info]\nScriptType: v4.00\n\n[V4 Styles]\n'
+    + 'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, TertiaryColour, BackColour, Bold, Italic, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, AlphaLevel, Encoding\n'
+    + 'Style: Default,Arial,20,16777215,65535,65535,0,0,0,1,2,0,2,10,10,10,0,0\n\n[Events]\n'
+    + 'Format: Marked, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text\n'
+    + `Dialogue: Marked=0,0:00:01.00,0:00:02.50,Default,,0000,0000,0000,,${MARKER} one\nDialogue: Marked=0,0:00:03.00,0:00:04.00,Default,,0000,0000,0000,,Second line\n`,
+  sub: `{25}{62}${MARKER} one\n{75}{100}Second line\n`,
+  sbv: `0:00:01.000,0:00:02.500\n${MARKER} one\n\n0:00:03.000,0:00:04.000\nSecond line\n`,
+  smi: `<SAMI>\n<BODY>\n<SYNC Start=1000><P Class=ENCC>${MARKER} one\n<SYNC Start=2500><P Class=ENCC>&nbsp;\n<SYNC Start=3000><P Class=ENCC>Second line\n<SYNC Start=4000><P Class=ENCC>&nbsp;\n</BODY>\n</SAMI>\n`,
+  svg: SVG,
+  obj: CUBE_OBJ,
+};
+
+/** Pairs whose source sample must be shaped for the target (a contact table for vCard, events for iCalendar). */
+export const PAIR_TEXT: Readonly<Record<string, string>> = {
+  'csv>vcf': `name,email,phone\nAda Lovelace,ada@example.org,+44 20 7946 0000\n"Hopper, Grace ${MARKER}",grace@example.org,\n`,
+  'json>vcf': `${JSON.stringify([{ 'full name': `Ada ${MARKER}`, 'e-mail': 'ada@example.org' }])}\n`,
+  'csv>ics': `title,start,end,location\n${MARKER} launch,2026-03-01T10:00:00Z,2026-03-01T11:00:00Z,"Room 1, floor 2"\nReview,2026-04-02,,\n`,
+  'json>ics': `${JSON.stringify([{ summary: `${MARKER} launch`, dtstart: '2026-03-01 10:00', location: 'Room 1' }])}\n`,
+};
+
+/** Writes the samples into `dir`; answers extension → path, plus `from>to` → path for {@link PAIR_TEXT}. */
+export async function makeExtraSamples(dir: string): Promise<Map<string, string>> {
+  await mkdir(dir, { recursive: true });
+  const out = new Map<string, string>();
+  const at = (name: string): string => join(dir, name);
+  const put = async (ext: string, body: string | Buffer): Promise<string> => {
+    const p = at(`sample.${ext}`);
+    await writeFile(p, body);
+    out.set(ext, p);
+    return p;
+  };
+  const made = (ext: string, cmd: string, args: (p: string) => string[]): string => {
+    const p = at(`sample.${ext}`);
+    tool(cmd, args(p));
+    out.set(ext, p);
+    return p;
+  };
+  for (const [ext, body] of Object.entries(TEXT)) await put(ext, body);
+  for (const [pair, body] of Object.entries(PAIR_TEXT)) {
+    const p = at(`pair-${pair.replace('>', '-to-')}.${pair.split('>')[0] ?? 'txt'}`);
+    await writeFile(p, body);
+    out.set(pair, p);
+  }
+  const srt = out.get('srt') as string;
+  const ffmpeg = (fmt: string) => (p: string): string[] => ['-v', 'error', '-y', '-i', srt, '-f', fmt, p];
+  made('vtt', '/usr/bin/ffmpeg', ffmpeg('webvtt'));
+  made('ass', '/usr/bin/ffmpeg', ffmpeg('ass'));
+  made('lrc', '/usr/bin/ffmpeg', ffmpeg('lrc'));
+
+  // Vector: SVG by hand, gzipped; EPS/PS by librsvg (independent of Inkscape and Ghostscript); EMF/WMF by Inkscape.
+  const svg = out.get('svg') as string;
+  await put('svgz', gzipSync(Buffer.from(SVG)));
+  made('eps', '/usr/bin/rsvg-convert', (p) => ['-f', 'eps', '-o', p, svg]);
+  made('ps', '/usr/bin/rsvg-convert', (p) => ['-f', 'ps', '-o', p, svg]);
+  for (const ext of ['emf', 'wmf']) made(ext, '/usr/bin/inkscape', (p) => [svg, `--export-type=${ext}`, `--export-filename=${p}`]);
+
+  // Raster: from the PNG fixture.
+  const png = fixture('sample.png');
+  made('heic', '/usr/bin/heif-enc', (p) => ['-q', '80', '-o', p, png]);
+  made('jxl', '/usr/bin/cjxl', (p) => [png, p]);
+  made('pgm', '/usr/bin/convert', (p) => [png, `pgm:${p}`]);
+  made('pbm', '/usr/bin/convert', (p) => [png, '-threshold', '50%', `pbm:${p}`]);
+  await put('dng', makeDng());
+
+  // Audio: a tenth of a second of tone, from SoX or FFmpeg.
+  for (const [ext, type] of [['aiff', 'aiff'], ['au', 'au'], ['voc', 'voc'], ['8svx', '8svx'], ['avr', 'avr'], ['sph', 'sph']] as const) {
+    made(ext, '/usr/bin/sox', (p) => ['-n', '-t', type, p, 'synth', '0.3', 'sine', '440', 'vol', '0.5']);
+  }
+  made('amr', '/usr/bin/sox', (p) => ['-n', '-r', '8000', '-c', '1', '-t', 'amr-nb', p, 'synth', '0.3', 'sine', '440', 'vol', '0.5']);
+  for (const [ext, codec] of [['caf', 'pcm_s16le'], ['w64', 'pcm_s16le'], ['wv', 'wavpack']] as const) {
+    made(ext, '/usr/bin/ffmpeg', (p) => ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=duration=0.3:sample_rate=8000', '-c:a', codec, '-f', ext, p]);
+  }
+
+  // Archives: a folder with a marker file, packed by Python, 7-Zip and bsdtar.
+  const tree = at('tree');
+  await mkdir(join(tree, 'docs'), { recursive: true });
+  await writeFile(join(tree, 'docs', 'note.txt'), `${MARKER} inside\n`);
+  await writeFile(join(tree, 'readme.txt'), 'top level\n');
+  const py = (code: string, p: string): string[] => ['-c', code, p, tree];
+  const walk = 'import os,sys\nfiles=[(os.path.join(r,f),os.path.relpath(os.path.join(r,f),sys.argv[2])) for r,_,fs in os.walk(sys.argv[2]) for f in fs]\n';
+  made('zip', '/usr/bin/python3', (p) => py(`${walk}import zipfile\nwith zipfile.ZipFile(sys.argv[1],'w',zipfile.ZIP_DEFLATED) as z:\n  [z.write(a,n) for a,n in files]`, p));
+  for (const [ext, mode] of [['tar', 'w'], ['tgz', 'w:gz'], ['tbz2', 'w:bz2'], ['txz', 'w:xz']] as const) {
+    made(ext, '/usr/bin/python3', (p) => py(`${walk}import tarfile\nwith tarfile.open(sys.argv[1],'${mode}') as t:\n  [t.add(a,n) for a,n in files]`, p));
+  }
+  made('7z', '/usr/bin/7z', (p) => ['a', '-bd', '-y', p, join(tree, 'docs'), join(tree, 'readme.txt')]);
+  made('cpio', '/usr/bin/bsdtar', (p) => ['-c', '--format', 'newc', '-f', p, '-C', tree, 'docs', 'readme.txt']);
+  made('iso', '/usr/bin/bsdtar', (p) => ['-c', '--format', 'iso9660', '-f', p, '-C', tree, 'docs', 'readme.txt']);
+
+  // 3D: the cube by hand; the other formats by assimp itself (nothing else here writes them).
+  const obj = out.get('obj') as string;
+  for (const [ext, id] of [['stl', 'stl'], ['ply', 'ply'], ['glb', 'glb2'], ['dae', 'collada'], ['3ds', '3ds'], ['x', 'x'], ['3mf', '3mf']] as const) {
+    made(ext, '/usr/bin/assimp', (p) => ['export', obj, p, `-f${id}`]);
+  }
+
+  // Fonts: DejaVu Sans cut to A–Z by FontForge, then written in each format by FontForge.
+  const ttf = made('ttf', '/usr/bin/fontforge', (p) => ['-quiet', '-lang=ff', '-c', 'Open($1); Select(0u41,0u5a); SelectInvert(); Clear(); Generate($2)', '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf', p]);
+  for (const ext of ['otf', 'woff', 'woff2', 'pfb']) made(ext, '/usr/bin/fontforge', (p) => ['-quiet', '-lang=ff', '-c', 'Open($1); Generate($2)', ttf, p]);
+  made('sfd', '/usr/bin/fontforge', (p) => ['-quiet', '-lang=ff', '-c', 'Open($1); Save($2)', ttf, p]);
+  return out;
+}
