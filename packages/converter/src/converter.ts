@@ -50,6 +50,8 @@ export interface ConverterConfig {
   readonly libreoffice?: Omit<LibreOfficePoolOptions, 'workDir'>;
   /** Start the LibreOffice pool now instead of on the first office job. */
   readonly prestart?: boolean;
+  /** Pages of one PDF that OCR reads at the same time; default the cores, at most 4. */
+  readonly ocrConcurrency?: number;
 }
 
 /** One conversion. */
@@ -89,7 +91,7 @@ const DEFAULT_QUALITY: Readonly<Record<string, number>> = { pdf: 90, jpg: 85, we
 /** The conversion engine. */
 export class Converter {
   private constructor(
-    private readonly config: Required<Omit<ConverterConfig, 'libreoffice' | 'prestart' | 'inputLimits' | 'maxCpuSeconds'>> & { maxCpuSeconds?: number; limits: InputLimits },
+    private readonly config: Required<Omit<ConverterConfig, 'libreoffice' | 'prestart' | 'inputLimits' | 'maxCpuSeconds' | 'ocrConcurrency'>> & { maxCpuSeconds?: number; limits: InputLimits },
     private readonly engines: ReadonlyMap<string, Engine>,
     private readonly probeResults: readonly EngineProbe[],
     /** The routing data (formats and targets listings). */
@@ -105,7 +107,7 @@ export class Converter {
       new SharpEngine(),
       new ImageMagickEngine(),
       new Img2PdfEngine(),
-      new TesseractEngine(),
+      new TesseractEngine(config.ocrConcurrency ? { concurrency: config.ocrConcurrency } : {}),
       new FfmpegEngine(),
       new PopplerEngine(),
       new QpdfEngine(),

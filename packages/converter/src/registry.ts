@@ -55,7 +55,7 @@ const CHAINS: readonly { from: readonly string[]; via: string; to: readonly stri
   { from: ['docx', 'doc', 'odt', 'rtf', 'xlsx', 'xls', 'ods', 'pptx', 'ppt', 'odp'], via: 'pdf', to: ['png', 'jpg'] },
   // Images img2pdf cannot read become PNG first.
   { from: ['webp', 'avif', 'bmp', 'ico', 'ppm', 'psd'], via: 'png', to: ['pdf'] },
-  { from: ['avif', 'ico', 'psd', 'bmp'], via: 'png', to: ['txt'] },
+  { from: ['avif', 'ico', 'psd', 'bmp'], via: 'png', to: ['txt', 'hocr'] },
 ];
 
 /** Routing data over a set of available engines. */

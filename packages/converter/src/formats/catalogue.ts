@@ -72,6 +72,8 @@ export const FORMATS: readonly FormatInfo[] = [
   F('tex', 'application/x-tex', 'markup', 'LaTeX'),
   F('epub', 'application/epub+zip', 'ebook', 'EPUB e-book'),
   F('txt', 'text/plain', 'text', 'Plain text'),
+  // OCR output only (tesseract): the page text with word boxes, as XHTML.
+  F('hocr', 'text/vnd.hocr+html', 'text', 'hOCR (OCR text with word positions)'),
 ];
 
 const BY_EXT = new Map(FORMATS.map((f) => [f.ext, f]));

@@ -168,6 +168,8 @@ function detectText(head: Buffer, ext: string): Detection {
     return null;
   }
   const start = head.subarray(0, 1024).toString('utf8').trimStart().toLowerCase();
+  // hOCR (tesseract's and others') is XHTML that names its OCR system in a meta element.
+  if (/<meta\s+name=['"]ocr-system['"]/.test(head.subarray(0, 4096).toString('utf8'))) return formatInfo('hocr') ?? null;
   if (start.startsWith('<!doctype html') || start.startsWith('<html')) return formatInfo('html') ?? null;
   if (TEXT_EXTS.has(ext)) return formatInfo(ext) ?? null;
   return formatInfo('txt') ?? null;
