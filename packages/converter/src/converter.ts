@@ -29,6 +29,7 @@ import { TesseractEngine } from './engines/tesseract.engine.js';
 import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { Registry, type Route } from './registry.js';
+import { applyPdfOperations } from './pdf-operations.js';
 import { DEFAULT_INPUT_LIMITS, inspectInput, type InputFacts, type InputLimits } from './guards/input-guard.js';
 
 /** Converter settings (the service maps its `CONVERT_*` settings onto these). */
@@ -198,15 +199,7 @@ export class Converter {
       const ran = await this.runWithSizeLadder(input, source, target, options, routes, job);
       let file = ran.file;
       const engines = [...ran.engines];
-      if (options.removeActiveContent && target.ext === 'pdf') {
-        const gs = this.engines.get('ghostscript') as GhostscriptEngine | undefined;
-        if (!gs) throw failed('Removing active content is not available (Ghostscript is missing).');
-        const out = join(job.dir, 'inert.pdf');
-        await gs.removeActiveContent({ input: file, output: out, from: 'pdf', to: 'pdf', options, quality: 100, qualityRequested: false, job });
-        await assertOutput(out, 'ghostscript', true);
-        file = out;
-        if (!engines.includes('ghostscript')) engines.push('ghostscript');
-      }
+      if (target.ext === 'pdf') file = await applyPdfOperations(file, options, job, this.engines, engines);
       const output = await this.finish(file, target, req.outputPath, job);
       return { ok: true, output, engines, options };
     } catch (e) {
@@ -373,12 +366,15 @@ export class Converter {
     }
     // PDF compression: asked for by quality/preset, or needed to meet max_output_bytes.
     const gs = this.engines.get('ghostscript');
-    const wantsCompression = options.quality !== undefined || (options.preset !== undefined && !options.preset.pdfa) || quality < (DEFAULT_QUALITY.pdf as number);
+    // (linearize only restructures: it never re-distils.)
+    const grayscale = options.preset?.grayscale === true;
+    const presetCompresses = options.preset !== undefined && !options.preset.pdfa && !options.preset.linearize;
+    const wantsCompression = options.quality !== undefined || presetCompresses || options.compression !== undefined || quality < (DEFAULT_QUALITY.pdf as number);
     if (target.ext === 'pdf' && gs && wantsCompression && !options.preset?.pdfa) {
       const out = join(job.dir, `${tag}-compressed.pdf`);
       await gs.convert({ input: current, from: 'pdf', to: 'pdf', output: out, options, quality, qualityRequested, job });
-      // Re-distilling an already lean PDF can make it bigger: keep the smaller one.
-      if ((await stat(out)).size < (await stat(current)).size) {
+      // Re-distilling an already lean PDF can make it bigger: keep the smaller one (grey was asked for: keep it).
+      if (grayscale || (await stat(out)).size < (await stat(current)).size) {
         current = out;
         engines.push('ghostscript');
       }

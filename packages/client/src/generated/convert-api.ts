@@ -449,24 +449,38 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /**
+                         * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
+                         * @enum {string}
+                         */
+                        compression?: "screen" | "ebook" | "printer" | "prepress";
                         /** @description The output must not be larger; quality is lowered where the engine can, else output_too_large. */
                         max_output_bytes?: number;
                         /** @description OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes). */
                         ocr_language?: string;
                         /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
                         page_range?: string;
-                        /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive) that applies to the target. */
+                        /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive; for PDF targets also compress, linearize, grayscale) that applies to the target. */
                         preset?: string;
                         /** @description Images, lossy audio/video, PDF compression. */
                         quality?: number;
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
+                        /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
+                        rotate?: number;
                         /** @description An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format. */
                         target_format: string;
                         /** @description From POST /api/v1/upload. */
                         upload_id: string;
+                        /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
+                        watermark?: string;
                     };
                     "multipart/form-data": {
+                        /**
+                         * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
+                         * @enum {string}
+                         */
+                        compression?: "screen" | "ebook" | "printer" | "prepress";
                         /**
                          * Format: binary
                          * @description The source file (streamed; over the plan’s max_file_bytes → 413 file_too_large).
@@ -479,7 +493,11 @@ export interface paths {
                         quality?: number;
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
+                        /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
+                        rotate?: number;
                         target_format: string;
+                        /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
+                        watermark?: string;
                     } | null;
                 };
             };
@@ -519,6 +537,8 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: present when a PDF compression level was asked for explicitly. */
+                                compression?: string;
                                 max_output_bytes: number | null;
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
@@ -527,6 +547,10 @@ export interface paths {
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
+                                /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
+                                rotate?: number;
+                                /** @description Extension: present when a watermark was asked for. */
+                                watermark?: string;
                             };
                             output: {
                                 duration_s?: number;
@@ -597,6 +621,8 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: present when a PDF compression level was asked for explicitly. */
+                                compression?: string;
                                 max_output_bytes: number | null;
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
@@ -605,6 +631,10 @@ export interface paths {
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
+                                /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
+                                rotate?: number;
+                                /** @description Extension: present when a watermark was asked for. */
+                                watermark?: string;
                             };
                             output: {
                                 duration_s?: number;
@@ -1109,6 +1139,8 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: present when a PDF compression level was asked for explicitly. */
+                                compression?: string;
                                 max_output_bytes: number | null;
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
@@ -1117,6 +1149,10 @@ export interface paths {
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
+                                /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
+                                rotate?: number;
+                                /** @description Extension: present when a watermark was asked for. */
+                                watermark?: string;
                             };
                             output: {
                                 duration_s?: number;
@@ -2217,6 +2253,11 @@ export interface paths {
                 content: {
                     "multipart/form-data": {
                         /**
+                         * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
+                         * @enum {string}
+                         */
+                        compression?: "screen" | "ebook" | "printer" | "prepress";
+                        /**
                          * Format: binary
                          * @description The source file (streamed; over the plan’s max_file_bytes → 413 file_too_large).
                          */
@@ -2228,7 +2269,11 @@ export interface paths {
                         quality?: number;
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
+                        /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
+                        rotate?: number;
                         target_format: string;
+                        /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
+                        watermark?: string;
                     } | null;
                 };
             };
@@ -2270,6 +2315,8 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: present when a PDF compression level was asked for explicitly. */
+                                compression?: string;
                                 max_output_bytes: number | null;
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
@@ -2278,6 +2325,10 @@ export interface paths {
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
+                                /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
+                                rotate?: number;
+                                /** @description Extension: present when a watermark was asked for. */
+                                watermark?: string;
                             };
                             output: {
                                 duration_s?: number;
@@ -2708,6 +2759,8 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: present when a PDF compression level was asked for explicitly. */
+                                compression?: string;
                                 max_output_bytes: number | null;
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
@@ -2716,6 +2769,10 @@ export interface paths {
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
+                                /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
+                                rotate?: number;
+                                /** @description Extension: present when a watermark was asked for. */
+                                watermark?: string;
                             };
                             output: {
                                 duration_s?: number;
@@ -2988,6 +3045,8 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: present when a PDF compression level was asked for explicitly. */
+                                compression?: string;
                                 max_output_bytes: number | null;
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
@@ -2996,6 +3055,10 @@ export interface paths {
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
+                                /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
+                                rotate?: number;
+                                /** @description Extension: present when a watermark was asked for. */
+                                watermark?: string;
                             };
                             output: {
                                 duration_s?: number;

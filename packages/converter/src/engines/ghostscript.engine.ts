@@ -3,6 +3,8 @@
  * `-dSAFER`. It re-distils the PDF with images downsampled to a resolution that follows the
  * quality; it is a post-processing step on PDF targets rather than a pair of its own.
  */
+import { writeFile } from 'node:fs/promises';
+import type { PdfCompression } from '../options.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
 const GS = '/usr/bin/gs';
@@ -12,6 +14,30 @@ export function pdfCompression(quality: number): { dpi: number; settings: string
   if (quality >= 90) return { dpi: 300, settings: '/printer' };
   if (quality >= 60) return { dpi: 150, settings: '/ebook' };
   return { dpi: Math.max(36, Math.round(150 * (quality / 60))), settings: '/screen' };
+}
+
+/** Image resolution of each named distiller setting (the `compression` option). */
+const COMPRESSION_DPI: Readonly<Record<PdfCompression, number>> = { screen: 72, ebook: 150, printer: 300, prepress: 300 };
+
+/**
+ * PostScript that stamps `text` diagonally across the middle of every page, grey at 30 %
+ * opacity, sized to 60 % of the page's diagonal. The text goes in as a hex string, so no
+ * character of it can end the string or inject PostScript.
+ */
+export function watermarkPostScript(text: string): string {
+  const hex = `<${Buffer.from(text, 'latin1').toString('hex')}>`;
+  return [
+    '<< /EndPage { exch pop 0 eq {',
+    '  gsave 8 dict begin',
+    '  currentpagedevice /PageSize get aload pop /ph exch def /pw exch def',
+    `  /Helvetica-Bold findfont 1 scalefont setfont ${hex} stringwidth pop /tw exch def`,
+    '  pw pw mul ph ph mul add sqrt 0.6 mul tw div /fs exch def',
+    '  /Helvetica-Bold findfont fs scalefont setfont',
+    '  pw 2 div ph 2 div translate ph pw atan rotate',
+    '  0.5 setgray 0.3 .setfillconstantalpha',
+    `  ${hex} stringwidth pop 2 div neg fs 0.35 mul neg moveto ${hex} show`,
+    '  end grestore true } { false } ifelse } bind >> setpagedevice',
+  ].join('\n');
 }
 
 /** The Ghostscript engine. */
@@ -32,15 +58,38 @@ export class GhostscriptEngine implements Engine {
     return probeBinaries(this.name, [GS], ['--version'], /^(\S+)/);
   }
 
+  /**
+   * Re-distils a PDF: images downsampled to the resolution of the `compression` option (or
+   * of the quality), every colour to grey for the `grayscale` preset.
+   */
   async convert(step: Step): Promise<void> {
-    const { dpi, settings } = pdfCompression(step.quality);
+    const named = step.options.compression;
+    const { dpi, settings } = named ? { dpi: COMPRESSION_DPI[named], settings: `/${named}` } : pdfCompression(step.quality);
+    const gray = step.options.preset?.grayscale ? ['-sColorConversionStrategy=Gray', '-dProcessColorModel=/DeviceGray'] : [];
     await runStep(step, GS, [
       '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwrite', '-dCompatibilityLevel=1.6',
-      `-dPDFSETTINGS=${settings}`,
+      `-dPDFSETTINGS=${settings}`, ...gray,
       '-dDownsampleColorImages=true', '-dDownsampleGrayImages=true', '-dDownsampleMonoImages=true',
       `-dColorImageResolution=${dpi}`, `-dGrayImageResolution=${dpi}`, `-dMonoImageResolution=${Math.max(dpi, 150)}`,
       '-dColorImageDownsampleThreshold=1.0', '-dGrayImageDownsampleThreshold=1.0',
       `-sOutputFile=${step.output}`, '--', step.input,
+    ], { maxMemoryBytes: 2 * 1024 ** 3 });
+  }
+
+  /**
+   * `watermark`: re-distils the PDF with the text stamped on every page (an `EndPage`
+   * procedure, so each page gets it at its own size); images are kept losslessly.
+   */
+  async watermark(step: Step, text: string): Promise<void> {
+    const ps = `${step.output}.ps`;
+    await writeFile(ps, watermarkPostScript(text));
+    await runStep(step, GS, [
+      // Transparency operators (.setfillconstantalpha) are off in PostScript unless allowed.
+      '-dSAFER', '-dALLOWPSTRANSPARENCY', '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwrite', '-dCompatibilityLevel=1.7',
+      '-dDownsampleColorImages=false', '-dDownsampleGrayImages=false', '-dDownsampleMonoImages=false',
+      '-dAutoFilterColorImages=false', '-dAutoFilterGrayImages=false', '-dEmbedAllFonts=true',
+      '-dColorImageFilter=/FlateEncode', '-dGrayImageFilter=/FlateEncode',
+      `-sOutputFile=${step.output}`, ps, '-f', step.input,
     ], { maxMemoryBytes: 2 * 1024 ** 3 });
   }
 

@@ -46,6 +46,18 @@ export class QpdfEngine implements Engine {
     await this.run(job, ['--empty', '--pages', input, compactRanges(pages), '--', output]);
   }
 
+  /**
+   * Structure-only PDF operations, lossless, in one qpdf run: pages turned clockwise by
+   * `rotate` degrees (added to any rotation they have), and linearization.
+   */
+  async transform(input: string, output: string, ops: { rotate?: number; linearize?: boolean }, job: JobContext): Promise<void> {
+    const args = ['--object-streams=generate'];
+    if (ops.rotate) args.push(`--rotate=+${ops.rotate}:1-z`);
+    // Linearized files cannot use object streams in every reader qpdf cares about: qpdf keeps them valid.
+    if (ops.linearize) args.push('--linearize');
+    await this.run(job, [...args, '--', input, output]);
+  }
+
   private async run(job: JobContext, args: string[]): Promise<void> {
     // qpdf has no memory limit of its own: a page selection that repeats a large PDF many
     // times grew it to 12.3 GB (issue #13); the sandbox's RLIMIT_DATA stops it.

@@ -30,6 +30,10 @@ export interface RecordOptions {
   max_output_bytes: number | null;
   /** Extension (issue #13): present only when asked for. */
   remove_active_content?: boolean;
+  /** Extensions (issue 12, PDF operations): present only when asked for. */
+  compression?: string;
+  rotate?: number;
+  watermark?: string;
 }
 
 /** The record's `output`: the file's name, format, size, SHA-256 and whichever of pages, size, duration apply. */
@@ -76,7 +80,7 @@ export interface DownloadTarget {
 }
 
 /** The option names a conversion request may carry besides `target_format`. */
-export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content'] as const;
+export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark'] as const;
 
 export interface ConversionServiceDeps {
   converter: Converter;
@@ -180,6 +184,10 @@ export class ConversionService {
       ocr_language: plan.options.ocrLanguages?.join('+') ?? null,
       max_output_bytes: plan.options.maxOutputBytes ?? null,
       ...(plan.options.removeActiveContent ? { remove_active_content: true } : {}),
+      // Only an explicit compression is stored: the compress preset sets its own again when the worker parses the options.
+      ...(rawOptions.compression !== undefined && plan.options.compression ? { compression: plan.options.compression } : {}),
+      ...(plan.options.rotate ? { rotate: plan.options.rotate } : {}),
+      ...(plan.options.watermark ? { watermark: plan.options.watermark } : {}),
     };
     const now = this.deps.clock();
     const charge = await this.deps.quota.charge(owner.accountId, 1, owner.plan.monthlyQuota, now);

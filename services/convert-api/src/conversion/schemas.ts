@@ -20,13 +20,21 @@ const ACTIVE_CONTENT =
   'Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, ' +
   'launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless.';
 
+const COMPRESSION =
+  'Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.';
+const ROTATE = 'Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf).';
+const WATERMARK = 'Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript).';
+
 const optionFields = {
-  preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive) that applies to the target.' })),
+  preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive; for PDF targets also compress, linearize, grayscale) that applies to the target.' })),
   quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Images, lossy audio/video, PDF compression.' })),
   page_range: Type.Optional(Type.String({ description: '1-based pages of paged sources, e.g. "1-3,5,8-".' })),
   ocr_language: Type.Optional(Type.String({ description: 'OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes).' })),
   max_output_bytes: Type.Optional(Type.Integer({ minimum: 1, description: 'The output must not be larger; quality is lowered where the engine can, else output_too_large.' })),
   remove_active_content: Type.Optional(Type.Boolean({ description: ACTIVE_CONTENT })),
+  compression: Type.Optional(StringEnum(['screen', 'ebook', 'printer', 'prepress'], { description: COMPRESSION })),
+  rotate: Type.Optional(Type.Integer({ description: ROTATE })),
+  watermark: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: WATERMARK })),
 };
 
 /** `POST /api/v1/convert` JSON body. */
@@ -57,6 +65,9 @@ export const MultipartBody = Type.Unsafe({
     ocr_language: { type: 'string' },
     max_output_bytes: { type: 'integer', minimum: 1 },
     remove_active_content: { type: 'boolean', description: ACTIVE_CONTENT },
+    compression: { type: 'string', enum: ['screen', 'ebook', 'printer', 'prepress'], description: COMPRESSION },
+    rotate: { type: 'integer', description: ROTATE },
+    watermark: { type: 'string', minLength: 1, maxLength: 100, description: WATERMARK },
   },
 });
 
@@ -82,6 +93,9 @@ export const ConversionRecordSchema = Type.Object({
     ocr_language: Nullable(Type.String({ description: 'Normalised tesseract codes, e.g. "eng+deu".' })),
     max_output_bytes: Nullable(Type.Integer()),
     remove_active_content: Type.Optional(Type.Boolean({ description: 'Extension: present (true) when active content was asked to be removed.' })),
+    compression: Type.Optional(Type.String({ description: 'Extension: present when a PDF compression level was asked for explicitly.' })),
+    rotate: Type.Optional(Type.Integer({ description: 'Extension: present when the pages were asked to be turned (clockwise degrees).' })),
+    watermark: Type.Optional(Type.String({ description: 'Extension: present when a watermark was asked for.' })),
   }),
   output: Nullable(
     Type.Object({

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
@@ -301,6 +301,22 @@ for (const backend of testBackends()) {
       assert.ok(text.toString('utf8').trim().length > 10, 'OCR found text');
     });
 
+    test('PDF operations through the options (issue 12): docx → pdf turned, stamped and linearized; the record echoes them', async () => {
+      const res = await convertJson({ upload_id: docxUpload.upload_id, target_format: 'pdf', rotate: -90, watermark: 'SAMPLE', preset: 'linearize' }, 120);
+      charged++;
+      assert.equal(res.statusCode, 200, res.body);
+      const rec = res.json();
+      assert.equal(rec.status, 'completed', JSON.stringify(rec.error));
+      assert.deepEqual(rec.options, { preset: 'linearize', quality: null, page_range: null, ocr_language: null, max_output_bytes: null, rotate: 270, watermark: 'SAMPLE' });
+      assert.deepEqual(rec.output.engines, ['libreoffice', 'ghostscript', 'qpdf']);
+      const file = join(await mkdtemp(join(tmpdir(), 'pdfops-')), 'out.pdf');
+      await writeFile(file, (await get(`/api/v1/download/${rec.download_token}`)).rawPayload);
+      const info = execFileSync('/usr/bin/pdfinfo', ['-f', '1', '-l', '1', file], { encoding: 'utf8' });
+      assert.match(info, /^Page\s+1 rot:\s+270/m);
+      assert.match(info, /^Optimized:\s+yes/m);
+      assert.match(execFileSync('/usr/bin/pdftotext', [file, '-'], { encoding: 'utf8' }).replace(/\s+/g, ''), /SAMPLE/);
+    });
+
     test('refusals before any charge: 422 unsupported pair, 400 naming the field, 404 unknown upload', async () => {
       const wavUp = (await upload('sample.wav')).json();
       const cases: Array<[Record<string, unknown>, number, string, string | undefined]> = [
@@ -310,6 +326,9 @@ for (const backend of testBackends()) {
         [{ upload_id: docxUpload.upload_id, target_format: 'pdf', preset: 'thumbnail' }, 400, 'invalid_request', 'preset'],
         [{ upload_id: docxUpload.upload_id, target_format: 'pdf', ocr_language: 'xx' }, 400, 'invalid_request', 'ocr_language'],
         [{ upload_id: docxUpload.upload_id, target_format: 'pdf', page_range: '3-1' }, 400, 'invalid_request', 'page_range'],
+        [{ upload_id: docxUpload.upload_id, target_format: 'pdf', rotate: 45 }, 400, 'invalid_request', 'rotate'],
+        [{ upload_id: docxUpload.upload_id, target_format: 'pdf', watermark: 'Entwurf – vertraulich' }, 400, 'invalid_request', 'watermark'],
+        [{ upload_id: docxUpload.upload_id, target_format: 'png', compression: 'screen' }, 400, 'invalid_request', 'compression'],
         [{ upload_id: docxUpload.upload_id, target_format: 'nope' }, 400, 'invalid_request', 'target_format'],
         [{ upload_id: docxUpload.upload_id }, 400, 'invalid_request', 'target_format'],
         [{ upload_id: 'upl_00000000000000000000000000', target_format: 'pdf' }, 404, 'not_found', 'upload_id'],
@@ -421,7 +440,7 @@ for (const backend of testBackends()) {
       const docx = body.formats.find((f: { ext: string }) => f.ext === 'docx');
       assert.equal(docx.mime_type, 'application/vnd.openxmlformats-officedocument.wordprocessingml.document');
       assert.equal(body.pairs_count, converter.registry.pairs().length);
-      assert.deepEqual(body.presets.map((p: { name: string }) => p.name), ['web', 'print', 'thumbnail', 'ebook', 'archive']);
+      assert.deepEqual(body.presets.map((p: { name: string }) => p.name), ['web', 'print', 'thumbnail', 'ebook', 'archive', 'compress', 'linearize', 'grayscale']);
       assert.equal(body.ocr_languages.length, 12);
       const targets = await get('/api/v1/formats/DOCX/targets');
       assert.equal(targets.statusCode, 200);
