@@ -29,7 +29,7 @@ import { TesseractEngine } from './engines/tesseract.engine.js';
 import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { Registry, type Route } from './registry.js';
-import { applyPdfOperations } from './pdf-operations.js';
+import { applyPdfOperations, unlockPdf } from './pdf-operations.js';
 import { DEFAULT_INPUT_LIMITS, inspectInput, type InputFacts, type InputLimits } from './guards/input-guard.js';
 
 /** Converter settings (the service maps its `CONVERT_*` settings onto these). */
@@ -181,6 +181,9 @@ export class Converter {
     if (options.ocrLanguages && !first.steps.some((s) => s.engine === 'tesseract')) {
       throw invalid('ocr_language', `ocr_language applies to OCR conversions (images to txt or pdf); ${source.ext} to ${target.ext} is not one.`);
     }
+    if (options.password !== undefined && source.ext !== 'pdf') {
+      throw invalid('password', 'password opens encrypted PDF sources only.');
+    }
     if (options.preset?.pdfa && target.ext === 'pdf' && !first.steps.some((s) => s.engine === 'libreoffice')) {
       throw invalid('preset', 'preset "archive" for PDF (PDF/A-2b) applies to office documents only.');
     }
@@ -194,7 +197,8 @@ export class Converter {
       const { source, target, options, routes } = this.planOrThrow(req.sourceFormat, req.targetFormat, req.options ?? {});
       const prepared = await this.prepare(req.inputPath, source.ext, req.signal);
       dir = prepared.job.dir;
-      const { job, input } = prepared;
+      const { job } = prepared;
+      const input = options.password !== undefined ? await unlockPdf(prepared.input, options.password, job, this.engines) : prepared.input;
       await inspectInput(input, source.ext, this.config.limits, job);
       const ran = await this.runWithSizeLadder(input, source, target, options, routes, job);
       let file = ran.file;
@@ -220,7 +224,8 @@ export class Converter {
       const { source, options } = this.planOrThrow(sourceFormat, targetFormat, rawOptions);
       const prepared = await this.prepare(inputPath, source.ext);
       dir = prepared.job.dir;
-      const facts = await inspectInput(prepared.input, source.ext, this.config.limits, prepared.job);
+      const input = options.password !== undefined ? await unlockPdf(prepared.input, options.password, prepared.job, this.engines) : prepared.input;
+      const facts = await inspectInput(input, source.ext, this.config.limits, prepared.job);
       if (options.pageRange && facts.pages !== undefined) resolvePageRange(options.pageRange, facts.pages);
       return { ok: true, facts };
     } catch (e) {

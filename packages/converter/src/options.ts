@@ -88,9 +88,24 @@ export interface ConversionOptions {
   readonly rotate?: (typeof PDF_ROTATIONS)[number];
   /** PDF outputs: text stamped diagonally, half-transparent, across every page (extension). */
   readonly watermark?: string;
+  /** PDF sources: the password that opens an encrypted PDF; the output is not encrypted (extension). */
+  readonly password?: string;
+  /** PDF outputs: encrypted with AES-256, this password needed to open them (extension). */
+  readonly setPassword?: string;
 }
 
-const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark']);
+const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password']);
+/** Longest password accepted by `password` and `set_password`. */
+export const MAX_PASSWORD_CHARS = 128;
+
+function password(field: string, v: unknown): string {
+  // One line of qpdf's argument file: no control characters (a newline would end it).
+  // eslint-disable-next-line no-control-regex
+  if (typeof v !== 'string' || v.length === 0 || v.length > MAX_PASSWORD_CHARS || /[\u0000-\u001f\u007f]/.test(v)) {
+    throw invalid(field, `${field} must be 1–${MAX_PASSWORD_CHARS} characters without control characters.`);
+  }
+  return v;
+}
 
 /** Most pages a `page_range` may select in total (a repeated `1-` must not multiply a big PDF). */
 export const MAX_SELECTED_PAGES = 10_000;
@@ -210,6 +225,11 @@ export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamil
       throw invalid('watermark', `watermark must be 1–${MAX_WATERMARK_CHARS} printable ASCII characters.`);
     }
     opts.watermark = w.trim();
+  }
+  if (present('password')) opts.password = password('password', raw.password);
+  if (present('set_password')) {
+    pdfOnly('set_password');
+    opts.setPassword = password('set_password', raw.set_password);
   }
   if (present('max_output_bytes')) opts.maxOutputBytes = integer('max_output_bytes', raw.max_output_bytes, 1, Number.MAX_SAFE_INTEGER);
   return opts;

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import sharp from 'sharp';
 import { Converter } from './converter.js';
 import { watermarkPostScript } from './engines/ghostscript.engine.js';
-import { pdfPages, scratchDir, tool } from './testing/tools.js';
+import { pdfPages, scratchDir, tool, toolStatus } from './testing/tools.js';
 
 let dir: string;
 let conv: Converter;
@@ -51,7 +51,7 @@ async function pdf(input: string, options: Record<string, unknown>): Promise<{ p
   const r = await conv.convert({ inputPath: input, sourceFormat: 'pdf', targetFormat: 'pdf', options, outputPath: join(dir, 'out', `${n++}.pdf`) });
   if (!r.ok) assert.fail(`${JSON.stringify(options)}: ${JSON.stringify(r.error)}`);
   // Every output is a structurally valid PDF by qpdf's own check.
-  tool('/usr/bin/qpdf', ['--check', r.output.path]);
+  tool('/usr/bin/qpdf', ['--check', ...(typeof options.set_password === 'string' ? [`--password=${options.set_password}`] : []), r.output.path]);
   return { path: r.output.path, engines: r.engines };
 }
 const pageTexts = (path: string): string[] => tool('/usr/bin/pdftotext', [path, '-']).split('\f').slice(0, -1).map((t) => t.replace(/\s+/g, ''));
@@ -134,6 +134,30 @@ test('operations combine: watermark, rotate, linearize, page_range in one conver
   assert.deepEqual(r.engines, ['qpdf', 'qpdf', 'ghostscript', 'qpdf']);
 });
 
+test('set_password encrypts with AES-256; password opens an encrypted PDF (remove the password); a wrong one is password_required', async () => {
+  const secret = 'p@ss word "quoted" ünï';
+  const locked = await pdf(textPdf, { set_password: secret, page_range: '1-2' });
+  const qpdfStatus = (args: string[]): number | null => toolStatus('/usr/bin/qpdf', args);
+  assert.equal(qpdfStatus(['--requires-password', locked.path]), 0, 'a password is needed to open it');
+  assert.notEqual(toolStatus('/usr/bin/pdfinfo', [locked.path]), 0);
+  const info = tool('/usr/bin/pdfinfo', ['-upw', secret, locked.path]);
+  assert.match(info, /^Encrypted:\s+yes.*algorithm:AES-256/m);
+  assert.deepEqual(tool('/usr/bin/pdftotext', ['-upw', secret, locked.path, '-']).split('\f').slice(0, -1).map((t) => t.replace(/\s+/g, '')), ['PageAlpha', 'PageBravo']);
+  // Without the password, or with a wrong one: password_required, nothing converted.
+  for (const options of [{}, { password: 'wrong' }]) {
+    const r = await conv.convert({ inputPath: locked.path, sourceFormat: 'pdf', targetFormat: 'txt', options, outputPath: join(dir, 'out', 'locked.txt') });
+    assert.equal(r.ok ? '' : r.error.code, 'password_required', JSON.stringify(options));
+  }
+  const pre = await conv.preflight(locked.path, 'pdf', 'pdf', { password: secret, page_range: '2' });
+  assert.ok(pre.ok && pre.facts.pages === 2, JSON.stringify(pre));
+  // The right password: an unencrypted copy, pages and text intact.
+  const open = await pdf(locked.path, { password: secret });
+  assert.equal(qpdfStatus(['--requires-password', open.path]), 2, 'not encrypted');
+  assert.deepEqual(pageTexts(open.path), ['PageAlpha', 'PageBravo']);
+  const txt = await conv.convert({ inputPath: locked.path, sourceFormat: 'pdf', targetFormat: 'txt', options: { password: secret }, outputPath: join(dir, 'out', 'open.txt') });
+  assert.ok(txt.ok, JSON.stringify(txt));
+});
+
 test('bad PDF options are refused naming the field (invalid_request)', async () => {
   const field = (options: Record<string, unknown>, target = 'pdf'): string | undefined => {
     const p = conv.plan('pdf', target, options);
@@ -147,5 +171,9 @@ test('bad PDF options are refused naming the field (invalid_request)', async () 
   assert.equal(field({ watermark: 'x'.repeat(101) }), 'invalid_request:watermark');
   assert.equal(field({ watermark: '   ' }), 'invalid_request:watermark');
   assert.equal(field({ preset: 'grayscale' }, 'png'), 'invalid_request:preset');
-  assert.equal(field({ rotate: 270, compression: 'screen', watermark: 'OK' }), undefined);
+  assert.equal(field({ set_password: 'a\nb' }), 'invalid_request:set_password');
+  assert.equal(field({ set_password: 'x'.repeat(129) }), 'invalid_request:set_password');
+  assert.equal(field({ set_password: 'secret' }, 'txt'), 'invalid_request:set_password');
+  assert.equal(conv.plan('docx', 'pdf', { password: 'x' }).ok ? '' : 'refused', 'refused');
+  assert.equal(field({ rotate: 270, compression: 'screen', watermark: 'OK', set_password: 'x', password: 'y' }), undefined);
 });

@@ -1,8 +1,9 @@
 /**
  * PDF operations on a finished PDF output (issue 12, convert-decisions.md item 17), in a
  * fixed order: `watermark` (Ghostscript stamps every page), `remove_active_content`
- * (Ghostscript re-distils without actions, issue #13), then `rotate` and the `linearize`
- * preset in one lossless qpdf run, last because a later rewrite would undo linearization.
+ * (Ghostscript re-distils without actions, issue #13), then `rotate`, the `linearize`
+ * preset and `set_password` (AES-256) in one lossless qpdf run, last because a later
+ * rewrite would undo linearization and could not read the encrypted file.
  * Compression and grey conversion happen earlier, in the route's Ghostscript step.
  */
 import { stat } from 'node:fs/promises';
@@ -48,15 +49,32 @@ export async function applyPdfOperations(
     used('ghostscript');
   }
   const linearize = options.preset?.linearize === true;
-  if (options.rotate || linearize) {
-    if (!qpdf) throw failed('Rotating and linearizing PDFs are not available (qpdf is missing).');
+  if (options.rotate || linearize || options.setPassword !== undefined) {
+    if (!qpdf) throw failed('Rotating, linearizing and encrypting PDFs are not available (qpdf is missing).');
     const out = join(job.dir, 'restructured.pdf');
-    await qpdf.transform(current, out, { ...(options.rotate ? { rotate: options.rotate } : {}), linearize }, job);
+    await qpdf.transform(current, out, {
+      ...(options.rotate ? { rotate: options.rotate } : {}),
+      linearize,
+      ...(options.setPassword !== undefined ? { encrypt: options.setPassword } : {}),
+    }, job);
     await nonEmpty(out, 'qpdf');
     current = out;
     used('qpdf');
   }
   return current;
+}
+
+/**
+ * `password`: an unencrypted copy of an encrypted PDF source, made before the bomb checks
+ * and the engines see it (they would refuse it as `password_required`).
+ */
+export async function unlockPdf(input: string, password: string, job: JobContext, available: ReadonlyMap<string, Engine>): Promise<string> {
+  const qpdf = available.get('qpdf') as QpdfEngine | undefined;
+  if (!qpdf) throw failed('Opening encrypted PDFs is not available (qpdf is missing).');
+  const out = join(job.dir, 'unlocked.pdf');
+  await qpdf.decrypt(input, out, password, job);
+  await nonEmpty(out, 'qpdf');
+  return out;
 }
 
 async function nonEmpty(path: string, engine: string): Promise<void> {

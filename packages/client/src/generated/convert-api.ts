@@ -460,6 +460,11 @@ export interface paths {
                         ocr_language?: string;
                         /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
                         page_range?: string;
+                        /**
+                         * Format: password
+                         * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
+                         */
+                        password?: string;
                         /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive; for PDF targets also compress, linearize, grayscale) that applies to the target. */
                         preset?: string;
                         /** @description Images, lossy audio/video, PDF compression. */
@@ -468,6 +473,11 @@ export interface paths {
                         remove_active_content?: boolean;
                         /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
                         rotate?: number;
+                        /**
+                         * Format: password
+                         * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
+                         */
+                        set_password?: string;
                         /** @description An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format. */
                         target_format: string;
                         /** @description From POST /api/v1/upload. */
@@ -489,12 +499,22 @@ export interface paths {
                         max_output_bytes?: number;
                         ocr_language?: string;
                         page_range?: string;
+                        /**
+                         * Format: password
+                         * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
+                         */
+                        password?: string;
                         preset?: string;
                         quality?: number;
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
                         /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
                         rotate?: number;
+                        /**
+                         * Format: password
+                         * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
+                         */
+                        set_password?: string;
                         target_format: string;
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
                         watermark?: string;
@@ -543,12 +563,22 @@ export interface paths {
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
+                                /**
+                                 * @description Extension: present (true) when a password to open the source was given; never the password.
+                                 * @enum {boolean}
+                                 */
+                                password?: true;
                                 preset: string | null;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
+                                /**
+                                 * @description Extension: present (true) when the output was encrypted with a password; never the password.
+                                 * @enum {boolean}
+                                 */
+                                set_password?: true;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
@@ -627,12 +657,22 @@ export interface paths {
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
+                                /**
+                                 * @description Extension: present (true) when a password to open the source was given; never the password.
+                                 * @enum {boolean}
+                                 */
+                                password?: true;
                                 preset: string | null;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
+                                /**
+                                 * @description Extension: present (true) when the output was encrypted with a password; never the password.
+                                 * @enum {boolean}
+                                 */
+                                set_password?: true;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
@@ -1145,12 +1185,22 @@ export interface paths {
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
+                                /**
+                                 * @description Extension: present (true) when a password to open the source was given; never the password.
+                                 * @enum {boolean}
+                                 */
+                                password?: true;
                                 preset: string | null;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
+                                /**
+                                 * @description Extension: present (true) when the output was encrypted with a password; never the password.
+                                 * @enum {boolean}
+                                 */
+                                set_password?: true;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
@@ -2265,12 +2315,22 @@ export interface paths {
                         max_output_bytes?: number;
                         ocr_language?: string;
                         page_range?: string;
+                        /**
+                         * Format: password
+                         * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
+                         */
+                        password?: string;
                         preset?: string;
                         quality?: number;
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
                         /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
                         rotate?: number;
+                        /**
+                         * Format: password
+                         * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
+                         */
+                        set_password?: string;
                         target_format: string;
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
                         watermark?: string;
@@ -2321,12 +2381,22 @@ export interface paths {
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
+                                /**
+                                 * @description Extension: present (true) when a password to open the source was given; never the password.
+                                 * @enum {boolean}
+                                 */
+                                password?: true;
                                 preset: string | null;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
+                                /**
+                                 * @description Extension: present (true) when the output was encrypted with a password; never the password.
+                                 * @enum {boolean}
+                                 */
+                                set_password?: true;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
@@ -2765,12 +2835,22 @@ export interface paths {
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
+                                /**
+                                 * @description Extension: present (true) when a password to open the source was given; never the password.
+                                 * @enum {boolean}
+                                 */
+                                password?: true;
                                 preset: string | null;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
+                                /**
+                                 * @description Extension: present (true) when the output was encrypted with a password; never the password.
+                                 * @enum {boolean}
+                                 */
+                                set_password?: true;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
@@ -3051,12 +3131,22 @@ export interface paths {
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
+                                /**
+                                 * @description Extension: present (true) when a password to open the source was given; never the password.
+                                 * @enum {boolean}
+                                 */
+                                password?: true;
                                 preset: string | null;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
+                                /**
+                                 * @description Extension: present (true) when the output was encrypted with a password; never the password.
+                                 * @enum {boolean}
+                                 */
+                                set_password?: true;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };

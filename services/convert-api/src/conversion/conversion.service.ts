@@ -34,6 +34,21 @@ export interface RecordOptions {
   compression?: string;
   rotate?: number;
   watermark?: string;
+  /** Extensions: `true` when a password was given; the password itself is never answered. */
+  password?: true;
+  set_password?: true;
+}
+
+/**
+ * The options as stored for the worker (which may be another process): the passwords
+ * themselves, which {@link ConversionService.record} turns into `true`.
+ */
+type StoredOptions = Omit<RecordOptions, 'password' | 'set_password'> & { password?: string; set_password?: string };
+
+/** The stored options as answered: secrets replaced by `true`. */
+function answeredOptions(stored: StoredOptions): RecordOptions {
+  const { password, set_password, ...rest } = stored;
+  return { ...rest, ...(password !== undefined ? { password: true } : {}), ...(set_password !== undefined ? { set_password: true } : {}) };
 }
 
 /** The record's `output`: the file's name, format, size, SHA-256 and whichever of pages, size, duration apply. */
@@ -80,7 +95,7 @@ export interface DownloadTarget {
 }
 
 /** The option names a conversion request may carry besides `target_format`. */
-export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark'] as const;
+export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password'] as const;
 
 export interface ConversionServiceDeps {
   converter: Converter;
@@ -177,7 +192,7 @@ export class ConversionService {
     if (!plan.ok) throw failureError(plan.error);
     // Bombs, encrypted PDFs and a page_range past the last page are refused before any charge.
     await preflightUpload(this.deps.converter, this.deps.uploads, this.deps.store.uploadPath(upload.id), upload, targetFormat, rawOptions);
-    const options: RecordOptions = {
+    const options: StoredOptions = {
       preset: plan.options.preset?.name ?? null,
       quality: plan.options.quality ?? null,
       page_range: plan.options.pageRangeText ?? null,
@@ -188,6 +203,9 @@ export class ConversionService {
       ...(rawOptions.compression !== undefined && plan.options.compression ? { compression: plan.options.compression } : {}),
       ...(plan.options.rotate ? { rotate: plan.options.rotate } : {}),
       ...(plan.options.watermark ? { watermark: plan.options.watermark } : {}),
+      // Kept in the record's row for the worker to use; never answered (see answeredOptions).
+      ...(plan.options.password !== undefined ? { password: plan.options.password } : {}),
+      ...(plan.options.setPassword !== undefined ? { set_password: plan.options.setPassword } : {}),
     };
     const now = this.deps.clock();
     const charge = await this.deps.quota.charge(owner.accountId, 1, owner.plan.monthlyQuota, now);
@@ -276,7 +294,7 @@ export class ConversionService {
       status: row.status as ConversionStatus,
       source: { upload_id: row.upload_id, format: upload?.format ?? '', size_bytes: upload?.size_bytes ?? 0, sha256: upload?.sha256 ?? '' },
       target_format: row.target_format,
-      options: JSON.parse(row.options) as RecordOptions,
+      options: answeredOptions(JSON.parse(row.options) as StoredOptions),
       output: row.output && completed ? (JSON.parse(row.output) as OutputRecord) : null,
       download_token: completed ? row.download_token : null,
       download_url: completed ? `${this.deps.publicBaseUrl}/api/v1/download/${row.download_token}` : null,

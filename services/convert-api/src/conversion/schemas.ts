@@ -25,6 +25,11 @@ const COMPRESSION =
 const ROTATE = 'Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf).';
 const WATERMARK = 'Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript).';
 
+const PASSWORD =
+  'Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.';
+const SET_PASSWORD =
+  'Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.';
+
 const optionFields = {
   preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive; for PDF targets also compress, linearize, grayscale) that applies to the target.' })),
   quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Images, lossy audio/video, PDF compression.' })),
@@ -35,6 +40,8 @@ const optionFields = {
   compression: Type.Optional(StringEnum(['screen', 'ebook', 'printer', 'prepress'], { description: COMPRESSION })),
   rotate: Type.Optional(Type.Integer({ description: ROTATE })),
   watermark: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: WATERMARK })),
+  password: Type.Optional(Type.String({ minLength: 1, maxLength: 128, format: 'password', description: PASSWORD })),
+  set_password: Type.Optional(Type.String({ minLength: 1, maxLength: 128, format: 'password', description: SET_PASSWORD })),
 };
 
 /** `POST /api/v1/convert` JSON body. */
@@ -68,6 +75,8 @@ export const MultipartBody = Type.Unsafe({
     compression: { type: 'string', enum: ['screen', 'ebook', 'printer', 'prepress'], description: COMPRESSION },
     rotate: { type: 'integer', description: ROTATE },
     watermark: { type: 'string', minLength: 1, maxLength: 100, description: WATERMARK },
+    password: { type: 'string', minLength: 1, maxLength: 128, format: 'password', description: PASSWORD },
+    set_password: { type: 'string', minLength: 1, maxLength: 128, format: 'password', description: SET_PASSWORD },
   },
 });
 
@@ -96,6 +105,8 @@ export const ConversionRecordSchema = Type.Object({
     compression: Type.Optional(Type.String({ description: 'Extension: present when a PDF compression level was asked for explicitly.' })),
     rotate: Type.Optional(Type.Integer({ description: 'Extension: present when the pages were asked to be turned (clockwise degrees).' })),
     watermark: Type.Optional(Type.String({ description: 'Extension: present when a watermark was asked for.' })),
+    password: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when a password to open the source was given; never the password.' })),
+    set_password: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when the output was encrypted with a password; never the password.' })),
   }),
   output: Nullable(
     Type.Object({

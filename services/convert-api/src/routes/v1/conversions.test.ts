@@ -301,20 +301,24 @@ for (const backend of testBackends()) {
       assert.ok(text.toString('utf8').trim().length > 10, 'OCR found text');
     });
 
-    test('PDF operations through the options (issue 12): docx → pdf turned, stamped and linearized; the record echoes them', async () => {
-      const res = await convertJson({ upload_id: docxUpload.upload_id, target_format: 'pdf', rotate: -90, watermark: 'SAMPLE', preset: 'linearize' }, 120);
+    test('PDF operations through the options (issue 12): docx → pdf turned, stamped, linearized and encrypted; the record echoes them, never the password', async () => {
+      const secret = 'api secret';
+      const res = await convertJson({ upload_id: docxUpload.upload_id, target_format: 'pdf', rotate: -90, watermark: 'SAMPLE', preset: 'linearize', set_password: secret }, 120);
       charged++;
       assert.equal(res.statusCode, 200, res.body);
+      assert.ok(!res.body.includes(secret), 'the password is never answered');
       const rec = res.json();
       assert.equal(rec.status, 'completed', JSON.stringify(rec.error));
-      assert.deepEqual(rec.options, { preset: 'linearize', quality: null, page_range: null, ocr_language: null, max_output_bytes: null, rotate: 270, watermark: 'SAMPLE' });
+      assert.deepEqual(rec.options, { preset: 'linearize', quality: null, page_range: null, ocr_language: null, max_output_bytes: null, rotate: 270, watermark: 'SAMPLE', set_password: true });
       assert.deepEqual(rec.output.engines, ['libreoffice', 'ghostscript', 'qpdf']);
+      assert.ok(!(await get(`/api/v1/jobs/${rec.id}`)).body.includes(secret));
       const file = join(await mkdtemp(join(tmpdir(), 'pdfops-')), 'out.pdf');
       await writeFile(file, (await get(`/api/v1/download/${rec.download_token}`)).rawPayload);
-      const info = execFileSync('/usr/bin/pdfinfo', ['-f', '1', '-l', '1', file], { encoding: 'utf8' });
+      const info = execFileSync('/usr/bin/pdfinfo', ['-upw', secret, '-f', '1', '-l', '1', file], { encoding: 'utf8' });
       assert.match(info, /^Page\s+1 rot:\s+270/m);
       assert.match(info, /^Optimized:\s+yes/m);
-      assert.match(execFileSync('/usr/bin/pdftotext', [file, '-'], { encoding: 'utf8' }).replace(/\s+/g, ''), /SAMPLE/);
+      assert.match(info, /^Encrypted:\s+yes/m);
+      assert.match(execFileSync('/usr/bin/pdftotext', ['-upw', secret, file, '-'], { encoding: 'utf8' }).replace(/\s+/g, ''), /SAMPLE/);
     });
 
     test('refusals before any charge: 422 unsupported pair, 400 naming the field, 404 unknown upload', async () => {
@@ -329,6 +333,7 @@ for (const backend of testBackends()) {
         [{ upload_id: docxUpload.upload_id, target_format: 'pdf', rotate: 45 }, 400, 'invalid_request', 'rotate'],
         [{ upload_id: docxUpload.upload_id, target_format: 'pdf', watermark: 'Entwurf – vertraulich' }, 400, 'invalid_request', 'watermark'],
         [{ upload_id: docxUpload.upload_id, target_format: 'png', compression: 'screen' }, 400, 'invalid_request', 'compression'],
+        [{ upload_id: docxUpload.upload_id, target_format: 'pdf', password: 'not a pdf source' }, 400, 'invalid_request', 'password'],
         [{ upload_id: docxUpload.upload_id, target_format: 'nope' }, 400, 'invalid_request', 'target_format'],
         [{ upload_id: docxUpload.upload_id }, 400, 'invalid_request', 'target_format'],
         [{ upload_id: 'upl_00000000000000000000000000', target_format: 'pdf' }, 404, 'not_found', 'upload_id'],
