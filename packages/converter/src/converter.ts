@@ -184,8 +184,8 @@ export class Converter {
     if (options.password !== undefined && source.ext !== 'pdf') {
       throw invalid('password', 'password opens encrypted PDF sources only.');
     }
-    if (options.preset?.pdfa && target.ext === 'pdf' && !first.steps.some((s) => s.engine === 'libreoffice')) {
-      throw invalid('preset', 'preset "archive" for PDF (PDF/A-2b) applies to office documents only.');
+    if (options.preset?.pdfa && target.ext === 'pdf' && options.setPassword !== undefined) {
+      throw invalid('set_password', 'PDF/A (preset "archive") forbids encryption: set_password cannot be combined with it.');
     }
     return { source, target, options, routes };
   }

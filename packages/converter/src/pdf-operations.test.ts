@@ -2,7 +2,7 @@
 // with the real engines; every result is checked by tools the converter did not use for it:
 // qpdf --check, pdfinfo, pdftotext, pdfimages, Ghostscript's ink coverage device.
 import assert from 'node:assert/strict';
-import { rm, stat } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import sharp from 'sharp';
@@ -156,6 +156,35 @@ test('set_password encrypts with AES-256; password opens an encrypted PDF (remov
   assert.deepEqual(pageTexts(open.path), ['PageAlpha', 'PageBravo']);
   const txt = await conv.convert({ inputPath: locked.path, sourceFormat: 'pdf', targetFormat: 'txt', options: { password: secret }, outputPath: join(dir, 'out', 'open.txt') });
   assert.ok(txt.ok, JSON.stringify(txt));
+});
+
+test('preset archive on a PDF: PDF/A-2b by Ghostscript (XMP pdfaid, sRGB output intent), text kept', async () => {
+  const r = await pdf(textPdf, { preset: 'archive' });
+  assert.deepEqual(r.engines, ['qpdf', 'ghostscript']);
+  const meta = tool('/usr/bin/pdfinfo', ['-meta', r.path]);
+  assert.match(meta, /pdfaid:part=['"]2['"]/);
+  assert.match(meta, /pdfaid:conformance=['"]B['"]/);
+  assert.match(tool('/usr/bin/qpdf', ['--qdf', '--object-streams=disable', r.path, '-']), /\/OutputIntents[\s\S]*\/GTS_PDFA1/);
+  assert.deepEqual(pageTexts(r.path), ['PageAlpha', 'PageBravo', 'PageCharlie']);
+  const p = conv.plan('pdf', 'pdf', { preset: 'archive', set_password: 'x' });
+  assert.equal(p.ok ? '' : p.error.field, 'set_password', 'PDF/A forbids encryption');
+});
+
+test('PDF → HTML (pdftohtml), text and an image of a chosen page', async () => {
+  const to = async (target: string, options: Record<string, unknown> = {}): Promise<string> => {
+    const r = await conv.convert({ inputPath: textPdf, sourceFormat: 'pdf', targetFormat: target, options, outputPath: join(dir, 'out', `${n++}.${target}`) });
+    if (!r.ok) assert.fail(`pdf → ${target}: ${JSON.stringify(r.error)}`);
+    return r.output.path;
+  };
+  const html = await readFile(await to('html'), 'utf8');
+  assert.match(html, /^<!DOCTYPE html>/);
+  for (const w of ['Alpha', 'Bravo', 'Charlie']) assert.match(html, new RegExp(`Page(&#160;|\\s)${w}`));
+  assert.doesNotMatch(html, /\/tmp\/|job-/, 'no path of the service in the output');
+  assert.equal((await readFile(await to('txt', { page_range: '2' }), 'utf8')).trim(), 'Page Bravo');
+  const png = await to('png', { page_range: '3' });
+  const meta = await sharp(png).metadata();
+  assert.equal(meta.format, 'png');
+  assert.ok((meta.width ?? 0) > 1000 && (meta.height ?? 0) > (meta.width ?? 0), `${meta.width}×${meta.height}`);
 });
 
 test('bad PDF options are refused naming the field (invalid_request)', async () => {

@@ -1,7 +1,8 @@
 /**
  * PDF operations on a finished PDF output (issue 12, convert-decisions.md item 17), in a
  * fixed order: `watermark` (Ghostscript stamps every page), `remove_active_content`
- * (Ghostscript re-distils without actions, issue #13), then `rotate`, the `linearize`
+ * (Ghostscript re-distils without actions, issue #13), the `archive` preset's PDF/A-2b
+ * (Ghostscript) when LibreOffice did not write the PDF, then `rotate`, the `linearize`
  * preset and `set_password` (AES-256) in one lossless qpdf run, last because a later
  * rewrite would undo linearization and could not read the encrypted file.
  * Compression and grey conversion happen earlier, in the route's Ghostscript step.
@@ -44,6 +45,15 @@ export async function applyPdfOperations(
     if (!gs) throw failed('Removing active content is not available (Ghostscript is missing).');
     const out = join(job.dir, 'inert.pdf');
     await gs.removeActiveContent(step(current, out));
+    await nonEmpty(out, 'ghostscript');
+    current = out;
+    used('ghostscript');
+  }
+  // PDF/A for PDFs LibreOffice did not write (it writes PDF/A-2b itself for the preset).
+  if (options.preset?.pdfa && !engines.includes('libreoffice')) {
+    if (!gs) throw failed('PDF/A is not available (Ghostscript is missing).');
+    const out = join(job.dir, 'pdfa.pdf');
+    await gs.toPdfA(step(current, out));
     await nonEmpty(out, 'ghostscript');
     current = out;
     used('ghostscript');

@@ -465,7 +465,7 @@ export interface paths {
                          * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
                          */
                         password?: string;
-                        /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive; for PDF targets also compress, linearize, grayscale) that applies to the target. */
+                        /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target. */
                         preset?: string;
                         /** @description Images, lossy audio/video, PDF compression. */
                         quality?: number;

@@ -3,7 +3,8 @@
  * `-dSAFER`. It re-distils the PDF with images downsampled to a resolution that follows the
  * quality; it is a post-processing step on PDF targets rather than a pair of its own.
  */
-import { writeFile } from 'node:fs/promises';
+import { access, readdir, writeFile } from 'node:fs/promises';
+import { failed } from '../errors.js';
 import type { PdfCompression } from '../options.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
@@ -94,6 +95,30 @@ export class GhostscriptEngine implements Engine {
   }
 
   /**
+   * The `archive` preset for PDFs that LibreOffice did not write: PDF/A-2b by Ghostscript
+   * (`-dPDFA=2`), colours converted to RGB under an sRGB output intent (Ghostscript's own
+   * profile), fonts embedded.
+   */
+  async toPdfA(step: Step): Promise<void> {
+    const icc = await ghostscriptRgbProfile();
+    const def = `${step.output}.def.ps`;
+    await writeFile(def, [
+      `/ICCProfile (${icc}) def`,
+      '[/_objdef {icc_PDFA} /type /stream /OBJ pdfmark',
+      '[{icc_PDFA} << /N 3 >> /PUT pdfmark',
+      '[{icc_PDFA} ICCProfile (r) file /PUT pdfmark',
+      '[/_objdef {OutputIntent_PDFA} /type /dict /OBJ pdfmark',
+      '[{OutputIntent_PDFA} << /Type /OutputIntent /S /GTS_PDFA1 /DestOutputProfile {icc_PDFA} /OutputConditionIdentifier (sRGB) >> /PUT pdfmark',
+      '[{Catalog} << /OutputIntents [ {OutputIntent_PDFA} ] >> /PUT pdfmark',
+    ].join('\n'));
+    await runStep(step, GS, [
+      '-dSAFER', `--permit-file-read=${icc}`, '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwrite',
+      '-dPDFA=2', '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB', '-dEmbedAllFonts=true',
+      `-sOutputFile=${step.output}`, def, step.input,
+    ], { maxMemoryBytes: 2 * 1024 ** 3 });
+  }
+
+  /**
    * `remove_active_content` (issue #13): re-distils the PDF without annotations (links with
    * launch and URI actions, form actions), embedded files and document-level actions;
    * pdfwrite never carries JavaScript over. Images are kept losslessly (no downsampling, no
@@ -109,4 +134,14 @@ export class GhostscriptEngine implements Engine {
       `-sOutputFile=${step.output}`, '--', step.input,
     ], { maxMemoryBytes: 2 * 1024 ** 3 });
   }
+}
+
+/** Ghostscript's sRGB profile (its folder is named after its version). */
+async function ghostscriptRgbProfile(): Promise<string> {
+  const root = '/usr/share/ghostscript';
+  for (const v of (await readdir(root).catch(() => [] as string[])).sort().reverse()) {
+    const path = `${root}/${v}/iccprofiles/default_rgb.icc`;
+    if (await access(path).then(() => true, () => false)) return path;
+  }
+  throw failed('PDF/A is not available (Ghostscript\'s sRGB profile is missing).');
 }

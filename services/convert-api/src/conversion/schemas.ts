@@ -31,7 +31,7 @@ const SET_PASSWORD =
   'Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.';
 
 const optionFields = {
-  preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive; for PDF targets also compress, linearize, grayscale) that applies to the target.' })),
+  preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target.' })),
   quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Images, lossy audio/video, PDF compression.' })),
   page_range: Type.Optional(Type.String({ description: '1-based pages of paged sources, e.g. "1-3,5,8-".' })),
   ocr_language: Type.Optional(Type.String({ description: 'OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes).' })),
