@@ -236,6 +236,42 @@ export class Converter {
   }
 
   /**
+   * Merges PDFs, in the order given, into one PDF at `outputPath` (the merge extension
+   * endpoint, issue 12): each input passes the bomb checks (an encrypted one is
+   * `password_required`), the merged page count must stay within the page limit, and qpdf
+   * joins them losslessly. Answers the output's size and SHA-256 (hashed while copied).
+   */
+  async mergePdfs(inputPaths: readonly string[], outputPath: string, signal?: AbortSignal):
+    Promise<{ ok: true; output: OutputMetadata } | { ok: false; error: ConversionFailure }> {
+    let dir: string | undefined;
+    try {
+      if (inputPaths.length < 2) throw invalid('upload_ids', 'Merging needs at least two PDFs.');
+      const qpdf = this.engines.get('qpdf') as QpdfEngine | undefined;
+      if (!qpdf) throw failed('Merging PDFs is not available (qpdf is missing).');
+      const prepared = await this.prepare(inputPaths[0] as string, 'pdf', signal);
+      dir = prepared.job.dir;
+      const { job } = prepared;
+      const inputs = [prepared.input];
+      for (const [i, path] of inputPaths.slice(1).entries()) {
+        const input = join(job.dir, `source-${i + 1}.pdf`);
+        await this.placeInput(path, input);
+        inputs.push(input);
+      }
+      let pages = 0;
+      for (const input of inputs) pages += (await inspectInput(input, 'pdf', this.config.limits, job)).pages ?? 0;
+      if (pages > this.config.limits.maxPages) throw failed(`The merged PDF would have ${pages} pages, over the ${this.config.limits.maxPages} pages a conversion accepts.`);
+      const merged = join(job.dir, 'merged.pdf');
+      await qpdf.merge(inputs, merged, job);
+      await assertOutput(merged, 'qpdf', true);
+      return { ok: true, output: await this.finish(merged, formatInfo('pdf') as FormatInfo, outputPath, job) };
+    } catch (e) {
+      return { ok: false, error: toFailure(e) };
+    } finally {
+      if (dir) await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /**
    * A job folder owned by the sandbox user, holding the input under its detected extension
    * (LibreOffice and friends look at it). Engines cannot see the caller's folder, so the
    * input is hard-linked in when the sandbox user may read it (the service stores uploads

@@ -43,6 +43,11 @@ export class QpdfEngine implements Engine {
     return n;
   }
 
+  /** Joins whole PDFs, in order, into `output`. */
+  async merge(inputs: readonly string[], output: string, job: JobContext): Promise<void> {
+    await this.run(job, ['--empty', '--pages', ...inputs, '--', output]);
+  }
+
   /** Writes the given 1-based pages of `input` to `output`, in order. */
   async selectPages(input: string, pages: readonly number[], output: string, job: JobContext): Promise<void> {
     await this.run(job, ['--empty', '--pages', input, compactRanges(pages), '--', output]);

@@ -163,6 +163,56 @@ export class ConversionService {
     return row;
   }
 
+  /**
+   * The merge extension (issue 12): the caller's PDF uploads, in order, joined into one new
+   * upload (`merged.pdf`, same retention), from which an ordinary pdf → pdf conversion
+   * starts with the options given — so it is charged, waited for, downloaded and shredded
+   * like any other. Refused before any charge: unknown or removed uploads (404/410),
+   * uploads that are not PDFs (422 `unsupported_conversion`), encrypted ones (422
+   * `password_required`), too many pages, a merged file over the plan's size (413).
+   */
+  async merge(owner: Owner, uploadIds: readonly string[], rawOptions: Readonly<Record<string, unknown>>): Promise<ConversionRow> {
+    const uploads: UploadRow[] = [];
+    for (const id of uploadIds) {
+      const upload = await this.findUpload(owner, id);
+      if (upload.format !== 'pdf') {
+        throw new AppError('unsupported_conversion', `Upload ${quote(id)} is ${upload.format}, not PDF: only PDFs are merged (convert the others to PDF first).`, { field: 'upload_ids' });
+      }
+      uploads.push(upload);
+    }
+    const now = this.deps.clock();
+    const id = newId('upl', now.getTime());
+    const path = this.deps.store.uploadPath(id);
+    const merged = await this.deps.converter.mergePdfs(uploads.map((u) => this.deps.store.uploadPath(u.id)), path);
+    if (!merged.ok) {
+      await this.deps.store.remove(path);
+      throw failureError(merged.error);
+    }
+    if (merged.output.size_bytes > owner.plan.maxFileBytes) {
+      await this.deps.store.remove(path);
+      throw new AppError('file_too_large', `The merged PDF is over the ${owner.plan.maxFileBytes} bytes your plan accepts.`, { max_file_bytes: owner.plan.maxFileBytes });
+    }
+    const row: UploadRow = {
+      id,
+      account_id: owner.accountId,
+      filename: 'merged.pdf',
+      format: 'pdf',
+      mime_type: 'application/pdf',
+      size_bytes: merged.output.size_bytes,
+      sha256: merged.output.sha256,
+      created_at: now.toISOString(),
+      expires_at: this.expiry(now),
+      deleted_at: null,
+    };
+    await this.deps.uploads.insert(row);
+    try {
+      return await this.start(owner, row, 'pdf', rawOptions);
+    } catch (err) {
+      await this.discardUpload(row);
+      throw err;
+    }
+  }
+
   /** Removes an upload nobody saw (a one-step request that failed after storing its file). */
   async discardUpload(upload: UploadRow): Promise<void> {
     await this.deps.store.remove(this.deps.store.uploadPath(upload.id));

@@ -54,6 +54,22 @@ export const ConvertJsonBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** Most uploads one merge takes. */
+export const MAX_MERGE_UPLOADS = 50;
+
+/** `POST /api/v1/merge` JSON body (extension). */
+export const MergeJsonBody = Type.Object(
+  {
+    upload_ids: Type.Array(Type.String(), {
+      minItems: 2,
+      maxItems: MAX_MERGE_UPLOADS,
+      description: `Two to ${MAX_MERGE_UPLOADS} of the caller’s PDF uploads (from POST /api/v1/upload), merged in this order.`,
+    }),
+    ...optionFields,
+  },
+  { additionalProperties: false },
+);
+
 /**
  * Multipart bodies: the handler reads the parts as a stream (so `nullable` lets the unparsed
  * body through the route's validation), then checks the fields it collected against this

@@ -318,7 +318,46 @@ for (const backend of testBackends()) {
       assert.match(info, /^Page\s+1 rot:\s+270/m);
       assert.match(info, /^Optimized:\s+yes/m);
       assert.match(info, /^Encrypted:\s+yes/m);
-      assert.match(execFileSync('/usr/bin/pdftotext', ['-upw', secret, file, '-'], { encoding: 'utf8' }).replace(/\s+/g, ''), /SAMPLE/);
+      // -raw: content-stream order (the stamp is drawn after the page, its letters stay together).
+      assert.match(execFileSync('/usr/bin/pdftotext', ['-raw', '-upw', secret, file, '-'], { encoding: 'utf8' }).replace(/\s+/g, ''), /SAMPLE/);
+    });
+
+    test('POST /merge (extension): PDFs merged in order, then reordered and stamped by the options; refusals before any charge', async () => {
+      const page = (word: string): Buffer => execFileSync('/usr/bin/gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-q', '-sDEVICE=pdfwrite', '-sOutputFile=-',
+        '-c', `/Helvetica findfont 24 scalefont setfont 72 700 moveto (${word}) show showpage`]);
+      const ids: string[] = [];
+      for (const word of ['First', 'Second', 'Third']) {
+        const res = await upload(`${word}.pdf`, page(word));
+        assert.equal(res.statusCode, 201, res.body);
+        ids.push(res.json().upload_id);
+      }
+      const merge = (body: Record<string, unknown>) => app.inject({ method: 'POST', url: '/api/v1/merge?wait=60', payload: body, headers: auth(apiKey) });
+      const res = await merge({ upload_ids: ids, page_range: '3,1,2', watermark: 'MERGED' });
+      charged++;
+      assert.equal(res.statusCode, 200, res.body);
+      const rec = res.json();
+      assert.equal(rec.status, 'completed', JSON.stringify(rec.error));
+      assert.notEqual(rec.source.upload_id, ids[0]);
+      assert.equal(rec.output.pages, 3);
+      assert.deepEqual(rec.output.engines, ['qpdf', 'qpdf', 'ghostscript']);
+      const file = join(await mkdtemp(join(tmpdir(), 'merge-')), 'merged.pdf');
+      await writeFile(file, (await get(`/api/v1/download/${rec.download_token}`)).rawPayload);
+      execFileSync('/usr/bin/qpdf', ['--check', file]);
+      const pages = execFileSync('/usr/bin/pdftotext', ['-raw', file, '-'], { encoding: 'utf8' }).split('\f').slice(0, 3).map((t) => t.replace(/\s+/g, ''));
+      assert.deepEqual(pages, ['ThirdMERGED', 'FirstMERGED', 'SecondMERGED']);
+      // Refused before any charge.
+      const docx = docxUpload.upload_id;
+      const cases: Array<[Record<string, unknown>, number, string]> = [
+        [{ upload_ids: [ids[0]] }, 400, 'invalid_request'],
+        [{ upload_ids: [ids[0], docx] }, 422, 'unsupported_conversion'],
+        [{ upload_ids: [ids[0], 'upl_00000000000000000000000000'] }, 404, 'not_found'],
+        [{ upload_ids: ids, rotate: 45 }, 400, 'invalid_request'],
+      ];
+      for (const [body, status, code] of cases) {
+        const r = await merge(body);
+        assert.equal(r.statusCode, status, `${JSON.stringify(body)} → ${r.body}`);
+        assert.equal(r.json().error, code);
+      }
     });
 
     test('refusals before any charge: 422 unsupported pair, 400 naming the field, 404 unknown upload', async () => {
