@@ -13,7 +13,7 @@
  * for it (see the registry). Languages come from `ocr_language` (default `eng`).
  */
 import { availableParallelism } from 'node:os';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { failed } from '../errors.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
@@ -43,6 +43,8 @@ export interface OcrPage {
   readonly imagePpi: number;
   /** The text it already has (empty for a scan). */
   readonly text: string;
+  /** Set when the page is one upright image filling it (a scan): OCR reads that image as it is. */
+  readonly nativeImage?: { readonly ppi: number };
 }
 
 /**
@@ -56,24 +58,31 @@ export function ocrDpi(imagePpi: number): number {
   return Math.min(400, Math.max(200, Math.round(imagePpi)));
 }
 
-/** Parses `pdfinfo -f 1 -l N` (sizes) and `pdfimages -list` (image resolutions) per page. */
+/** Parses `pdfinfo -f 1 -l N` (sizes, rotation) and `pdfimages -list` (images) per page. */
 export function parsePages(pdfinfo: string, imageList: string, texts: readonly string[]): OcrPage[] {
-  const ppi = new Map<number, number>();
+  const images = new Map<number, { width: number; height: number; ppi: number; kind: string }[]>();
   for (const line of imageList.split('\n')) {
     // page num type width height color comp bpc enc interp object ID x-ppi y-ppi size ratio
     const f = line.trim().split(/\s+/);
     const page = Number(f[0]);
-    if (!Number.isInteger(page) || page < 1 || f[2] !== 'image' || f.length < 14) continue;
-    const width = Number(f[3]);
-    const x = Number(f[12]);
-    const y = Number(f[13]);
-    if (!(width > 0) || !Number.isFinite(x) || !Number.isFinite(y)) continue;
-    ppi.set(page, Math.max(ppi.get(page) ?? 0, Math.min(x, y)));
+    if (!Number.isInteger(page) || page < 1 || f.length < 14) continue;
+    const [width, height, x, y] = [Number(f[3]), Number(f[4]), Number(f[12]), Number(f[13])];
+    if (!(width > 0) || !(height > 0) || !Number.isFinite(x) || !Number.isFinite(y)) continue;
+    images.set(page, [...(images.get(page) ?? []), { width, height, ppi: Math.min(x, y), kind: f[2] ?? '' }]);
   }
+  const rotation = new Map([...pdfinfo.matchAll(/^Page\s+(\d+) rot:\s+(\d+)/gm)].map((m) => [Number(m[1]), Number(m[2])]));
   const pages: OcrPage[] = [];
   for (const m of pdfinfo.matchAll(/^Page\s+(\d+) size:\s+([\d.]+) x ([\d.]+)/gm)) {
     const page = Number(m[1]);
-    pages.push({ page, widthPt: Number(m[2]), heightPt: Number(m[3]), imagePpi: ppi.get(page) ?? 0, text: (texts[page - 1] ?? '').trim() });
+    const [widthPt, heightPt] = [Number(m[2]), Number(m[3])];
+    const list = images.get(page) ?? [];
+    const photos = list.filter((i) => i.kind === 'image');
+    const imagePpi = Math.max(0, ...photos.map((i) => i.ppi));
+    const only = list.length === 1 ? photos[0] : undefined;
+    // A scan: one image, no mask, upright, filling the page at a resolution tesseract reads well.
+    const fills = only !== undefined && Math.abs((only.width * 72) / only.ppi - widthPt) <= widthPt * 0.02 && Math.abs((only.height * 72) / only.ppi - heightPt) <= heightPt * 0.02;
+    const native = fills && only && (rotation.get(page) ?? 0) === 0 && only.ppi >= 150 && only.ppi <= 600 ? { ppi: Math.round(only.ppi) } : undefined;
+    pages.push({ page, widthPt, heightPt, imagePpi, text: (texts[page - 1] ?? '').trim(), ...(native ? { nativeImage: native } : {}) });
   }
   return pages;
 }
@@ -146,9 +155,9 @@ export class TesseractEngine implements Engine {
     await this.tesseract(step, step.input, base, [step.to]);
   }
 
-  private async tesseract(step: Step, input: string, base: string, configs: readonly string[], textOnly = false): Promise<void> {
+  private async tesseract(step: Step, input: string, base: string, configs: readonly string[], textOnly = false, dpi?: number): Promise<void> {
     const langs = (step.options.ocrLanguages ?? ['eng']).join('+');
-    const args = [input, base, '-l', langs, '--psm', '3', ...(textOnly ? ['-c', 'textonly_pdf=1'] : []), ...configs];
+    const args = [input, base, '-l', langs, '--psm', '3', ...(dpi ? ['--dpi', String(dpi)] : []), ...(textOnly ? ['-c', 'textonly_pdf=1'] : []), ...configs];
     await runStep(step, TESSERACT, args, { env: TESS_ENV, maxMemoryBytes: MAX_MEMORY });
   }
 
@@ -166,7 +175,7 @@ export class TesseractEngine implements Engine {
       // one scale and reads it at another (seen at 300 dpi on a line of Arabic that 250 and
       // 350 dpi read right): a scan that came back empty gets one more reading at 4/3 scale.
       if (p.imagePpi > 0 && step.to !== 'hocr' && (await readFile(`${base}.txt`, 'utf8')).trim() === '') {
-        await this.ocrPage(step, p, Math.round((dpi * 4) / 3), base);
+        await this.ocrPage(step, p, Math.round((dpi * 4) / 3), base, true);
       }
       return { page: p.page, file: `${base}.${step.to}` };
     });
@@ -193,13 +202,26 @@ export class TesseractEngine implements Engine {
     }
   }
 
-  /** Renders one page and reads it; PDF targets also get the page's text (to see whether any was found). */
-  private async ocrPage(step: Step, p: OcrPage, wantedDpi: number, base: string): Promise<void> {
-    const dpi = renderDpi(p.widthPt, p.heightPt, wantedDpi, step.job.maxInputPixels);
+  /**
+   * Reads one page: a scan's own image as it is stored (no resampling: measured on the
+   * issue-12 scan, this reads as well as OCRmyPDF's rendering, where pdftoppm's cost a word
+   * or two), any other page rendered at `wantedDpi`. PDF targets also get the page's text
+   * (to see whether any was found).
+   */
+  private async ocrPage(step: Step, p: OcrPage, wantedDpi: number, base: string, render = false): Promise<void> {
     const image = join(step.job.dir, `ocr-${p.page}`);
-    await runStep(step, PDFTOPPM, ['-f', String(p.page), '-l', String(p.page), '-r', String(dpi), '-gray', '-png', '-singlefile', step.input, image], { maxMemoryBytes: MAX_MEMORY });
+    let dpi: number;
+    if (p.nativeImage && !render) {
+      await runStep(step, PDFIMAGES, ['-f', String(p.page), '-l', String(p.page), '-png', step.input, image], { maxMemoryBytes: MAX_MEMORY });
+      await rename(`${image}-000.png`, `${image}.png`);
+      dpi = p.nativeImage.ppi;
+    } else {
+      dpi = renderDpi(p.widthPt, p.heightPt, wantedDpi, step.job.maxInputPixels);
+      await runStep(step, PDFTOPPM, ['-f', String(p.page), '-l', String(p.page), '-r', String(dpi), '-gray', '-png', '-singlefile', step.input, image], { maxMemoryBytes: MAX_MEMORY });
+    }
     const configs = step.to === 'pdf' ? ['pdf', 'txt'] : [step.to];
-    await this.tesseract(step, `${image}.png`, base, configs, step.to === 'pdf');
+    // --dpi: the text page's size follows it, so the layer matches the page it goes under.
+    await this.tesseract(step, `${image}.png`, base, configs, step.to === 'pdf', dpi);
   }
 
   /** Page sizes, scan resolutions and existing text, with three quick poppler runs. */

@@ -80,3 +80,23 @@ export function characterErrorRate(truth: string, ocr: string): number {
   const t = norm(truth);
   return t.length ? levenshtein(t, norm(ocr)) / t.length : 0;
 }
+
+/**
+ * Order-free character error rate: the share of the truth's characters (whitespace and
+ * bidi marks removed) missing from `ocr`, as multisets. For right-to-left text layers,
+ * which pdftotext reassembles from word boxes by position (it splits and reorders Arabic
+ * words even when tesseract's own text is right).
+ */
+export function characterBagErrorRate(truth: string, ocr: string): number {
+  const norm = (s: string): string[] => [...s.normalize('NFC').replace(/[\s\u200e\u200f\u202a-\u202e\u2066-\u2069]+/gu, '')];
+  const bag = new Map<string, number>();
+  for (const c of norm(ocr)) bag.set(c, (bag.get(c) ?? 0) + 1);
+  const t = norm(truth);
+  let missing = 0;
+  for (const c of t) {
+    const n = bag.get(c) ?? 0;
+    if (n > 0) bag.set(c, n - 1);
+    else missing++;
+  }
+  return t.length ? missing / t.length : 0;
+}
