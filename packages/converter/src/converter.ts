@@ -43,6 +43,7 @@ import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { provenPairs, readProof } from './proven-pairs.js';
 import { Registry, type Route } from './registry.js';
+import { applyPdfOperations, unlockPdf } from './pdf-operations.js';
 import { DEFAULT_INPUT_LIMITS, inspectInput, type InputFacts, type InputLimits } from './guards/input-guard.js';
 
 /** Converter settings (the service maps its `CONVERT_*` settings onto these). */
@@ -71,6 +72,8 @@ export interface ConverterConfig {
   readonly candidatePairs?: boolean;
   /** Another proof file (tests); default the package's own. */
   readonly proofFile?: string;
+  /** Pages of one PDF that OCR reads at the same time; default the cores, at most 4. */
+  readonly ocrConcurrency?: number;
 }
 
 /** One conversion. */
@@ -110,7 +113,7 @@ const DEFAULT_QUALITY: Readonly<Record<string, number>> = { pdf: 90, jpg: 85, we
 /** The conversion engine. */
 export class Converter {
   private constructor(
-    private readonly config: Required<Omit<ConverterConfig, 'libreoffice' | 'prestart' | 'inputLimits' | 'maxCpuSeconds' | 'candidatePairs' | 'proofFile'>> & { maxCpuSeconds?: number; limits: InputLimits },
+    private readonly config: Required<Omit<ConverterConfig, 'libreoffice' | 'prestart' | 'inputLimits' | 'maxCpuSeconds' | 'candidatePairs' | 'proofFile' | 'ocrConcurrency'>> & { maxCpuSeconds?: number; limits: InputLimits },
     private readonly engines: ReadonlyMap<string, Engine>,
     private readonly probeResults: readonly EngineProbe[],
     /** The routing data (formats and targets listings). */
@@ -127,7 +130,7 @@ export class Converter {
       new SharpEngine(),
       new ImageMagickEngine(),
       new Img2PdfEngine(),
-      new TesseractEngine(),
+      new TesseractEngine(config.ocrConcurrency ? { concurrency: config.ocrConcurrency } : {}),
       new FfmpegEngine(),
       new PopplerEngine(),
       new QpdfEngine(),
@@ -213,8 +216,11 @@ export class Converter {
     if (options.ocrLanguages && !first.steps.some((s) => s.engine === 'tesseract')) {
       throw invalid('ocr_language', `ocr_language applies to OCR conversions (images to txt or pdf); ${source.ext} to ${target.ext} is not one.`);
     }
-    if (options.preset?.pdfa && target.ext === 'pdf' && !first.steps.some((s) => s.engine === 'libreoffice')) {
-      throw invalid('preset', 'preset "archive" for PDF (PDF/A-2b) applies to office documents only.');
+    if (options.password !== undefined && source.ext !== 'pdf') {
+      throw invalid('password', 'password opens encrypted PDF sources only.');
+    }
+    if (options.preset?.pdfa && target.ext === 'pdf' && options.setPassword !== undefined) {
+      throw invalid('set_password', 'PDF/A (preset "archive") forbids encryption: set_password cannot be combined with it.');
     }
     return { source, target, options, routes };
   }
@@ -226,20 +232,13 @@ export class Converter {
       const { source, target, options, routes } = this.planOrThrow(req.sourceFormat, req.targetFormat, req.options ?? {});
       const prepared = await this.prepare(req.inputPath, source.ext, req.signal);
       dir = prepared.job.dir;
-      const { job, input } = prepared;
+      const { job } = prepared;
+      const input = options.password !== undefined ? await unlockPdf(prepared.input, options.password, job, this.engines) : prepared.input;
       await inspectInput(input, source.ext, this.config.limits, job);
       const ran = await this.runWithSizeLadder(input, source, target, options, routes, job);
       let file = ran.file;
       const engines = [...ran.engines];
-      if (options.removeActiveContent && target.ext === 'pdf') {
-        const gs = this.engines.get('ghostscript') as GhostscriptEngine | undefined;
-        if (!gs) throw failed('Removing active content is not available (Ghostscript is missing).');
-        const out = join(job.dir, 'inert.pdf');
-        await gs.removeActiveContent({ input: file, output: out, from: 'pdf', to: 'pdf', options, quality: 100, qualityRequested: false, job });
-        await assertOutput(out, 'ghostscript', true);
-        file = out;
-        if (!engines.includes('ghostscript')) engines.push('ghostscript');
-      }
+      if (target.ext === 'pdf') file = await applyPdfOperations(file, options, job, this.engines, engines);
       const output = await this.finish(file, target, req.outputPath, job);
       return { ok: true, output, engines, options };
     } catch (e) {
@@ -260,9 +259,46 @@ export class Converter {
       const { source, options } = this.planOrThrow(sourceFormat, targetFormat, rawOptions);
       const prepared = await this.prepare(inputPath, source.ext);
       dir = prepared.job.dir;
-      const facts = await inspectInput(prepared.input, source.ext, this.config.limits, prepared.job);
+      const input = options.password !== undefined ? await unlockPdf(prepared.input, options.password, prepared.job, this.engines) : prepared.input;
+      const facts = await inspectInput(input, source.ext, this.config.limits, prepared.job);
       if (options.pageRange && facts.pages !== undefined) resolvePageRange(options.pageRange, facts.pages);
       return { ok: true, facts };
+    } catch (e) {
+      return { ok: false, error: toFailure(e) };
+    } finally {
+      if (dir) await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * Merges PDFs, in the order given, into one PDF at `outputPath` (the merge extension
+   * endpoint, issue 12): each input passes the bomb checks (an encrypted one is
+   * `password_required`), the merged page count must stay within the page limit, and qpdf
+   * joins them losslessly. Answers the output's size and SHA-256 (hashed while copied).
+   */
+  async mergePdfs(inputPaths: readonly string[], outputPath: string, signal?: AbortSignal):
+    Promise<{ ok: true; output: OutputMetadata } | { ok: false; error: ConversionFailure }> {
+    let dir: string | undefined;
+    try {
+      if (inputPaths.length < 2) throw invalid('upload_ids', 'Merging needs at least two PDFs.');
+      const qpdf = this.engines.get('qpdf') as QpdfEngine | undefined;
+      if (!qpdf) throw failed('Merging PDFs is not available (qpdf is missing).');
+      const prepared = await this.prepare(inputPaths[0] as string, 'pdf', signal);
+      dir = prepared.job.dir;
+      const { job } = prepared;
+      const inputs = [prepared.input];
+      for (const [i, path] of inputPaths.slice(1).entries()) {
+        const input = join(job.dir, `source-${i + 1}.pdf`);
+        await this.placeInput(path, input);
+        inputs.push(input);
+      }
+      let pages = 0;
+      for (const input of inputs) pages += (await inspectInput(input, 'pdf', this.config.limits, job)).pages ?? 0;
+      if (pages > this.config.limits.maxPages) throw failed(`The merged PDF would have ${pages} pages, over the ${this.config.limits.maxPages} pages a conversion accepts.`);
+      const merged = join(job.dir, 'merged.pdf');
+      await qpdf.merge(inputs, merged, job);
+      await assertOutput(merged, 'qpdf', true);
+      return { ok: true, output: await this.finish(merged, formatInfo('pdf') as FormatInfo, outputPath, job) };
     } catch (e) {
       return { ok: false, error: toFailure(e) };
     } finally {
@@ -406,12 +442,15 @@ export class Converter {
     }
     // PDF compression: asked for by quality/preset, or needed to meet max_output_bytes.
     const gs = this.engines.get('ghostscript');
-    const wantsCompression = options.quality !== undefined || (options.preset !== undefined && !options.preset.pdfa) || quality < (DEFAULT_QUALITY.pdf as number);
+    // (linearize only restructures: it never re-distils.)
+    const grayscale = options.preset?.grayscale === true;
+    const presetCompresses = options.preset !== undefined && !options.preset.pdfa && !options.preset.linearize;
+    const wantsCompression = options.quality !== undefined || presetCompresses || options.compression !== undefined || quality < (DEFAULT_QUALITY.pdf as number);
     if (target.ext === 'pdf' && gs && wantsCompression && !options.preset?.pdfa) {
       const out = join(job.dir, `${tag}-compressed.pdf`);
       await gs.convert({ input: current, from: 'pdf', to: 'pdf', output: out, options, quality, qualityRequested, job });
-      // Re-distilling an already lean PDF can make it bigger: keep the smaller one.
-      if ((await stat(out)).size < (await stat(current)).size) {
+      // Re-distilling an already lean PDF can make it bigger: keep the smaller one (grey was asked for: keep it).
+      if (grayscale || (await stat(out)).size < (await stat(current)).size) {
         current = out;
         engines.push('ghostscript');
       }

@@ -7,7 +7,7 @@ export { ConversionError, quote, type ConversionErrorCode, type ConversionFailur
 export { DEFAULT_INPUT_LIMITS, type InputFacts, type InputLimits } from './guards/input-guard.js';
 export { detectFormat, type Detection } from './formats/detect.js';
 export { FORMATS, formatInfo, normaliseExtension, type FormatFamily, type FormatInfo } from './formats/catalogue.js';
-export { OCR_LANGUAGES, PRESETS, parseOptions, parsePageRange, type ConversionOptions, type PageSpan, type Preset } from './options.js';
+export { MAX_WATERMARK_CHARS, OCR_LANGUAGES, PDF_COMPRESSION, PDF_ROTATIONS, PRESETS, parseOptions, parsePageRange, type ConversionOptions, type PageSpan, type PdfCompression, type Preset } from './options.js';
 export { Registry, ENGINE_ORDER, INTERMEDIATES, type FormatListing, type ProvenPairs, type RegistryOptions, type Route, type RouteStep, type TargetListing } from './registry.js';
 export { PROOF_FILE, provenPairs, readProof, type FailedPair, type ProofFile, type ProvenPair } from './proven-pairs.js';
 export type { EngineProbe } from './engines/engine.js';

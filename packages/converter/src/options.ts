@@ -34,7 +34,22 @@ export interface Preset {
   readonly maxDimension?: number;
   /** PDF: PDF/A-2b (LibreOffice sources) rather than plain PDF. */
   readonly pdfa?: boolean;
+  /** PDF: Ghostscript's distiller setting (see {@link PDF_COMPRESSION}). */
+  readonly compression?: PdfCompression;
+  /** PDF: linearized ("fast web view"). */
+  readonly linearize?: boolean;
+  /** PDF: every colour turned to grey. */
+  readonly grayscale?: boolean;
 }
+
+/** Ghostscript's distiller settings, smallest first: image resolution 72, 150, 300, 300 dpi (colour-preserving). */
+export const PDF_COMPRESSION = ['screen', 'ebook', 'printer', 'prepress'] as const;
+/** One of {@link PDF_COMPRESSION}. */
+export type PdfCompression = (typeof PDF_COMPRESSION)[number];
+/** Rotations `rotate` accepts, clockwise. */
+export const PDF_ROTATIONS = [90, 180, 270] as const;
+/** Longest `watermark` text. */
+export const MAX_WATERMARK_CHARS = 100;
 
 /** The presets, in listing order. */
 export const PRESETS: readonly Preset[] = [
@@ -43,6 +58,9 @@ export const PRESETS: readonly Preset[] = [
   { name: 'thumbnail', description: 'A small preview image: at most 256 px, quality 70.', families: ['image'], quality: 70, maxDimension: 256 },
   { name: 'ebook', description: 'PDF tuned for screen reading: quality 60, images downsampled.', families: ['pdf'], quality: 60 },
   { name: 'archive', description: 'Long-term keeping: lossless images and audio, PDF/A-2b for office documents.', families: ['image', 'pdf', 'audio'], quality: 100, pdfa: true },
+  { name: 'compress', description: 'PDF: smaller file, images at 150 dpi (Ghostscript "ebook"); the compression option picks another level.', families: ['pdf'], compression: 'ebook' },
+  { name: 'linearize', description: 'PDF: linearized for fast web view (first page shown before the rest arrives); nothing else changes.', families: ['pdf'], linearize: true },
+  { name: 'grayscale', description: 'PDF: every colour converted to grey (Ghostscript).', families: ['pdf'], grayscale: true },
 ];
 
 /** One piece of a page range; `to` null means "to the last page". */
@@ -64,9 +82,31 @@ export interface ConversionOptions {
   readonly maxOutputBytes?: number;
   /** PDF outputs: remove JavaScript, launch and URI actions, embedded files (extension, issue #13). */
   readonly removeActiveContent?: boolean;
+  /** PDF outputs: Ghostscript distiller setting (extension; also set by the `compress` preset). */
+  readonly compression?: PdfCompression;
+  /** PDF outputs: pages turned clockwise by this many degrees (extension). */
+  readonly rotate?: (typeof PDF_ROTATIONS)[number];
+  /** PDF outputs: text stamped diagonally, half-transparent, across every page (extension). */
+  readonly watermark?: string;
+  /** PDF sources: the password that opens an encrypted PDF; the output is not encrypted (extension). */
+  readonly password?: string;
+  /** PDF outputs: encrypted with AES-256, this password needed to open them (extension). */
+  readonly setPassword?: string;
 }
 
-const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content']);
+const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password']);
+/** Longest password accepted by `password` and `set_password`. */
+export const MAX_PASSWORD_CHARS = 128;
+
+function password(field: string, v: unknown): string {
+  // One line of qpdf's argument file: no control characters (a newline would end it).
+  // eslint-disable-next-line no-control-regex
+  if (typeof v !== 'string' || v.length === 0 || v.length > MAX_PASSWORD_CHARS || /[\u0000-\u001f\u007f]/.test(v)) {
+    throw invalid(field, `${field} must be 1–${MAX_PASSWORD_CHARS} characters without control characters.`);
+  }
+  return v;
+}
+
 /** Most pages a `page_range` may select in total (a repeated `1-` must not multiply a big PDF). */
 export const MAX_SELECTED_PAGES = 10_000;
 
@@ -161,6 +201,35 @@ export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamil
     if (v !== true && v !== false && v !== 'true' && v !== 'false') throw invalid('remove_active_content', 'remove_active_content must be true or false.');
     if (targetFamily !== 'pdf' && (v === true || v === 'true')) throw invalid('remove_active_content', 'remove_active_content applies to PDF outputs only.');
     if (v === true || v === 'true') opts.removeActiveContent = true;
+  }
+  const pdfOnly = (field: string): void => {
+    if (targetFamily !== 'pdf') throw invalid(field, `${field} applies to PDF outputs only.`);
+  };
+  if (present('compression')) {
+    pdfOnly('compression');
+    if (!PDF_COMPRESSION.includes(raw.compression as PdfCompression)) throw invalid('compression', `compression must be one of ${PDF_COMPRESSION.join(', ')}.`);
+    opts.compression = raw.compression as PdfCompression;
+  } else if (opts.preset?.compression) opts.compression = opts.preset.compression;
+  if (present('rotate')) {
+    pdfOnly('rotate');
+    const n = typeof raw.rotate === 'string' && /^\s*-?\d+\s*$/.test(raw.rotate) ? Number(raw.rotate) : raw.rotate;
+    const deg = typeof n === 'number' && Number.isInteger(n) ? ((n % 360) + 360) % 360 : NaN;
+    if (!PDF_ROTATIONS.includes(deg as never)) throw invalid('rotate', 'rotate must be 90, 180 or 270 (clockwise; -90 means 270).');
+    opts.rotate = deg as (typeof PDF_ROTATIONS)[number];
+  }
+  if (present('watermark')) {
+    pdfOnly('watermark');
+    const w = raw.watermark;
+    // Ghostscript's standard fonts: printable ASCII is what they draw everywhere.
+    if (typeof w !== 'string' || w.trim() === '' || w.length > MAX_WATERMARK_CHARS || !/^[\x20-\x7e]+$/.test(w)) {
+      throw invalid('watermark', `watermark must be 1–${MAX_WATERMARK_CHARS} printable ASCII characters.`);
+    }
+    opts.watermark = w.trim();
+  }
+  if (present('password')) opts.password = password('password', raw.password);
+  if (present('set_password')) {
+    pdfOnly('set_password');
+    opts.setPassword = password('set_password', raw.set_password);
   }
   if (present('max_output_bytes')) opts.maxOutputBytes = integer('max_output_bytes', raw.max_output_bytes, 1, Number.MAX_SAFE_INTEGER);
   return opts;

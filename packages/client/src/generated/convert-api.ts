@@ -2992,24 +2992,48 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /**
+                         * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
+                         * @enum {string}
+                         */
+                        compression?: "screen" | "ebook" | "printer" | "prepress";
                         /** @description The output must not be larger; quality is lowered where the engine can, else output_too_large. */
                         max_output_bytes?: number;
                         /** @description OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes). */
                         ocr_language?: string;
                         /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
                         page_range?: string;
-                        /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive) that applies to the target. */
+                        /**
+                         * Format: password
+                         * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
+                         */
+                        password?: string;
+                        /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target. */
                         preset?: string;
                         /** @description Images, lossy audio/video, PDF compression. */
                         quality?: number;
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
+                        /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
+                        rotate?: number;
+                        /**
+                         * Format: password
+                         * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
+                         */
+                        set_password?: string;
                         /** @description An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format. */
                         target_format: string;
                         /** @description From POST /api/v1/upload. */
                         upload_id: string;
+                        /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
+                        watermark?: string;
                     };
                     "multipart/form-data": {
+                        /**
+                         * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
+                         * @enum {string}
+                         */
+                        compression?: "screen" | "ebook" | "printer" | "prepress";
                         /**
                          * Format: binary
                          * @description The source file (streamed; over the plan’s max_file_bytes → 413 file_too_large).
@@ -3018,11 +3042,25 @@ export interface paths {
                         max_output_bytes?: number;
                         ocr_language?: string;
                         page_range?: string;
+                        /**
+                         * Format: password
+                         * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
+                         */
+                        password?: string;
                         preset?: string;
                         quality?: number;
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
+                        /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
+                        rotate?: number;
+                        /**
+                         * Format: password
+                         * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
+                         */
+                        set_password?: string;
                         target_format: string;
+                        /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
+                        watermark?: string;
                     } | null;
                 };
             };
@@ -3062,14 +3100,30 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: present when a PDF compression level was asked for explicitly. */
+                                compression?: string;
                                 max_output_bytes: number | null;
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
+                                /**
+                                 * @description Extension: present (true) when a password to open the source was given; never the password.
+                                 * @enum {boolean}
+                                 */
+                                password?: true;
                                 preset: string | null;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
+                                /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
+                                rotate?: number;
+                                /**
+                                 * @description Extension: present (true) when the output was encrypted with a password; never the password.
+                                 * @enum {boolean}
+                                 */
+                                set_password?: true;
+                                /** @description Extension: present when a watermark was asked for. */
+                                watermark?: string;
                             };
                             output: {
                                 duration_s?: number;
@@ -3140,14 +3194,30 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: present when a PDF compression level was asked for explicitly. */
+                                compression?: string;
                                 max_output_bytes: number | null;
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
+                                /**
+                                 * @description Extension: present (true) when a password to open the source was given; never the password.
+                                 * @enum {boolean}
+                                 */
+                                password?: true;
                                 preset: string | null;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
+                                /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
+                                rotate?: number;
+                                /**
+                                 * @description Extension: present (true) when the output was encrypted with a password; never the password.
+                                 * @enum {boolean}
+                                 */
+                                set_password?: true;
+                                /** @description Extension: present when a watermark was asked for. */
+                                watermark?: string;
                             };
                             output: {
                                 duration_s?: number;
@@ -3683,14 +3753,30 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: present when a PDF compression level was asked for explicitly. */
+                                compression?: string;
                                 max_output_bytes: number | null;
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
+                                /**
+                                 * @description Extension: present (true) when a password to open the source was given; never the password.
+                                 * @enum {boolean}
+                                 */
+                                password?: true;
                                 preset: string | null;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
+                                /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
+                                rotate?: number;
+                                /**
+                                 * @description Extension: present (true) when the output was encrypted with a password; never the password.
+                                 * @enum {boolean}
+                                 */
+                                set_password?: true;
+                                /** @description Extension: present when a watermark was asked for. */
+                                watermark?: string;
                             };
                             output: {
                                 duration_s?: number;
@@ -4947,6 +5033,11 @@ export interface paths {
                 content: {
                     "multipart/form-data": {
                         /**
+                         * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
+                         * @enum {string}
+                         */
+                        compression?: "screen" | "ebook" | "printer" | "prepress";
+                        /**
                          * Format: binary
                          * @description The source file (streamed; over the plan’s max_file_bytes → 413 file_too_large).
                          */
@@ -4954,11 +5045,25 @@ export interface paths {
                         max_output_bytes?: number;
                         ocr_language?: string;
                         page_range?: string;
+                        /**
+                         * Format: password
+                         * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
+                         */
+                        password?: string;
                         preset?: string;
                         quality?: number;
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
+                        /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
+                        rotate?: number;
+                        /**
+                         * Format: password
+                         * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
+                         */
+                        set_password?: string;
                         target_format: string;
+                        /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
+                        watermark?: string;
                     } | null;
                 };
             };
@@ -5000,14 +5105,30 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: present when a PDF compression level was asked for explicitly. */
+                                compression?: string;
                                 max_output_bytes: number | null;
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
+                                /**
+                                 * @description Extension: present (true) when a password to open the source was given; never the password.
+                                 * @enum {boolean}
+                                 */
+                                password?: true;
                                 preset: string | null;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
+                                /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
+                                rotate?: number;
+                                /**
+                                 * @description Extension: present (true) when the output was encrypted with a password; never the password.
+                                 * @enum {boolean}
+                                 */
+                                set_password?: true;
+                                /** @description Extension: present when a watermark was asked for. */
+                                watermark?: string;
                             };
                             output: {
                                 duration_s?: number;
@@ -5469,14 +5590,30 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: present when a PDF compression level was asked for explicitly. */
+                                compression?: string;
                                 max_output_bytes: number | null;
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
+                                /**
+                                 * @description Extension: present (true) when a password to open the source was given; never the password.
+                                 * @enum {boolean}
+                                 */
+                                password?: true;
                                 preset: string | null;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
+                                /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
+                                rotate?: number;
+                                /**
+                                 * @description Extension: present (true) when the output was encrypted with a password; never the password.
+                                 * @enum {boolean}
+                                 */
+                                set_password?: true;
+                                /** @description Extension: present when a watermark was asked for. */
+                                watermark?: string;
                             };
                             output: {
                                 duration_s?: number;
@@ -5788,14 +5925,30 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: present when a PDF compression level was asked for explicitly. */
+                                compression?: string;
                                 max_output_bytes: number | null;
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
+                                /**
+                                 * @description Extension: present (true) when a password to open the source was given; never the password.
+                                 * @enum {boolean}
+                                 */
+                                password?: true;
                                 preset: string | null;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
+                                /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
+                                rotate?: number;
+                                /**
+                                 * @description Extension: present (true) when the output was encrypted with a password; never the password.
+                                 * @enum {boolean}
+                                 */
+                                set_password?: true;
+                                /** @description Extension: present when a watermark was asked for. */
+                                watermark?: string;
                             };
                             output: {
                                 duration_s?: number;
@@ -6618,6 +6771,635 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extension: merge several PDF uploads, in order, into one PDF (answers like POST /api/v1/convert)
+         * @description Extension (not in the contract; convert-decisions.md item 17). Joins the caller’s PDF uploads losslessly (qpdf) into a new upload `merged.pdf` and starts a pdf → pdf conversion of it with the options given (page_range, presets, rotate, watermark, set_password, …), charged as one conversion. Refused before any charge: an unknown upload 404, a removed one 410, one that is not a PDF 422 unsupported_conversion, an encrypted one 422 password_required, too many pages 422 conversion_failed, a merged file over the plan’s size 413. The record’s `source` is the merged upload.
+         */
+        post: {
+            parameters: {
+                query: {
+                    /** @description Seconds to wait for the result before answering 202 (0–120). */
+                    wait: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
+                         * @enum {string}
+                         */
+                        compression?: "screen" | "ebook" | "printer" | "prepress";
+                        /** @description The output must not be larger; quality is lowered where the engine can, else output_too_large. */
+                        max_output_bytes?: number;
+                        /** @description OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes). */
+                        ocr_language?: string;
+                        /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
+                        page_range?: string;
+                        /**
+                         * Format: password
+                         * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
+                         */
+                        password?: string;
+                        /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target. */
+                        preset?: string;
+                        /** @description Images, lossy audio/video, PDF compression. */
+                        quality?: number;
+                        /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
+                        remove_active_content?: boolean;
+                        /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
+                        rotate?: number;
+                        /**
+                         * Format: password
+                         * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
+                         */
+                        set_password?: string;
+                        /** @description Two to 50 of the caller’s PDF uploads (from POST /api/v1/upload), merged in this order. */
+                        upload_ids: string[];
+                        /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
+                        watermark?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            completed_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description Set once completed; downloads need it and the owner’s API key. */
+                            download_token: string | null;
+                            /** @description Absolute URL of the download (GET with the owner’s API key). */
+                            download_url: string | null;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description When the output (and the record’s token) expire.
+                             */
+                            expires_at: string;
+                            /** @description `cnv_…`; conversions and jobs share the id space. */
+                            id: string;
+                            options: {
+                                /** @description Extension: present when a PDF compression level was asked for explicitly. */
+                                compression?: string;
+                                max_output_bytes: number | null;
+                                /** @description Normalised tesseract codes, e.g. "eng+deu". */
+                                ocr_language: string | null;
+                                page_range: string | null;
+                                /**
+                                 * @description Extension: present (true) when a password to open the source was given; never the password.
+                                 * @enum {boolean}
+                                 */
+                                password?: true;
+                                preset: string | null;
+                                quality: number | null;
+                                /** @description Extension: present (true) when active content was asked to be removed. */
+                                remove_active_content?: boolean;
+                                /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
+                                rotate?: number;
+                                /**
+                                 * @description Extension: present (true) when the output was encrypted with a password; never the password.
+                                 * @enum {boolean}
+                                 */
+                                set_password?: true;
+                                /** @description Extension: present when a watermark was asked for. */
+                                watermark?: string;
+                            };
+                            output: {
+                                duration_s?: number;
+                                /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
+                                engines?: string[];
+                                filename: string;
+                                format: string;
+                                height?: number;
+                                mime_type: string;
+                                pages?: number;
+                                /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
+                                sha256: string;
+                                size_bytes: number;
+                                width?: number;
+                            } | null;
+                            source: {
+                                format: string;
+                                /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
+                                sha256: string;
+                                size_bytes: number;
+                                upload_id: string;
+                            };
+                            /** Format: date-time */
+                            started_at: string | null;
+                            /** @enum {string} */
+                            status: "queued" | "processing" | "completed" | "failed" | "shredded" | "expired";
+                            /** @description Absolute URL of this record. */
+                            status_url: string;
+                            success: boolean;
+                            target_format: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        /** @description The conversion’s status URL (its `status_url`). */
+                        Location?: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            completed_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description Set once completed; downloads need it and the owner’s API key. */
+                            download_token: string | null;
+                            /** @description Absolute URL of the download (GET with the owner’s API key). */
+                            download_url: string | null;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description When the output (and the record’s token) expire.
+                             */
+                            expires_at: string;
+                            /** @description `cnv_…`; conversions and jobs share the id space. */
+                            id: string;
+                            options: {
+                                /** @description Extension: present when a PDF compression level was asked for explicitly. */
+                                compression?: string;
+                                max_output_bytes: number | null;
+                                /** @description Normalised tesseract codes, e.g. "eng+deu". */
+                                ocr_language: string | null;
+                                page_range: string | null;
+                                /**
+                                 * @description Extension: present (true) when a password to open the source was given; never the password.
+                                 * @enum {boolean}
+                                 */
+                                password?: true;
+                                preset: string | null;
+                                quality: number | null;
+                                /** @description Extension: present (true) when active content was asked to be removed. */
+                                remove_active_content?: boolean;
+                                /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
+                                rotate?: number;
+                                /**
+                                 * @description Extension: present (true) when the output was encrypted with a password; never the password.
+                                 * @enum {boolean}
+                                 */
+                                set_password?: true;
+                                /** @description Extension: present when a watermark was asked for. */
+                                watermark?: string;
+                            };
+                            output: {
+                                duration_s?: number;
+                                /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
+                                engines?: string[];
+                                filename: string;
+                                format: string;
+                                height?: number;
+                                mime_type: string;
+                                pages?: number;
+                                /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
+                                sha256: string;
+                                size_bytes: number;
+                                width?: number;
+                            } | null;
+                            source: {
+                                format: string;
+                                /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
+                                sha256: string;
+                                size_bytes: number;
+                                upload_id: string;
+                            };
+                            /** Format: date-time */
+                            started_at: string | null;
+                            /** @enum {string} */
+                            status: "queued" | "processing" | "completed" | "failed" | "shredded" | "expired";
+                            /** @description Absolute URL of this record. */
+                            status_url: string;
+                            success: boolean;
+                            target_format: string;
+                        };
+                    };
+                };
+                /** @description Invalid request: malformed JSON, a missing or wrongly typed field, or an unknown field. */
+                400: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
+                        "WWW-Authenticate"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Not found, or not owned by the caller. */
+                404: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The path exists but not with this method; see the Allow header. */
+                405: {
+                    headers: {
+                        /** @description The methods this path answers to, e.g. `GET, DELETE`. */
+                        Allow?: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Gone: the resource was removed. */
+                410: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Request body over the size limit. */
+                413: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Understood but cannot be processed. */
+                422: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Rate limit or monthly quota exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it. */
+                500: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;

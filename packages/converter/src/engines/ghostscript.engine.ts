@@ -5,6 +5,9 @@
  * quality; and PostScript (issue 12): EPS and PS read to PDF, PNG and each other, and PDF
  * written as PS or EPS (EPS holds one page: the first).
  */
+import { access, readdir, writeFile } from 'node:fs/promises';
+import { failed } from '../errors.js';
+import type { PdfCompression } from '../options.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
 const GS = '/usr/bin/gs';
@@ -14,6 +17,30 @@ export function pdfCompression(quality: number): { dpi: number; settings: string
   if (quality >= 90) return { dpi: 300, settings: '/printer' };
   if (quality >= 60) return { dpi: 150, settings: '/ebook' };
   return { dpi: Math.max(36, Math.round(150 * (quality / 60))), settings: '/screen' };
+}
+
+/** Image resolution of each named distiller setting (the `compression` option). */
+const COMPRESSION_DPI: Readonly<Record<PdfCompression, number>> = { screen: 72, ebook: 150, printer: 300, prepress: 300 };
+
+/**
+ * PostScript that stamps `text` diagonally across the middle of every page, grey at 30 %
+ * opacity, sized to 60 % of the page's diagonal. The text goes in as a hex string, so no
+ * character of it can end the string or inject PostScript.
+ */
+export function watermarkPostScript(text: string): string {
+  const hex = `<${Buffer.from(text, 'latin1').toString('hex')}>`;
+  return [
+    '<< /EndPage { exch pop 0 eq {',
+    '  gsave 8 dict begin',
+    '  currentpagedevice /PageSize get aload pop /ph exch def /pw exch def',
+    `  /Helvetica-Bold findfont 1 scalefont setfont ${hex} stringwidth pop /tw exch def`,
+    '  pw pw mul ph ph mul add sqrt 0.6 mul tw div /fs exch def',
+    '  /Helvetica-Bold findfont fs scalefont setfont',
+    '  pw 2 div ph 2 div translate ph pw atan rotate',
+    '  0.5 setgray 0.3 .setfillconstantalpha',
+    `  ${hex} stringwidth pop 2 div neg fs 0.35 mul neg moveto ${hex} show`,
+    '  end grestore true } { false } ifelse } bind >> setpagedevice',
+  ].join('\n');
 }
 
 /** The Ghostscript engine. */
@@ -36,12 +63,18 @@ export class GhostscriptEngine implements Engine {
     return probeBinaries(this.name, [GS], ['--version'], /^(\S+)/);
   }
 
+  /**
+   * Re-distils a PDF: images downsampled to the resolution of the `compression` option (or
+   * of the quality), every colour to grey for the `grayscale` preset.
+   */
   async convert(step: Step): Promise<void> {
     if (step.from !== 'pdf' || step.to !== 'pdf') return this.postscript(step);
-    const { dpi, settings } = pdfCompression(step.quality);
+    const named = step.options.compression;
+    const { dpi, settings } = named ? { dpi: COMPRESSION_DPI[named], settings: `/${named}` } : pdfCompression(step.quality);
+    const gray = step.options.preset?.grayscale ? ['-sColorConversionStrategy=Gray', '-dProcessColorModel=/DeviceGray'] : [];
     await runStep(step, GS, [
       '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwrite', '-dCompatibilityLevel=1.6',
-      `-dPDFSETTINGS=${settings}`,
+      `-dPDFSETTINGS=${settings}`, ...gray,
       '-dDownsampleColorImages=true', '-dDownsampleGrayImages=true', '-dDownsampleMonoImages=true',
       `-dColorImageResolution=${dpi}`, `-dGrayImageResolution=${dpi}`, `-dMonoImageResolution=${Math.max(dpi, 150)}`,
       '-dColorImageDownsampleThreshold=1.0', '-dGrayImageDownsampleThreshold=1.0',
@@ -64,6 +97,47 @@ export class GhostscriptEngine implements Engine {
   }
 
   /**
+   * `watermark`: re-distils the PDF with the text stamped on every page (an `EndPage`
+   * procedure, so each page gets it at its own size); images are kept losslessly.
+   */
+  async watermark(step: Step, text: string): Promise<void> {
+    const ps = `${step.output}.ps`;
+    await writeFile(ps, watermarkPostScript(text));
+    await runStep(step, GS, [
+      // Transparency operators (.setfillconstantalpha) are off in PostScript unless allowed.
+      '-dSAFER', '-dALLOWPSTRANSPARENCY', '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwrite', '-dCompatibilityLevel=1.7',
+      '-dDownsampleColorImages=false', '-dDownsampleGrayImages=false', '-dDownsampleMonoImages=false',
+      '-dAutoFilterColorImages=false', '-dAutoFilterGrayImages=false', '-dEmbedAllFonts=true',
+      '-dColorImageFilter=/FlateEncode', '-dGrayImageFilter=/FlateEncode',
+      `-sOutputFile=${step.output}`, ps, '-f', step.input,
+    ], { maxMemoryBytes: 2 * 1024 ** 3 });
+  }
+
+  /**
+   * The `archive` preset for PDFs that LibreOffice did not write: PDF/A-2b by Ghostscript
+   * (`-dPDFA=2`), colours converted to RGB under an sRGB output intent (Ghostscript's own
+   * profile), fonts embedded.
+   */
+  async toPdfA(step: Step): Promise<void> {
+    const icc = await ghostscriptRgbProfile();
+    const def = `${step.output}.def.ps`;
+    await writeFile(def, [
+      `/ICCProfile (${icc}) def`,
+      '[/_objdef {icc_PDFA} /type /stream /OBJ pdfmark',
+      '[{icc_PDFA} << /N 3 >> /PUT pdfmark',
+      '[{icc_PDFA} ICCProfile (r) file /PUT pdfmark',
+      '[/_objdef {OutputIntent_PDFA} /type /dict /OBJ pdfmark',
+      '[{OutputIntent_PDFA} << /Type /OutputIntent /S /GTS_PDFA1 /DestOutputProfile {icc_PDFA} /OutputConditionIdentifier (sRGB) >> /PUT pdfmark',
+      '[{Catalog} << /OutputIntents [ {OutputIntent_PDFA} ] >> /PUT pdfmark',
+    ].join('\n'));
+    await runStep(step, GS, [
+      '-dSAFER', `--permit-file-read=${icc}`, '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwrite',
+      '-dPDFA=2', '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB', '-dEmbedAllFonts=true',
+      `-sOutputFile=${step.output}`, def, step.input,
+    ], { maxMemoryBytes: 2 * 1024 ** 3 });
+  }
+
+  /**
    * `remove_active_content` (issue #13): re-distils the PDF without annotations (links with
    * launch and URI actions, form actions), embedded files and document-level actions;
    * pdfwrite never carries JavaScript over. Images are kept losslessly (no downsampling, no
@@ -79,4 +153,14 @@ export class GhostscriptEngine implements Engine {
       `-sOutputFile=${step.output}`, '--', step.input,
     ], { maxMemoryBytes: 2 * 1024 ** 3 });
   }
+}
+
+/** Ghostscript's sRGB profile (its folder is named after its version). */
+async function ghostscriptRgbProfile(): Promise<string> {
+  const root = '/usr/share/ghostscript';
+  for (const v of (await readdir(root).catch(() => [] as string[])).sort().reverse()) {
+    const path = `${root}/${v}/iccprofiles/default_rgb.icc`;
+    if (await access(path).then(() => true, () => false)) return path;
+  }
+  throw failed('PDF/A is not available (Ghostscript\'s sRGB profile is missing).');
 }

@@ -1,13 +1,16 @@
 /**
  * poppler for PDF to images (`pdftoppm`, one page: the first of `page_range`, page 1 by
- * default) and to text (`pdftotext`, UTF-8, layout kept).
+ * default), to text (`pdftotext`, UTF-8, layout kept) and to HTML (`pdftohtml`: one
+ * self-contained page flow, text positioned as on the pages, images left out).
  */
+import { basename } from 'node:path';
 import { failed } from '../errors.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
 const PDFTOPPM = '/usr/bin/pdftoppm';
 const PDFTOTEXT = '/usr/bin/pdftotext';
 const PDFINFO = '/usr/bin/pdfinfo';
+const PDFTOHTML = '/usr/bin/pdftohtml';
 /** poppler allocates the whole page bitmap: cap its address space. */
 const MAX_MEMORY = 2 * 1024 ** 3;
 
@@ -22,19 +25,25 @@ export function renderDpi(widthPt: number, heightPt: number, wantedDpi: number, 
 export class PopplerEngine implements Engine {
   readonly name = 'poppler';
   readonly reads = ['pdf'] as const;
-  readonly writes = ['png', 'jpg', 'txt'] as const;
+  readonly writes = ['png', 'jpg', 'txt', 'html'] as const;
 
   tradesQualityForSize(to: string): boolean {
     return to === 'jpg';
   }
 
   probe(): Promise<EngineProbe> {
-    return probeBinaries(this.name, [PDFTOPPM, PDFTOTEXT, PDFINFO], ['-v'], /pdftoppm version (\S+)/);
+    return probeBinaries(this.name, [PDFTOPPM, PDFTOTEXT, PDFINFO, PDFTOHTML], ['-v'], /pdftoppm version (\S+)/);
   }
 
   async convert(step: Step): Promise<void> {
     if (step.to === 'txt') {
       await runStep(step, PDFTOTEXT, ['-enc', 'UTF-8', '-layout', step.input, step.output], { maxMemoryBytes: MAX_MEMORY });
+      return;
+    }
+    if (step.to === 'html') {
+      // Names relative to the job folder (the working directory): pdftohtml puts the output's
+      // name in the page title, and no path of ours belongs in a client's file.
+      await runStep(step, PDFTOHTML, ['-s', '-i', '-noframes', '-enc', 'UTF-8', '-q', basename(step.input), basename(step.output)], { maxMemoryBytes: MAX_MEMORY });
       return;
     }
     // The page selection already happened (qpdf), so the wanted page is page 1 here.

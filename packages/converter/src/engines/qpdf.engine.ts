@@ -2,8 +2,10 @@
  * qpdf for PDF structure work: page counts, page selection (`page_range`) and a clean
  * rewrite for PDF → PDF. It never rasterises, so it is fast and lossless.
  */
-import { failed } from '../errors.js';
-import { runSandboxed } from '../exec/exec.js';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ConversionError, failed } from '../errors.js';
+import { runSandboxed, shareWithSandbox } from '../exec/exec.js';
 import { jobLimits, probeBinaries, runFailure, type Engine, type EngineProbe, type JobContext, type Step } from './engine.js';
 
 const QPDF = '/usr/bin/qpdf';
@@ -41,9 +43,50 @@ export class QpdfEngine implements Engine {
     return n;
   }
 
+  /** Joins whole PDFs, in order, into `output`. */
+  async merge(inputs: readonly string[], output: string, job: JobContext): Promise<void> {
+    await this.run(job, ['--empty', '--pages', ...inputs, '--', output]);
+  }
+
   /** Writes the given 1-based pages of `input` to `output`, in order. */
   async selectPages(input: string, pages: readonly number[], output: string, job: JobContext): Promise<void> {
     await this.run(job, ['--empty', '--pages', input, compactRanges(pages), '--', output]);
+  }
+
+  /**
+   * Structure-only PDF operations, lossless, in one qpdf run: pages turned clockwise by
+   * `rotate` degrees (added to any rotation they have), linearization, and AES-256
+   * encryption with `encrypt` as the password to open (and to change permissions).
+   */
+  async transform(input: string, output: string, ops: { rotate?: number; linearize?: boolean; encrypt?: string }, job: JobContext): Promise<void> {
+    const args = ['--object-streams=generate'];
+    if (ops.rotate) args.push(`--rotate=+${ops.rotate}:1-z`);
+    if (ops.linearize) args.push('--linearize');
+    if (ops.encrypt !== undefined) args.push('--encrypt', ops.encrypt, ops.encrypt, '256', '--');
+    await this.runWithArgFile(job, [...args, '--', input, output]);
+  }
+
+  /**
+   * Writes an unencrypted copy of an encrypted PDF, opened with `password`; a password that
+   * does not open it is `password_required`.
+   */
+  async decrypt(input: string, output: string, password: string, job: JobContext): Promise<void> {
+    try {
+      await this.runWithArgFile(job, [`--password=${password}`, '--decrypt', '--', input, output]);
+    } catch (e) {
+      if (e instanceof ConversionError && /invalid password/i.test(e.extra.detail ?? '')) {
+        throw new ConversionError('password_required', 'The password given does not open the PDF.');
+      }
+      throw e;
+    }
+  }
+
+  /** Runs qpdf with its arguments in a file (`@file`), so passwords never appear in a process list. */
+  private async runWithArgFile(job: JobContext, args: readonly string[]): Promise<void> {
+    const file = join(job.dir, `qpdf-args-${process.hrtime.bigint()}.txt`);
+    await writeFile(file, `${args.join('\n')}\n`, { mode: 0o600 });
+    await shareWithSandbox(file);
+    await this.run(job, [`@${file}`]);
   }
 
   private async run(job: JobContext, args: string[]): Promise<void> {

@@ -293,6 +293,8 @@ function detectText(head: Buffer, ext: string): Detection {
   }
   const text = head.subarray(0, end).toString('utf8').replace(/^\uFEFF/, '').trimStart();
   const start = text.slice(0, 1024).toLowerCase();
+  // hOCR (tesseract's and others') is XHTML that names its OCR system in a meta element.
+  if (/<meta\s+name=['"]ocr-system['"]/.test(head.subarray(0, 4096).toString('utf8'))) return formatInfo('hocr') ?? null;
   if (start.startsWith('<!doctype html') || start.startsWith('<html')) return formatInfo('html') ?? null;
   if (start.startsWith('<')) {
     const xml = detectXml(text.slice(0, 4096));

@@ -18,6 +18,11 @@ export function tool(cmd: string, args: string[]): string {
   return r.stdout;
 }
 
+/** Runs a tool and returns its exit status (null when it was killed). */
+export function toolStatus(cmd: string, args: string[]): number | null {
+  return spawnSync(cmd, args, { timeout: 60_000 }).status;
+}
+
 /** Page count according to poppler's pdfinfo. */
 export function pdfPages(path: string): number {
   const m = /^Pages:\s+(\d+)/m.exec(tool('/usr/bin/pdfinfo', [path]));

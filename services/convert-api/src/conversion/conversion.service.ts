@@ -30,6 +30,25 @@ export interface RecordOptions {
   max_output_bytes: number | null;
   /** Extension (issue #13): present only when asked for. */
   remove_active_content?: boolean;
+  /** Extensions (issue 12, PDF operations): present only when asked for. */
+  compression?: string;
+  rotate?: number;
+  watermark?: string;
+  /** Extensions: `true` when a password was given; the password itself is never answered. */
+  password?: true;
+  set_password?: true;
+}
+
+/**
+ * The options as stored for the worker (which may be another process): the passwords
+ * themselves, which {@link ConversionService.record} turns into `true`.
+ */
+type StoredOptions = Omit<RecordOptions, 'password' | 'set_password'> & { password?: string; set_password?: string };
+
+/** The stored options as answered: secrets replaced by `true`. */
+function answeredOptions(stored: StoredOptions): RecordOptions {
+  const { password, set_password, ...rest } = stored;
+  return { ...rest, ...(password !== undefined ? { password: true } : {}), ...(set_password !== undefined ? { set_password: true } : {}) };
 }
 
 /** The record's `output`: the file's name, format, size, SHA-256 and whichever of pages, size, duration apply. */
@@ -76,7 +95,7 @@ export interface DownloadTarget {
 }
 
 /** The option names a conversion request may carry besides `target_format`. */
-export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content'] as const;
+export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password'] as const;
 
 export interface ConversionServiceDeps {
   converter: Converter;
@@ -144,6 +163,56 @@ export class ConversionService {
     return row;
   }
 
+  /**
+   * The merge extension (issue 12): the caller's PDF uploads, in order, joined into one new
+   * upload (`merged.pdf`, same retention), from which an ordinary pdf → pdf conversion
+   * starts with the options given — so it is charged, waited for, downloaded and shredded
+   * like any other. Refused before any charge: unknown or removed uploads (404/410),
+   * uploads that are not PDFs (422 `unsupported_conversion`), encrypted ones (422
+   * `password_required`), too many pages, a merged file over the plan's size (413).
+   */
+  async merge(owner: Owner, uploadIds: readonly string[], rawOptions: Readonly<Record<string, unknown>>): Promise<ConversionRow> {
+    const uploads: UploadRow[] = [];
+    for (const id of uploadIds) {
+      const upload = await this.findUpload(owner, id);
+      if (upload.format !== 'pdf') {
+        throw new AppError('unsupported_conversion', `Upload ${quote(id)} is ${upload.format}, not PDF: only PDFs are merged (convert the others to PDF first).`, { field: 'upload_ids' });
+      }
+      uploads.push(upload);
+    }
+    const now = this.deps.clock();
+    const id = newId('upl', now.getTime());
+    const path = this.deps.store.uploadPath(id);
+    const merged = await this.deps.converter.mergePdfs(uploads.map((u) => this.deps.store.uploadPath(u.id)), path);
+    if (!merged.ok) {
+      await this.deps.store.remove(path);
+      throw failureError(merged.error);
+    }
+    if (merged.output.size_bytes > owner.plan.maxFileBytes) {
+      await this.deps.store.remove(path);
+      throw new AppError('file_too_large', `The merged PDF is over the ${owner.plan.maxFileBytes} bytes your plan accepts.`, { max_file_bytes: owner.plan.maxFileBytes });
+    }
+    const row: UploadRow = {
+      id,
+      account_id: owner.accountId,
+      filename: 'merged.pdf',
+      format: 'pdf',
+      mime_type: 'application/pdf',
+      size_bytes: merged.output.size_bytes,
+      sha256: merged.output.sha256,
+      created_at: now.toISOString(),
+      expires_at: this.expiry(now),
+      deleted_at: null,
+    };
+    await this.deps.uploads.insert(row);
+    try {
+      return await this.start(owner, row, 'pdf', rawOptions);
+    } catch (err) {
+      await this.discardUpload(row);
+      throw err;
+    }
+  }
+
   /** Removes an upload nobody saw (a one-step request that failed after storing its file). */
   async discardUpload(upload: UploadRow): Promise<void> {
     await this.deps.store.remove(this.deps.store.uploadPath(upload.id));
@@ -173,13 +242,20 @@ export class ConversionService {
     if (!plan.ok) throw failureError(plan.error);
     // Bombs, encrypted PDFs and a page_range past the last page are refused before any charge.
     await preflightUpload(this.deps.converter, this.deps.uploads, this.deps.store.uploadPath(upload.id), upload, targetFormat, rawOptions);
-    const options: RecordOptions = {
+    const options: StoredOptions = {
       preset: plan.options.preset?.name ?? null,
       quality: plan.options.quality ?? null,
       page_range: plan.options.pageRangeText ?? null,
       ocr_language: plan.options.ocrLanguages?.join('+') ?? null,
       max_output_bytes: plan.options.maxOutputBytes ?? null,
       ...(plan.options.removeActiveContent ? { remove_active_content: true } : {}),
+      // Only an explicit compression is stored: the compress preset sets its own again when the worker parses the options.
+      ...(rawOptions.compression !== undefined && plan.options.compression ? { compression: plan.options.compression } : {}),
+      ...(plan.options.rotate ? { rotate: plan.options.rotate } : {}),
+      ...(plan.options.watermark ? { watermark: plan.options.watermark } : {}),
+      // Kept in the record's row for the worker to use; never answered (see answeredOptions).
+      ...(plan.options.password !== undefined ? { password: plan.options.password } : {}),
+      ...(plan.options.setPassword !== undefined ? { set_password: plan.options.setPassword } : {}),
     };
     const now = this.deps.clock();
     const charge = await this.deps.quota.charge(owner.accountId, 1, owner.plan.monthlyQuota, now);
@@ -274,7 +350,7 @@ export class ConversionService {
       status: row.status as ConversionStatus,
       source: { upload_id: row.upload_id, format: upload?.format ?? '', size_bytes: upload?.size_bytes ?? 0, sha256: upload?.sha256 ?? '' },
       target_format: row.target_format,
-      options: JSON.parse(row.options) as RecordOptions,
+      options: answeredOptions(JSON.parse(row.options) as StoredOptions),
       output: row.output && completed ? (JSON.parse(row.output) as OutputRecord) : null,
       download_token: completed ? row.download_token : null,
       download_url: completed ? `${this.deps.publicBaseUrl}/api/v1/download/${row.download_token}` : null,

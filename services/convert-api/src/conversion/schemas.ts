@@ -20,13 +20,28 @@ const ACTIVE_CONTENT =
   'Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, ' +
   'launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless.';
 
+const COMPRESSION =
+  'Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.';
+const ROTATE = 'Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf).';
+const WATERMARK = 'Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript).';
+
+const PASSWORD =
+  'Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.';
+const SET_PASSWORD =
+  'Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.';
+
 const optionFields = {
-  preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive) that applies to the target.' })),
+  preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target.' })),
   quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Images, lossy audio/video, PDF compression.' })),
   page_range: Type.Optional(Type.String({ description: '1-based pages of paged sources, e.g. "1-3,5,8-".' })),
   ocr_language: Type.Optional(Type.String({ description: 'OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes).' })),
   max_output_bytes: Type.Optional(Type.Integer({ minimum: 1, description: 'The output must not be larger; quality is lowered where the engine can, else output_too_large.' })),
   remove_active_content: Type.Optional(Type.Boolean({ description: ACTIVE_CONTENT })),
+  compression: Type.Optional(StringEnum(['screen', 'ebook', 'printer', 'prepress'], { description: COMPRESSION })),
+  rotate: Type.Optional(Type.Integer({ description: ROTATE })),
+  watermark: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: WATERMARK })),
+  password: Type.Optional(Type.String({ minLength: 1, maxLength: 128, format: 'password', description: PASSWORD })),
+  set_password: Type.Optional(Type.String({ minLength: 1, maxLength: 128, format: 'password', description: SET_PASSWORD })),
 };
 
 /** `POST /api/v1/convert` JSON body. */
@@ -34,6 +49,22 @@ export const ConvertJsonBody = Type.Object(
   {
     upload_id: Type.String({ pattern: NO_NUL, description: 'From POST /api/v1/upload.' }),
     target_format: Type.String({ description: 'An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format.' }),
+    ...optionFields,
+  },
+  { additionalProperties: false },
+);
+
+/** Most uploads one merge takes. */
+export const MAX_MERGE_UPLOADS = 50;
+
+/** `POST /api/v1/merge` JSON body (extension). */
+export const MergeJsonBody = Type.Object(
+  {
+    upload_ids: Type.Array(Type.String(), {
+      minItems: 2,
+      maxItems: MAX_MERGE_UPLOADS,
+      description: `Two to ${MAX_MERGE_UPLOADS} of the caller’s PDF uploads (from POST /api/v1/upload), merged in this order.`,
+    }),
     ...optionFields,
   },
   { additionalProperties: false },
@@ -57,6 +88,11 @@ export const MultipartBody = Type.Unsafe({
     ocr_language: { type: 'string' },
     max_output_bytes: { type: 'integer', minimum: 1 },
     remove_active_content: { type: 'boolean', description: ACTIVE_CONTENT },
+    compression: { type: 'string', enum: ['screen', 'ebook', 'printer', 'prepress'], description: COMPRESSION },
+    rotate: { type: 'integer', description: ROTATE },
+    watermark: { type: 'string', minLength: 1, maxLength: 100, description: WATERMARK },
+    password: { type: 'string', minLength: 1, maxLength: 128, format: 'password', description: PASSWORD },
+    set_password: { type: 'string', minLength: 1, maxLength: 128, format: 'password', description: SET_PASSWORD },
   },
 });
 
@@ -82,6 +118,11 @@ export const ConversionRecordSchema = Type.Object({
     ocr_language: Nullable(Type.String({ description: 'Normalised tesseract codes, e.g. "eng+deu".' })),
     max_output_bytes: Nullable(Type.Integer()),
     remove_active_content: Type.Optional(Type.Boolean({ description: 'Extension: present (true) when active content was asked to be removed.' })),
+    compression: Type.Optional(Type.String({ description: 'Extension: present when a PDF compression level was asked for explicitly.' })),
+    rotate: Type.Optional(Type.Integer({ description: 'Extension: present when the pages were asked to be turned (clockwise degrees).' })),
+    watermark: Type.Optional(Type.String({ description: 'Extension: present when a watermark was asked for.' })),
+    password: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when a password to open the source was given; never the password.' })),
+    set_password: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when the output was encrypted with a password; never the password.' })),
   }),
   output: Nullable(
     Type.Object({

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { AppError, formChecker, withHeaders, type ServiceApp } from '@mailconv/platform';
 import { OPTION_NAMES, type ConversionService, type Owner } from '../../conversion/conversion.service.js';
-import { ConversionRecordSchema, ConvertJsonBody, IdParams, MultipartBody } from '../../conversion/schemas.js';
+import { ConversionRecordSchema, ConvertJsonBody, IdParams, MergeJsonBody, MultipartBody } from '../../conversion/schemas.js';
 import { ownerOf, type ConvertDeps } from '../../deps.js';
 import type { UploadRow } from '../../repositories/uploads.repository.js';
 import { SECURED, errors, secured } from '../../schemas.js';
@@ -68,6 +68,35 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
         const { upload_id: uploadId, ...fields } = request.body as Record<string, unknown> & { upload_id: string };
         row = await startFrom(service, owner, await service.findUpload(owner, uploadId), fields, false);
       }
+      await service.waitFor(row.id, request.query.wait * 1000);
+      const record = await service.record(await service.find(owner, row.id));
+      if (record.status === 'queued' || record.status === 'processing') return reply.code(202).header('location', record.status_url).send(record);
+      return record;
+    },
+  );
+
+  app.post(
+    '/api/v1/merge',
+    {
+      schema: {
+        tags: ['conversion'],
+        summary: 'Extension: merge several PDF uploads, in order, into one PDF (answers like POST /api/v1/convert)',
+        description:
+          'Extension (not in the contract; convert-decisions.md item 17). Joins the caller’s PDF uploads losslessly (qpdf) into a new upload `merged.pdf` ' +
+          'and starts a pdf → pdf conversion of it with the options given (page_range, presets, rotate, watermark, set_password, …), charged as one conversion. ' +
+          'Refused before any charge: an unknown upload 404, a removed one 410, one that is not a PDF 422 unsupported_conversion, an encrypted one 422 password_required, ' +
+          'too many pages 422 conversion_failed, a merged file over the plan’s size 413. The record’s `source` is the merged upload.',
+        security: SECURED,
+        querystring: WaitQuery,
+        body: MergeJsonBody,
+        response: secured({ 200: ConversionRecordSchema, 202: withHeaders(ConversionRecordSchema, LOCATION), ...errors(400, 401, 404, 410, 413, 422, 429, 500, 503) }),
+      },
+    },
+    async (request, reply) => {
+      const owner = ownerOf(deps, request.principal!);
+      await service.assertQuotaLeft(owner);
+      const { upload_ids: uploadIds, ...options } = request.body;
+      const row = await service.merge(owner, uploadIds, Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)));
       await service.waitFor(row.id, request.query.wait * 1000);
       const record = await service.record(await service.find(owner, row.id));
       if (record.status === 'queued' || record.status === 'processing') return reply.code(202).header('location', record.status_url).send(record);

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
@@ -301,6 +301,65 @@ for (const backend of testBackends()) {
       assert.ok(text.toString('utf8').trim().length > 10, 'OCR found text');
     });
 
+    test('PDF operations through the options (issue 12): docx → pdf turned, stamped, linearized and encrypted; the record echoes them, never the password', async () => {
+      const secret = 'api secret';
+      const res = await convertJson({ upload_id: docxUpload.upload_id, target_format: 'pdf', rotate: -90, watermark: 'SAMPLE', preset: 'linearize', set_password: secret }, 120);
+      charged++;
+      assert.equal(res.statusCode, 200, res.body);
+      assert.ok(!res.body.includes(secret), 'the password is never answered');
+      const rec = res.json();
+      assert.equal(rec.status, 'completed', JSON.stringify(rec.error));
+      assert.deepEqual(rec.options, { preset: 'linearize', quality: null, page_range: null, ocr_language: null, max_output_bytes: null, rotate: 270, watermark: 'SAMPLE', set_password: true });
+      assert.deepEqual(rec.output.engines, ['libreoffice', 'ghostscript', 'qpdf']);
+      assert.ok(!(await get(`/api/v1/jobs/${rec.id}`)).body.includes(secret));
+      const file = join(await mkdtemp(join(tmpdir(), 'pdfops-')), 'out.pdf');
+      await writeFile(file, (await get(`/api/v1/download/${rec.download_token}`)).rawPayload);
+      const info = execFileSync('/usr/bin/pdfinfo', ['-upw', secret, '-f', '1', '-l', '1', file], { encoding: 'utf8' });
+      assert.match(info, /^Page\s+1 rot:\s+270/m);
+      assert.match(info, /^Optimized:\s+yes/m);
+      assert.match(info, /^Encrypted:\s+yes/m);
+      // -raw: content-stream order (the stamp is drawn after the page, its letters stay together).
+      assert.match(execFileSync('/usr/bin/pdftotext', ['-raw', '-upw', secret, file, '-'], { encoding: 'utf8' }).replace(/\s+/g, ''), /SAMPLE/);
+    });
+
+    test('POST /merge (extension): PDFs merged in order, then reordered and stamped by the options; refusals before any charge', async () => {
+      const page = (word: string): Buffer => execFileSync('/usr/bin/gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-q', '-sDEVICE=pdfwrite', '-sOutputFile=-',
+        '-c', `/Helvetica findfont 24 scalefont setfont 72 700 moveto (${word}) show showpage`]);
+      const ids: string[] = [];
+      for (const word of ['First', 'Second', 'Third']) {
+        const res = await upload(`${word}.pdf`, page(word));
+        assert.equal(res.statusCode, 201, res.body);
+        ids.push(res.json().upload_id);
+      }
+      const merge = (body: Record<string, unknown>) => app.inject({ method: 'POST', url: '/api/v1/merge?wait=60', payload: body, headers: auth(apiKey) });
+      const res = await merge({ upload_ids: ids, page_range: '3,1,2', watermark: 'MERGED' });
+      charged++;
+      assert.equal(res.statusCode, 200, res.body);
+      const rec = res.json();
+      assert.equal(rec.status, 'completed', JSON.stringify(rec.error));
+      assert.notEqual(rec.source.upload_id, ids[0]);
+      assert.equal(rec.output.pages, 3);
+      assert.deepEqual(rec.output.engines, ['qpdf', 'qpdf', 'ghostscript']);
+      const file = join(await mkdtemp(join(tmpdir(), 'merge-')), 'merged.pdf');
+      await writeFile(file, (await get(`/api/v1/download/${rec.download_token}`)).rawPayload);
+      execFileSync('/usr/bin/qpdf', ['--check', file]);
+      const pages = execFileSync('/usr/bin/pdftotext', ['-raw', file, '-'], { encoding: 'utf8' }).split('\f').slice(0, 3).map((t) => t.replace(/\s+/g, ''));
+      assert.deepEqual(pages, ['ThirdMERGED', 'FirstMERGED', 'SecondMERGED']);
+      // Refused before any charge.
+      const docx = docxUpload.upload_id;
+      const cases: Array<[Record<string, unknown>, number, string]> = [
+        [{ upload_ids: [ids[0]] }, 400, 'invalid_request'],
+        [{ upload_ids: [ids[0], docx] }, 422, 'unsupported_conversion'],
+        [{ upload_ids: [ids[0], 'upl_00000000000000000000000000'] }, 404, 'not_found'],
+        [{ upload_ids: ids, rotate: 45 }, 400, 'invalid_request'],
+      ];
+      for (const [body, status, code] of cases) {
+        const r = await merge(body);
+        assert.equal(r.statusCode, status, `${JSON.stringify(body)} → ${r.body}`);
+        assert.equal(r.json().error, code);
+      }
+    });
+
     test('refusals before any charge: 422 unsupported pair, 400 naming the field, 404 unknown upload', async () => {
       const wavUp = (await upload('sample.wav')).json();
       const cases: Array<[Record<string, unknown>, number, string, string | undefined]> = [
@@ -310,6 +369,10 @@ for (const backend of testBackends()) {
         [{ upload_id: docxUpload.upload_id, target_format: 'pdf', preset: 'thumbnail' }, 400, 'invalid_request', 'preset'],
         [{ upload_id: docxUpload.upload_id, target_format: 'pdf', ocr_language: 'xx' }, 400, 'invalid_request', 'ocr_language'],
         [{ upload_id: docxUpload.upload_id, target_format: 'pdf', page_range: '3-1' }, 400, 'invalid_request', 'page_range'],
+        [{ upload_id: docxUpload.upload_id, target_format: 'pdf', rotate: 45 }, 400, 'invalid_request', 'rotate'],
+        [{ upload_id: docxUpload.upload_id, target_format: 'pdf', watermark: 'Entwurf – vertraulich' }, 400, 'invalid_request', 'watermark'],
+        [{ upload_id: docxUpload.upload_id, target_format: 'png', compression: 'screen' }, 400, 'invalid_request', 'compression'],
+        [{ upload_id: docxUpload.upload_id, target_format: 'pdf', password: 'not a pdf source' }, 400, 'invalid_request', 'password'],
         [{ upload_id: docxUpload.upload_id, target_format: 'nope' }, 400, 'invalid_request', 'target_format'],
         [{ upload_id: docxUpload.upload_id }, 400, 'invalid_request', 'target_format'],
         [{ upload_id: 'upl_00000000000000000000000000', target_format: 'pdf' }, 404, 'not_found', 'upload_id'],
@@ -435,7 +498,7 @@ for (const backend of testBackends()) {
       const proof = await readProof();
       assert.equal(body.pairs_count, proof.pairs.length);
       assert.equal(body.formats_count, new Set(proof.pairs.flatMap((p) => [p.from, p.to])).size);
-      assert.deepEqual(body.presets.map((p: { name: string }) => p.name), ['web', 'print', 'thumbnail', 'ebook', 'archive']);
+      assert.deepEqual(body.presets.map((p: { name: string }) => p.name), ['web', 'print', 'thumbnail', 'ebook', 'archive', 'compress', 'linearize', 'grayscale']);
       assert.equal(body.ocr_languages.length, 12);
       const targets = await get('/api/v1/formats/DOCX/targets');
       assert.equal(targets.statusCode, 200);

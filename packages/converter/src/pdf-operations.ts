@@ -1,0 +1,93 @@
+/**
+ * PDF operations on a finished PDF output (issue 12, convert-decisions.md item 17), in a
+ * fixed order: `watermark` (Ghostscript stamps every page), `remove_active_content`
+ * (Ghostscript re-distils without actions, issue #13), the `archive` preset's PDF/A-2b
+ * (Ghostscript) when LibreOffice did not write the PDF, then `rotate`, the `linearize`
+ * preset and `set_password` (AES-256) in one lossless qpdf run, last because a later
+ * rewrite would undo linearization and could not read the encrypted file.
+ * Compression and grey conversion happen earlier, in the route's Ghostscript step.
+ */
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { failed } from './errors.js';
+import type { Engine, JobContext, Step } from './engines/engine.js';
+import type { GhostscriptEngine } from './engines/ghostscript.engine.js';
+import type { QpdfEngine } from './engines/qpdf.engine.js';
+import type { ConversionOptions } from './options.js';
+
+/**
+ * Applies the options' PDF operations to `file` and returns the resulting file; appends
+ * the engines it ran to `engines` (the record's chain, in order).
+ */
+export async function applyPdfOperations(
+  file: string,
+  options: ConversionOptions,
+  job: JobContext,
+  available: ReadonlyMap<string, Engine>,
+  engines: string[],
+): Promise<string> {
+  const step = (input: string, output: string): Step => ({ input, output, from: 'pdf', to: 'pdf', options, quality: 100, qualityRequested: false, job });
+  const used = (name: string): void => {
+    engines.push(name);
+  };
+  const gs = available.get('ghostscript') as GhostscriptEngine | undefined;
+  const qpdf = available.get('qpdf') as QpdfEngine | undefined;
+  let current = file;
+  if (options.watermark) {
+    if (!gs) throw failed('Watermarks are not available (Ghostscript is missing).');
+    const out = join(job.dir, 'watermarked.pdf');
+    await gs.watermark(step(current, out), options.watermark);
+    await nonEmpty(out, 'ghostscript');
+    current = out;
+    used('ghostscript');
+  }
+  if (options.removeActiveContent) {
+    if (!gs) throw failed('Removing active content is not available (Ghostscript is missing).');
+    const out = join(job.dir, 'inert.pdf');
+    await gs.removeActiveContent(step(current, out));
+    await nonEmpty(out, 'ghostscript');
+    current = out;
+    used('ghostscript');
+  }
+  // PDF/A for PDFs LibreOffice did not write (it writes PDF/A-2b itself for the preset).
+  if (options.preset?.pdfa && !engines.includes('libreoffice')) {
+    if (!gs) throw failed('PDF/A is not available (Ghostscript is missing).');
+    const out = join(job.dir, 'pdfa.pdf');
+    await gs.toPdfA(step(current, out));
+    await nonEmpty(out, 'ghostscript');
+    current = out;
+    used('ghostscript');
+  }
+  const linearize = options.preset?.linearize === true;
+  if (options.rotate || linearize || options.setPassword !== undefined) {
+    if (!qpdf) throw failed('Rotating, linearizing and encrypting PDFs are not available (qpdf is missing).');
+    const out = join(job.dir, 'restructured.pdf');
+    await qpdf.transform(current, out, {
+      ...(options.rotate ? { rotate: options.rotate } : {}),
+      linearize,
+      ...(options.setPassword !== undefined ? { encrypt: options.setPassword } : {}),
+    }, job);
+    await nonEmpty(out, 'qpdf');
+    current = out;
+    used('qpdf');
+  }
+  return current;
+}
+
+/**
+ * `password`: an unencrypted copy of an encrypted PDF source, made before the bomb checks
+ * and the engines see it (they would refuse it as `password_required`).
+ */
+export async function unlockPdf(input: string, password: string, job: JobContext, available: ReadonlyMap<string, Engine>): Promise<string> {
+  const qpdf = available.get('qpdf') as QpdfEngine | undefined;
+  if (!qpdf) throw failed('Opening encrypted PDFs is not available (qpdf is missing).');
+  const out = join(job.dir, 'unlocked.pdf');
+  await qpdf.decrypt(input, out, password, job);
+  await nonEmpty(out, 'qpdf');
+  return out;
+}
+
+async function nonEmpty(path: string, engine: string): Promise<void> {
+  const size = await stat(path).then((s) => s.size, () => 0);
+  if (size === 0) throw failed('The conversion produced no output.', `${engine} wrote no output`);
+}
