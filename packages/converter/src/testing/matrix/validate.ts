@@ -52,6 +52,8 @@ const ODF: Readonly<Record<string, string>> = {
 const XML_ROOT: Readonly<Record<string, readonly string[]>> = {
   dbk: ['article', 'book'], opml: ['opml'], tei: ['TEI'], icml: ['Document'], fb2: ['FictionBook'],
   fodt: ['document'], fods: ['document'], fodp: ['document'],
+  // hOCR is XHTML (tesseract's names its OCR system in a meta element).
+  hocr: ['html'],
 };
 /** Plain-text targets: any text MIME libmagic gives, valid UTF-8. */
 const TEXT = new Set(['txt', 'md', 'rst', 'org', 'tex', 'muse', 'textile', 'wiki', 'dokuwiki', 'jira', 'man', 'adoc', 'texi', 'ms']);
