@@ -1125,14 +1125,30 @@ export interface paths {
                                 /** @description `cnv_…`; conversions and jobs share the id space. */
                                 id: string;
                                 options: {
+                                    /** @description Extension: present when a PDF compression level was asked for explicitly. */
+                                    compression?: string;
                                     max_output_bytes: number | null;
                                     /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                     ocr_language: string | null;
                                     page_range: string | null;
+                                    /**
+                                     * @description Extension: present (true) when a password to open the source was given; never the password.
+                                     * @enum {boolean}
+                                     */
+                                    password?: true;
                                     preset: string | null;
                                     quality: number | null;
                                     /** @description Extension: present (true) when active content was asked to be removed. */
                                     remove_active_content?: boolean;
+                                    /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
+                                    rotate?: number;
+                                    /**
+                                     * @description Extension: present (true) when the output was encrypted with a password; never the password.
+                                     * @enum {boolean}
+                                     */
+                                    set_password?: true;
+                                    /** @description Extension: present when a watermark was asked for. */
+                                    watermark?: string;
                                 };
                                 output: {
                                     duration_s?: number;
@@ -7068,6 +7084,37 @@ export interface paths {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
                         "WWW-Authenticate"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Forbidden: a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`), or another refusal named by the code. */
+                403: {
+                    headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
                         [name: string]: unknown;
