@@ -158,7 +158,10 @@ for (const backend of backends) {
       };
       // These reached Object.prototype through the alias table: 500.
       for (const ext of ['__proto__', 'constructor', 'toString']) await expect({ method: 'GET', url: `/api/v1/formats/${ext}/targets`, headers: auth }, 404, 'not_found');
-      await expect({ method: 'POST', url: '/api/v1/convert?wait=0', headers: auth, payload: { upload_id: uploadId, target_format: '__proto__' } }, 400, 'invalid_request');
+      // An upload of its own: the property run may have shredded the shared one's conversion (and with it the upload).
+      const up = await pngUpload();
+      const fresh = (await f.app.inject({ method: 'POST', url: '/api/v1/upload', payload: up.payload, headers: { ...up.headers, ...auth } })).json();
+      await expect({ method: 'POST', url: '/api/v1/convert?wait=0', headers: auth, payload: { upload_id: fresh.upload_id ?? fresh.id, target_format: '__proto__' } }, 400, 'invalid_request');
       // PostgreSQL text cannot hold U+0000.
       await expect({ method: 'GET', url: '/api/v1/jobs/cnv_%00', headers: auth }, 404, 'not_found');
       await expect({ method: 'GET', url: '/api/v1/download/%00', headers: auth }, 404, 'not_found');

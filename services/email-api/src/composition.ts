@@ -108,7 +108,8 @@ export function composeEmailServices(options: {
   const deliveries = new DeliveriesRepository(core.database);
   const events = new EventsRepository(core.database, deliveries);
   const idempotency = new IdempotencyService({ repository: new IdempotencyRepository(core.database), clock });
-  const lookup = options.webhookDnsServers ? resolverLookup(options.webhookDnsServers) : undefined;
+  const resolvers = webhookResolvers(config, options.webhookDnsServers);
+  const lookup = resolvers ? resolverLookup(resolvers) : undefined;
   const webhooks = new WebhooksService({ webhooks: new WebhooksRepository(core.database), deliveries, events, clock, allowInsecure: config.webhooks.allowInsecure, ...(lookup ? { lookup } : {}) });
   // Webhooks: events and their deliveries are rows (the outbox); this process's dispatcher
   // sends whatever is due, sharing the work with other processes through leases.
@@ -127,4 +128,15 @@ export function composeEmailServices(options: {
     dispatcher,
     usage: { repository: usageRepository, recorder: usageRecorder },
   };
+}
+
+/**
+ * The resolvers of the webhook address check: the caller's, else the service's own
+ * (`EMAIL_DNS_SERVERS`, the verifier's), else none (the system's). One setting points every
+ * lookup of the service at one resolver, so a service whose MX lookups go to the loopback rig
+ * never asks the system's resolver about a webhook host either.
+ */
+export function webhookResolvers(config: Pick<EmailConfig, 'dnsServers'>, explicit?: readonly string[]): readonly string[] | undefined {
+  if (explicit) return explicit;
+  return config.dnsServers.length ? config.dnsServers : undefined;
 }
