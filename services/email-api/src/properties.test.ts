@@ -178,6 +178,8 @@ for (const backend of backends) {
         assert.equal(res.json().error, code);
         assert.deepEqual(contractProblems(res, { errors: EMAIL_ERROR_STATUS }), []);
       };
+      // No body and no content type skipped the body checks: the handler read undefined (500; CI seed 1346383326).
+      for (const url of ['/api/v1/jobs', '/api/v1/verify-batch', '/api/v1/verify-single']) await expect({ method: 'POST', url, headers: auth, payload: '' }, 400, 'invalid_request');
       // PostgreSQL text cannot hold U+0000: these were 500s there.
       await expect({ method: 'DELETE', url: '/api/v1/jobs/a%00b', headers: auth }, 404, 'not_found');
       await expect({ method: 'GET', url: '/api/v1/jobs/%00/results', headers: auth }, 404, 'not_found');

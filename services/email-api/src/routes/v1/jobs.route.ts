@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Type, type Static } from 'typebox';
-import { DateTime, Nullable, StringEnum, formChecker, utf8JsonParser, withHeaders, type ServiceApp } from '@mailconv/platform';
+import { AppError, DateTime, Nullable, StringEnum, formChecker, utf8JsonParser, withHeaders, type ServiceApp } from '@mailconv/platform';
 import { REASONS, STATUSES } from '@mailconv/verifier';
 import { planOf, type EmailDeps } from '../../deps.js';
 import { MAX_EMAIL_INPUT, MAX_JOB_EMAILS } from '../../jobs/job-list.js';
@@ -153,6 +153,10 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
       // fields against UploadForm; the route's check sees no body (null, allowed by `nullable`).
       preValidation: async (request) => {
         if (request.isMultipart()) request.body = null;
+        // No body at all (and no content type) skips the per-type body checks: refuse it here.
+        else if (request.body === undefined || request.body === null) {
+          throw new AppError('invalid_request', 'The body is missing: send JSON {"emails": [...]} or a multipart/form-data upload with a file.', { field: 'body' });
+        }
       },
       schema: {
         tags: ['jobs'],
