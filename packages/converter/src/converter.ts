@@ -43,7 +43,7 @@ import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { provenPairs, readProof } from './proven-pairs.js';
 import { Registry, type Route } from './registry.js';
-import { applyPdfOperations, unlockPdf } from './pdf-operations.js';
+import { applyPdfOperations, splitPdfPages, unlockPdf } from './pdf-operations.js';
 import { DEFAULT_INPUT_LIMITS, inspectInput, type InputFacts, type InputLimits } from './guards/input-guard.js';
 
 /** Converter settings (the service maps its `CONVERT_*` settings onto these). */
@@ -219,6 +219,10 @@ export class Converter {
     if (options.password !== undefined && source.ext !== 'pdf') {
       throw invalid('password', 'password opens encrypted PDF sources only.');
     }
+    if (options.split && options.maxOutputBytes !== undefined) {
+      // The pages share fonts and pictures: their sizes do not add up to the PDF's.
+      throw invalid('split', 'split cannot be combined with max_output_bytes.');
+    }
     if (options.preset?.pdfa && target.ext === 'pdf' && options.setPassword !== undefined) {
       throw invalid('set_password', 'PDF/A (preset "archive") forbids encryption: set_password cannot be combined with it.');
     }
@@ -239,6 +243,12 @@ export class Converter {
       let file = ran.file;
       const engines = [...ran.engines];
       if (target.ext === 'pdf') file = await applyPdfOperations(file, options, job, this.engines, engines);
+      if (options.split) {
+        // One PDF per page in a zip: the output is the zip, its page count the PDF's.
+        const split = await splitPdfPages(file, options, job, this.engines, engines);
+        const output = await this.finish(split.file, formatInfo('zip') as FormatInfo, req.outputPath, job);
+        return { ok: true, output: { ...output, pages: split.pages }, engines, options };
+      }
       const output = await this.finish(file, target, req.outputPath, job);
       return { ok: true, output, engines, options };
     } catch (e) {

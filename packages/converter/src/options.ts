@@ -92,9 +92,11 @@ export interface ConversionOptions {
   readonly password?: string;
   /** PDF outputs: encrypted with AES-256, this password needed to open them (extension). */
   readonly setPassword?: string;
+  /** PDF outputs: one PDF per page, delivered as a zip (extension). */
+  readonly split?: boolean;
 }
 
-const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password']);
+const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split']);
 /** Longest password accepted by `password` and `set_password`. */
 export const MAX_PASSWORD_CHARS = 128;
 
@@ -230,6 +232,14 @@ export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamil
   if (present('set_password')) {
     pdfOnly('set_password');
     opts.setPassword = password('set_password', raw.set_password);
+  }
+  if (present('split')) {
+    const v = raw.split;
+    if (v !== true && v !== false && v !== 'true' && v !== 'false') throw invalid('split', 'split must be true or false.');
+    if (v === true || v === 'true') {
+      pdfOnly('split');
+      opts.split = true;
+    }
   }
   if (present('max_output_bytes')) opts.maxOutputBytes = integer('max_output_bytes', raw.max_output_bytes, 1, Number.MAX_SAFE_INTEGER);
   return opts;

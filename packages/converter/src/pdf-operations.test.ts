@@ -187,6 +187,39 @@ test('PDF → HTML (pdftohtml), text and an image of a chosen page', async () =>
   assert.ok((meta.width ?? 0) > 1000 && (meta.height ?? 0) > (meta.width ?? 0), `${meta.width}×${meta.height}`);
 });
 
+test('split: one PDF per page in a zip, in page order, after the other operations; unzip and pdfinfo read each page', async () => {
+  const r = await conv.convert({ inputPath: textPdf, sourceFormat: 'pdf', targetFormat: 'pdf', options: { split: true, page_range: '3,1,2', rotate: 90 }, outputPath: join(dir, 'out', `${n++}.zip`) });
+  if (!r.ok) assert.fail(JSON.stringify(r.error));
+  assert.equal(r.output.format, 'zip');
+  assert.equal(r.output.mime_type, 'application/zip');
+  assert.equal(r.output.pages, 3);
+  assert.deepEqual(r.engines.slice(-2), ['qpdf', 'bsdtar']);
+  tool('/usr/bin/unzip', ['-tq', r.output.path]);
+  const names = tool('/usr/bin/unzip', ['-Z1', r.output.path]).trim().split('\n');
+  assert.deepEqual(names, ['page-1.pdf', 'page-2.pdf', 'page-3.pdf']);
+  const out = join(dir, `split-${n++}`);
+  tool('/usr/bin/unzip', ['-q', r.output.path, '-d', out]);
+  // The pages in the selected order, each a one-page PDF, each turned.
+  assert.deepEqual(names.map((f) => pageTexts(join(out, f))), [['PageCharlie'], ['PageAlpha'], ['PageBravo']]);
+  for (const f of names) {
+    assert.equal(pdfPages(join(out, f)), 1);
+    assert.deepEqual(rotations(join(out, f)), [90]);
+  }
+  // Any source that becomes a PDF can be split (docx → pdf → pages).
+  assert.equal(conv.plan('docx', 'pdf', { split: 'true' }).ok, true);
+});
+
+test('PDF → DOCX/ODT through Writer\'s PDF import: the text of every page survives (LibreOffice reads the result back)', { timeout: 180_000 }, async () => {
+  for (const target of ['docx', 'odt']) {
+    const r = await conv.convert({ inputPath: textPdf, sourceFormat: 'pdf', targetFormat: target, outputPath: join(dir, 'out', `${n++}.${target}`) });
+    if (!r.ok) assert.fail(`pdf → ${target}: ${JSON.stringify(r.error)}`);
+    assert.deepEqual(r.engines, ['libreoffice']);
+    const part = target === 'docx' ? 'word/document.xml' : 'content.xml';
+    const xml = tool('/usr/bin/unzip', ['-p', r.output.path, part]);
+    for (const w of ['Alpha', 'Bravo', 'Charlie']) assert.match(xml.replace(/<[^>]+>/g, ''), new RegExp(`Page\\s*${w}`), `${target}: ${w}`);
+  }
+});
+
 test('bad PDF options are refused naming the field (invalid_request)', async () => {
   const field = (options: Record<string, unknown>, target = 'pdf'): string | undefined => {
     const p = conv.plan('pdf', target, options);
@@ -203,6 +236,10 @@ test('bad PDF options are refused naming the field (invalid_request)', async () 
   assert.equal(field({ set_password: 'a\nb' }), 'invalid_request:set_password');
   assert.equal(field({ set_password: 'x'.repeat(129) }), 'invalid_request:set_password');
   assert.equal(field({ set_password: 'secret' }, 'txt'), 'invalid_request:set_password');
+  assert.equal(field({ split: true }, 'png'), 'invalid_request:split');
+  assert.equal(field({ split: 'yes' }), 'invalid_request:split');
+  assert.equal(field({ split: true, max_output_bytes: 100_000 }), 'invalid_request:split');
+  assert.equal(field({ split: false }, 'png'), undefined);
   assert.equal(conv.plan('docx', 'pdf', { password: 'x' }).ok ? '' : 'refused', 'refused');
   assert.equal(field({ rotate: 270, compression: 'screen', watermark: 'OK', set_password: 'x', password: 'y' }), undefined);
 });

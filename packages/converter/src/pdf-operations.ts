@@ -7,10 +7,12 @@
  * rewrite would undo linearization and could not read the encrypted file.
  * Compression and grey conversion happen earlier, in the route's Ghostscript step.
  */
-import { stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { failed } from './errors.js';
+import type { ArchiveEngine } from './engines/archive.engine.js';
 import type { Engine, JobContext, Step } from './engines/engine.js';
+import { ownForSandbox } from './exec/exec.js';
 import type { GhostscriptEngine } from './engines/ghostscript.engine.js';
 import type { QpdfEngine } from './engines/qpdf.engine.js';
 import type { ConversionOptions } from './options.js';
@@ -72,6 +74,34 @@ export async function applyPdfOperations(
     used('qpdf');
   }
   return current;
+}
+
+/**
+ * `split`: the finished PDF cut into one PDF per page (qpdf, lossless), packed into a zip
+ * (bsdtar) as `page-1.pdf` … with the numbers padded to one width, so they sort in page
+ * order. Answers the zip and its number of pages.
+ */
+export async function splitPdfPages(
+  file: string,
+  options: ConversionOptions,
+  job: JobContext,
+  available: ReadonlyMap<string, Engine>,
+  engines: string[],
+): Promise<{ file: string; pages: number }> {
+  const qpdf = available.get('qpdf') as QpdfEngine | undefined;
+  const bsdtar = available.get('bsdtar') as ArchiveEngine | undefined;
+  if (!qpdf || !bsdtar) throw failed('Splitting PDFs is not available (qpdf or bsdtar is missing).');
+  const dir = join(job.dir, 'pages');
+  await mkdir(dir);
+  await ownForSandbox(dir);
+  const names = await qpdf.splitPages(file, dir, job);
+  if (!names.length) throw failed('The PDF could not be split into pages.', 'qpdf --split-pages wrote no pages');
+  engines.push('qpdf');
+  const zip = join(job.dir, 'pages.zip');
+  await bsdtar.pack({ input: file, output: zip, from: 'pdf', to: 'zip', options, quality: 100, qualityRequested: false, job }, dir, names);
+  await nonEmpty(zip, 'bsdtar');
+  engines.push('bsdtar');
+  return { file: zip, pages: names.length };
 }
 
 /**

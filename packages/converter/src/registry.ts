@@ -65,7 +65,7 @@ export const INTERMEDIATES: Readonly<Partial<Record<FormatFamily, readonly strin
   text: ['odt', 'pdf'],
   // TIFF: camera raw is developed to it; BMP: potrace traces it (png → bmp → svg); PDF: a picture to EPS/PS.
   image: ['png', 'tiff', 'bmp', 'pdf'],
-  pdf: ['png'],
+  pdf: ['png', 'html'],
   // Issue 12: vector pictures to rasters through PNG, EPS/PS to SVG/EMF/WMF through PDF.
   vector: ['png', 'pdf'],
   // The formats SoX writes, from anything FFmpeg reads.
@@ -160,6 +160,9 @@ export class Registry {
         for (const second of this.direct(via, to)) {
           // OCR reads pictures: a document rendered to PDF has its text already (poppler).
           if (second === 'tesseract' && family !== 'image') continue;
+          // Writer's PDF import frames every line as on the page: for a PDF someone has, not
+          // for a document of ours rendered to PDF on the way (its structure would be lost).
+          if (second === 'libreoffice' && via === 'pdf') continue;
           out.push({ steps: [{ engine: first, from, to: via }, { engine: second, from: via, to }] });
         }
       }

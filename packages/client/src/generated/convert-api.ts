@@ -1147,6 +1147,11 @@ export interface paths {
                                      * @enum {boolean}
                                      */
                                     set_password?: true;
+                                    /**
+                                     * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
+                                     * @enum {boolean}
+                                     */
+                                    split?: true;
                                     /** @description Extension: present when a watermark was asked for. */
                                     watermark?: string;
                                 };
@@ -1155,6 +1160,7 @@ export interface paths {
                                     /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                     engines?: string[];
                                     filename: string;
+                                    /** @description The target format; zip when the split option cut a PDF into pages. */
                                     format: string;
                                     height?: number;
                                     mime_type: string;
@@ -3037,6 +3043,8 @@ export interface paths {
                          * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
                          */
                         set_password?: string;
+                        /** @description Extension (not in the contract): PDF targets only. true delivers one PDF per page, in a zip (application/zip, page-1.pdf … with the numbers padded to one width), made after the other PDF operations; output.pages counts them. Cannot be combined with max_output_bytes. */
+                        split?: boolean;
                         /** @description An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format. */
                         target_format: string;
                         /** @description From POST /api/v1/upload. */
@@ -3074,6 +3082,8 @@ export interface paths {
                          * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
                          */
                         set_password?: string;
+                        /** @description Extension (not in the contract): PDF targets only. true delivers one PDF per page, in a zip (application/zip, page-1.pdf … with the numbers padded to one width), made after the other PDF operations; output.pages counts them. Cannot be combined with max_output_bytes. */
+                        split?: boolean;
                         target_format: string;
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
                         watermark?: string;
@@ -3138,6 +3148,11 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
+                                /**
+                                 * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
+                                 * @enum {boolean}
+                                 */
+                                split?: true;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
@@ -3146,6 +3161,7 @@ export interface paths {
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
                                 filename: string;
+                                /** @description The target format; zip when the split option cut a PDF into pages. */
                                 format: string;
                                 height?: number;
                                 mime_type: string;
@@ -3232,6 +3248,11 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
+                                /**
+                                 * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
+                                 * @enum {boolean}
+                                 */
+                                split?: true;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
@@ -3240,6 +3261,7 @@ export interface paths {
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
                                 filename: string;
+                                /** @description The target format; zip when the split option cut a PDF into pages. */
                                 format: string;
                                 height?: number;
                                 mime_type: string;
@@ -3791,6 +3813,11 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
+                                /**
+                                 * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
+                                 * @enum {boolean}
+                                 */
+                                split?: true;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
@@ -3799,6 +3826,7 @@ export interface paths {
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
                                 filename: string;
+                                /** @description The target format; zip when the split option cut a PDF into pages. */
                                 format: string;
                                 height?: number;
                                 mime_type: string;
@@ -5077,6 +5105,8 @@ export interface paths {
                          * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
                          */
                         set_password?: string;
+                        /** @description Extension (not in the contract): PDF targets only. true delivers one PDF per page, in a zip (application/zip, page-1.pdf … with the numbers padded to one width), made after the other PDF operations; output.pages counts them. Cannot be combined with max_output_bytes. */
+                        split?: boolean;
                         target_format: string;
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
                         watermark?: string;
@@ -5143,6 +5173,11 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
+                                /**
+                                 * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
+                                 * @enum {boolean}
+                                 */
+                                split?: true;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
@@ -5151,6 +5186,7 @@ export interface paths {
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
                                 filename: string;
+                                /** @description The target format; zip when the split option cut a PDF into pages. */
                                 format: string;
                                 height?: number;
                                 mime_type: string;
@@ -5628,6 +5664,11 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
+                                /**
+                                 * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
+                                 * @enum {boolean}
+                                 */
+                                split?: true;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
@@ -5636,6 +5677,7 @@ export interface paths {
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
                                 filename: string;
+                                /** @description The target format; zip when the split option cut a PDF into pages. */
                                 format: string;
                                 height?: number;
                                 mime_type: string;
@@ -5963,6 +6005,11 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
+                                /**
+                                 * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
+                                 * @enum {boolean}
+                                 */
+                                split?: true;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
@@ -5971,6 +6018,7 @@ export interface paths {
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
                                 filename: string;
+                                /** @description The target format; zip when the split option cut a PDF into pages. */
                                 format: string;
                                 height?: number;
                                 mime_type: string;
@@ -6848,6 +6896,8 @@ export interface paths {
                          * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
                          */
                         set_password?: string;
+                        /** @description Extension (not in the contract): PDF targets only. true delivers one PDF per page, in a zip (application/zip, page-1.pdf … with the numbers padded to one width), made after the other PDF operations; output.pages counts them. Cannot be combined with max_output_bytes. */
+                        split?: boolean;
                         /** @description Two to 50 of the caller’s PDF uploads (from POST /api/v1/upload), merged in this order. */
                         upload_ids: string[];
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
@@ -6913,6 +6963,11 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
+                                /**
+                                 * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
+                                 * @enum {boolean}
+                                 */
+                                split?: true;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
@@ -6921,6 +6976,7 @@ export interface paths {
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
                                 filename: string;
+                                /** @description The target format; zip when the split option cut a PDF into pages. */
                                 format: string;
                                 height?: number;
                                 mime_type: string;
@@ -7007,6 +7063,11 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
+                                /**
+                                 * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
+                                 * @enum {boolean}
+                                 */
+                                split?: true;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
@@ -7015,6 +7076,7 @@ export interface paths {
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
                                 filename: string;
+                                /** @description The target format; zip when the split option cut a PDF into pages. */
                                 format: string;
                                 height?: number;
                                 mime_type: string;

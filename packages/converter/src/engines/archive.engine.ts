@@ -46,7 +46,12 @@ export class ArchiveEngine implements Engine {
     await runStep(step, BSDTAR, ['-x', '--no-same-owner', '--no-same-permissions', '--no-acls', '--no-xattrs', '--no-fflags', '-f', step.input, '-C', tree]);
     const names = (await readdir(tree)).sort();
     if (!names.length) throw failed(`The ${step.from} file holds nothing to repack.`);
+    await this.pack(step, tree, names);
+  }
+
+  /** Packs the named files of `dir` into `step.output`, in the format of `step.to`. */
+  async pack(step: Step, dir: string, names: readonly string[]): Promise<void> {
     // "./name" keeps names starting with "-" or "@" from being read as options; -s strips it again.
-    await runStep(step, BSDTAR, ['-c', ...(WRITE[step.to] ?? []), '-f', step.output, '-s', ',^\\./,,', '-C', tree, ...names.map((n) => `./${n}`)]);
+    await runStep(step, BSDTAR, ['-c', ...(WRITE[step.to] ?? []), '-f', step.output, '-s', ',^\\./,,', '-C', dir, ...names.map((n) => `./${n}`)]);
   }
 }

@@ -19,10 +19,17 @@ const SHEET_IN = ['xlsx', 'xlsb', 'xls', 'ods', 'fods', 'csv'];
 const SHEET_OUT = ['pdf', 'xlsx', 'xls', 'ods', 'fods', 'csv', 'html'];
 const SLIDES_IN = ['pptx', 'ppt', 'odp', 'fodp'];
 const SLIDES_OUT = ['pdf', 'pptx', 'ppt', 'odp', 'fodp'];
+/**
+ * PDF → word-processing formats through Writer's PDF import: every line of text in a frame
+ * placed as on the page, pictures and lines as drawings, so the document looks like the PDF
+ * and its text can be edited (not reflowed into running paragraphs: pdf → html → … does that).
+ */
+const PDF_IMPORT_OUT = ['docx', 'doc', 'odt', 'fodt', 'rtf'];
 
 type App = 'writer' | 'calc' | 'impress';
 
 function appOf(from: string): App | undefined {
+  if (from === 'pdf') return 'writer';
   if (DOCUMENT_IN.includes(from)) return 'writer';
   if (SHEET_IN.includes(from)) return 'calc';
   if (SLIDES_IN.includes(from)) return 'impress';
@@ -65,7 +72,7 @@ const COLD_MAX_MEMORY_BYTES = 3 * 1024 ** 3;
 /** The LibreOffice engine. */
 export class LibreOfficeEngine implements Engine {
   readonly name = 'libreoffice';
-  readonly reads = [...DOCUMENT_IN, ...SHEET_IN, ...SLIDES_IN];
+  readonly reads = [...DOCUMENT_IN, ...SHEET_IN, ...SLIDES_IN, 'pdf'];
   readonly writes = [...new Set([...DOCUMENT_OUT, ...SHEET_OUT, ...SLIDES_OUT])];
   /** The warm pool; started on the first conversion or by {@link LibreOfficeEngine.start}. */
   readonly pool: LibreOfficePool;
@@ -75,6 +82,7 @@ export class LibreOfficeEngine implements Engine {
   }
 
   supports(from: string, to: string): boolean {
+    if (from === 'pdf') return PDF_IMPORT_OUT.includes(to);
     const app = appOf(from);
     return app !== undefined && from !== to && to in EXPORT[app];
   }
@@ -103,7 +111,7 @@ export class LibreOfficeEngine implements Engine {
   async convert(step: Step): Promise<string | undefined> {
     const app = appOf(step.from);
     const target = app ? EXPORT[app][step.to] : undefined;
-    if (!app || !target) throw failed(`LibreOffice cannot convert ${step.from} to ${step.to}.`);
+    if (!app || !target || !this.supports(step.from, step.to)) throw failed(`LibreOffice cannot convert ${step.from} to ${step.to}.`);
     const job: { -readonly [K in keyof LibreOfficeJob]: LibreOfficeJob[K] } = {
       input: step.input,
       output: step.output,
@@ -113,6 +121,8 @@ export class LibreOfficeEngine implements Engine {
     if (step.from === 'csv') {
       job.inputFilter = 'Text - txt - csv (StarCalc)';
       job.inputOptions = '44,34,76,1';
+    } else if (step.from === 'pdf') {
+      job.inputFilter = 'writer_pdf_import';
     } else if (step.from === 'txt') {
       job.inputFilter = 'Text (encoded)';
       job.inputOptions = 'UTF8';
@@ -209,5 +219,5 @@ function typedValue(v: string | number | boolean): { type: string; value: string
 /** Whether a format is LibreOffice's to read (for routing office sources). */
 export function isOfficeFormat(ext: string): boolean {
   const f = formatInfo(ext);
-  return f !== undefined && appOf(f.ext) !== undefined;
+  return f !== undefined && f.ext !== 'pdf' && appOf(f.ext) !== undefined;
 }

@@ -2,7 +2,7 @@
  * qpdf for PDF structure work: page counts, page selection (`page_range`) and a clean
  * rewrite for PDF → PDF. It never rasterises, so it is fast and lossless.
  */
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConversionError, failed } from '../errors.js';
 import { runSandboxed, shareWithSandbox } from '../exec/exec.js';
@@ -46,6 +46,15 @@ export class QpdfEngine implements Engine {
   /** Joins whole PDFs, in order, into `output`. */
   async merge(inputs: readonly string[], output: string, job: JobContext): Promise<void> {
     await this.run(job, ['--empty', '--pages', ...inputs, '--', output]);
+  }
+
+  /**
+   * Writes every page of `input` to a PDF of its own in `dir`: `page-1.pdf` … (qpdf pads the
+   * numbers to one width, so the names sort in page order). Answers the names, in order.
+   */
+  async splitPages(input: string, dir: string, job: JobContext): Promise<string[]> {
+    await this.run(job, ['--split-pages=1', '--object-streams=generate', '--', input, join(dir, 'page.pdf')]);
+    return (await readdir(dir)).filter((n) => /^page-\d+\.pdf$/.test(n)).sort();
   }
 
   /** Writes the given 1-based pages of `input` to `output`, in order. */

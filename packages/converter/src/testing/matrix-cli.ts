@@ -74,7 +74,7 @@ async function main(): Promise<void> {
       generated_at: new Date().toISOString(),
       // A partial run reports the last full run's duration (the file's figure is the full matrix).
       duration_s: old ? old.duration_s : Math.round(duration),
-      concurrency,
+      concurrency: old ? old.concurrency : concurrency,
       engines: Object.fromEntries(conv.probes().filter((p) => p.available).map((p) => [p.engine, p.version])),
       // A partial run keeps the sources the full run had no sample for (and did not try now).
       no_sample: [...new Set([...(old?.no_sample.filter((s) => !samples.has(s)) ?? []), ...noSample])],

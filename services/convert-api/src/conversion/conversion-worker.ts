@@ -223,7 +223,7 @@ export class ConversionWorker {
     }
     if (result.ok) {
       const { path: _path, ...meta } = result.output;
-      const output = { filename: outputFilename(upload!.filename, row.target_format), ...meta, engines: [...result.engines] };
+      const output = { filename: outputFilename(upload!.filename, meta.format), ...meta, engines: [...result.engines] };
       const stored = await this.o.conversions.finish(row.id, owner, {
         status: 'completed', output: JSON.stringify(output), output_path: outputPath, error: null, completed_at: now.toISOString(), expires_at: this.expiry(now),
       });

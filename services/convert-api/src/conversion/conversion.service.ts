@@ -37,6 +37,7 @@ export interface RecordOptions {
   /** Extensions: `true` when a password was given; the password itself is never answered. */
   password?: true;
   set_password?: true;
+  split?: true;
 }
 
 /**
@@ -95,7 +96,7 @@ export interface DownloadTarget {
 }
 
 /** The option names a conversion request may carry besides `target_format`. */
-export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password'] as const;
+export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split'] as const;
 
 export interface ConversionServiceDeps {
   converter: Converter;
@@ -253,6 +254,7 @@ export class ConversionService {
       ...(rawOptions.compression !== undefined && plan.options.compression ? { compression: plan.options.compression } : {}),
       ...(plan.options.rotate ? { rotate: plan.options.rotate } : {}),
       ...(plan.options.watermark ? { watermark: plan.options.watermark } : {}),
+      ...(plan.options.split ? { split: true as const } : {}),
       // Kept in the record's row for the worker to use; never answered (see answeredOptions).
       ...(plan.options.password !== undefined ? { password: plan.options.password } : {}),
       ...(plan.options.setPassword !== undefined ? { set_password: plan.options.setPassword } : {}),

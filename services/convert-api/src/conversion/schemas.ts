@@ -30,6 +30,9 @@ const PASSWORD =
 const SET_PASSWORD =
   'Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.';
 
+const SPLIT =
+  'Extension (not in the contract): PDF targets only. true delivers one PDF per page, in a zip (application/zip, page-1.pdf … with the numbers padded to one width), made after the other PDF operations; output.pages counts them. Cannot be combined with max_output_bytes.';
+
 const optionFields = {
   preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target.' })),
   quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Images, lossy audio/video, PDF compression.' })),
@@ -42,6 +45,7 @@ const optionFields = {
   watermark: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: WATERMARK })),
   password: Type.Optional(Type.String({ minLength: 1, maxLength: 128, format: 'password', description: PASSWORD })),
   set_password: Type.Optional(Type.String({ minLength: 1, maxLength: 128, format: 'password', description: SET_PASSWORD })),
+  split: Type.Optional(Type.Boolean({ description: SPLIT })),
 };
 
 /** `POST /api/v1/convert` JSON body. */
@@ -93,6 +97,7 @@ export const MultipartBody = Type.Unsafe({
     watermark: { type: 'string', minLength: 1, maxLength: 100, description: WATERMARK },
     password: { type: 'string', minLength: 1, maxLength: 128, format: 'password', description: PASSWORD },
     set_password: { type: 'string', minLength: 1, maxLength: 128, format: 'password', description: SET_PASSWORD },
+    split: { type: 'boolean', description: SPLIT },
   },
 });
 
@@ -123,11 +128,12 @@ export const ConversionRecordSchema = Type.Object({
     watermark: Type.Optional(Type.String({ description: 'Extension: present when a watermark was asked for.' })),
     password: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when a password to open the source was given; never the password.' })),
     set_password: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when the output was encrypted with a password; never the password.' })),
+    split: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).' })),
   }),
   output: Nullable(
     Type.Object({
       filename: Type.String(),
-      format: Type.String(),
+      format: Type.String({ description: 'The target format; zip when the split option cut a PDF into pages.' }),
       mime_type: Type.String(),
       size_bytes: Type.Integer(),
       sha256: Sha256,

@@ -322,6 +322,32 @@ for (const backend of testBackends()) {
       assert.match(execFileSync('/usr/bin/pdftotext', ['-raw', '-upw', secret, file, '-'], { encoding: 'utf8' }).replace(/\s+/g, ''), /SAMPLE/);
     });
 
+    test('split (extension): a PDF cut into a zip of one PDF per page, downloaded as sample.zip (application/zip)', async () => {
+      const res = await convertJson({ upload_id: docxUpload.upload_id, target_format: 'pdf', split: true }, 120);
+      charged++;
+      assert.equal(res.statusCode, 200, res.body);
+      const rec = res.json();
+      assert.equal(rec.status, 'completed', JSON.stringify(rec.error));
+      assert.equal(rec.options.split, true);
+      assert.equal(rec.output.format, 'zip');
+      assert.equal(rec.output.filename, 'sample.zip');
+      assert.ok(rec.output.pages >= 1);
+      assert.deepEqual(rec.output.engines.slice(-2), ['qpdf', 'bsdtar']);
+      const dl = await get(`/api/v1/download/${rec.download_token}`);
+      assert.equal(dl.statusCode, 200);
+      assert.equal(dl.headers['content-type'], 'application/zip');
+      assert.equal(dl.headers['content-disposition'], 'attachment; filename="sample.zip"');
+      assert.equal(sha256(dl.rawPayload), rec.output.sha256);
+      const file = join(await mkdtemp(join(tmpdir(), 'split-')), 'pages.zip');
+      await writeFile(file, dl.rawPayload);
+      const names = execFileSync('/usr/bin/unzip', ['-Z1', file], { encoding: 'utf8' }).trim().split('\n');
+      assert.equal(names.length, rec.output.pages);
+      assert.equal(names[0]?.replace(/\d+/, '1'), 'page-1.pdf');
+      const bad = await convertJson({ upload_id: docxUpload.upload_id, target_format: 'png', split: true }, 0);
+      assert.equal(bad.statusCode, 400);
+      assert.equal(bad.json().error, 'invalid_request');
+    });
+
     test('POST /merge (extension): PDFs merged in order, then reordered and stamped by the options; refusals before any charge', async () => {
       const page = (word: string): Buffer => execFileSync('/usr/bin/gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-q', '-sDEVICE=pdfwrite', '-sOutputFile=-',
         '-c', `/Helvetica findfont 24 scalefont setfont 72 700 moveto (${word}) show showpage`]);
