@@ -17,6 +17,7 @@ const ConvertSettings = z.object({
   CONVERT_MAX_RUNNING: z.coerce.number().int('must be a whole number').positive('must be positive').optional(),
   CONVERT_TIMEOUT_SECONDS: setting.positiveInt(120),
   CONVERT_LIBREOFFICE_INSTANCES: z.coerce.number().int('must be a whole number').positive('must be positive').optional(),
+  CONVERT_OCR_CONCURRENCY: z.coerce.number().int('must be a whole number').positive('must be positive').max(64, 'must be at most 64').optional(),
   CONVERT_PRESTART: setting.bool(false),
   CONVERT_ROLE: z.enum(['all', 'api', 'worker'], { message: 'must be all, api or worker' }).default('all'),
   CONVERT_LEASE_MS: setting.positiveInt(30_000),
@@ -40,6 +41,8 @@ export interface ConvertConfig extends CommonServiceConfig {
   timeoutMs: number;
   /** Warm LibreOffice instances; the converter's default (cores / 2) when unset. */
   libreofficeInstances: number | undefined;
+  /** Pages one OCR conversion recognises at once (tesseract processes); default min(4, cores). */
+  ocrConcurrency: number | undefined;
   /** Start the LibreOffice pool at start-up rather than on the first office job. */
   prestart: boolean;
   /** `api`: HTTP only; `worker`: conversions and the retention sweeper, no HTTP; `all` (default): both. */
@@ -66,6 +69,7 @@ export function loadConvertConfig(env: Readonly<Record<string, string | undefine
     maxRunning: (parsed.CONVERT_MAX_RUNNING as number | undefined) ?? availableParallelism(),
     timeoutMs: (parsed.CONVERT_TIMEOUT_SECONDS as number) * 1000,
     libreofficeInstances: parsed.CONVERT_LIBREOFFICE_INSTANCES as number | undefined,
+    ocrConcurrency: parsed.CONVERT_OCR_CONCURRENCY as number | undefined,
     prestart: parsed.CONVERT_PRESTART as boolean,
     role: parsed.CONVERT_ROLE as ConvertRole,
     leaseMs: parsed.CONVERT_LEASE_MS as number,

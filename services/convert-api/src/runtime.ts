@@ -37,6 +37,7 @@ export async function openEngines(config: ConvertConfig, lent?: Converter): Prom
     prestart: config.prestart && config.role !== 'api',
     timeoutMs: config.timeoutMs,
     ...(config.libreofficeInstances ? { libreoffice: { instances: config.libreofficeInstances } } : {}),
+    ...(config.ocrConcurrency ? { ocrConcurrency: config.ocrConcurrency } : {}),
   });
   return { store, converter, owned: true };
 }
