@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { constants as fsConstants } from 'node:fs';
-import { chmod, copyFile, link, mkdir, mkdtemp, rm, stat, symlink } from 'node:fs/promises';
+import { chmod, copyFile, link, mkdir, mkdtemp, rename, rm, stat, symlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -40,7 +40,7 @@ import { RsvgEngine } from './engines/rsvg.engine.js';
 import { SoxEngine } from './engines/sox.engine.js';
 import { SubtitleEngine } from './engines/subtitle.engine.js';
 import { formatInfo, type FormatInfo } from './formats/catalogue.js';
-import { parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
+import { effectiveQuality, parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { provenPairs, readProof } from './proven-pairs.js';
 import { Registry, type Route } from './registry.js';
 import { applyPdfOperations, splitPdfPages, unlockPdf } from './pdf-operations.js';
@@ -219,6 +219,9 @@ export class Converter {
     if (options.password !== undefined && source.ext !== 'pdf') {
       throw invalid('password', 'password opens encrypted PDF sources only.');
     }
+    if (options.split && target.family === 'image' && !(source.paged && this.registry.routes('pdf', target.ext).length && (source.ext === 'pdf' || this.registry.routes(source.ext, 'pdf').length))) {
+      throw invalid('split', `split into images applies to paged sources (PDF, documents, sheets, slides); ${source.ext} to ${target.ext} is not one.`);
+    }
     if (options.split && options.maxOutputBytes !== undefined) {
       // The pages share fonts and pictures: their sizes do not add up to the PDF's.
       throw invalid('split', 'split cannot be combined with max_output_bytes.');
@@ -239,6 +242,11 @@ export class Converter {
       const { job } = prepared;
       const input = options.password !== undefined ? await unlockPdf(prepared.input, options.password, job, this.engines) : prepared.input;
       await inspectInput(input, source.ext, this.config.limits, job);
+      if (options.split && target.family === 'image') {
+        const split = await this.pagesToImages(input, source, target, options, job);
+        const output = await this.finish(split.file, formatInfo('zip') as FormatInfo, req.outputPath, job);
+        return { ok: true, output: { ...output, pages: split.pages }, engines: split.engines, options };
+      }
       const ran = await this.runWithSizeLadder(input, source, target, options, routes, job);
       let file = ran.file;
       const engines = [...ran.engines];
@@ -361,6 +369,47 @@ export class Converter {
       await copyFile(inputPath, input, fsConstants.COPYFILE_FICLONE);
       await chmod(input, 0o444);
     }
+  }
+
+  /**
+   * `split` to images: the source as a PDF (its `page_range` applied), cut into pages by
+   * qpdf, each page through the pdf → target route, all packed into a zip (`page-1.png` …).
+   * The engine chain is the first page's (every page takes the same route).
+   */
+  private async pagesToImages(input: string, source: FormatInfo, target: FormatInfo, options: ConversionOptions, job: JobContext):
+    Promise<{ file: string; pages: number; engines: string[] }> {
+    const qpdf = this.engines.get('qpdf') as QpdfEngine | undefined;
+    const bsdtar = this.engines.get('bsdtar') as ArchiveEngine | undefined;
+    if (!qpdf || !bsdtar) throw failed('Splitting into pages is not available (qpdf or bsdtar is missing).');
+    const pdfInfo = formatInfo('pdf') as FormatInfo;
+    // The PDF on the way is made at full quality: the options are for the images.
+    const asPdf: ConversionOptions = options.pageRange ? { pageRange: options.pageRange, ...(options.pageRangeText ? { pageRangeText: options.pageRangeText } : {}) } : {};
+    const whole = await this.runRoutes(input, source, pdfInfo, asPdf, this.registry.routes(source.ext, 'pdf'), job, DEFAULT_QUALITY.pdf as number, 0);
+    const engines = [...whole.engines];
+    const pagesDir = join(job.dir, 'pages');
+    await mkdir(pagesDir);
+    await ownForSandbox(pagesDir);
+    const pages = await qpdf.splitPages(whole.file, pagesDir, job);
+    engines.push('qpdf');
+    const imagesDir = join(job.dir, 'images');
+    await mkdir(imagesDir);
+    await ownForSandbox(imagesDir);
+    const pageOptions: ConversionOptions = { ...options, pageRange: undefined, pageRangeText: undefined };
+    const routes = this.registry.routes('pdf', target.ext);
+    const names: string[] = [];
+    for (const [i, page] of pages.entries()) {
+      if (job.signal?.aborted) throw failed('The conversion was cancelled.');
+      const ran = await this.runRoutes(join(pagesDir, page), pdfInfo, target, pageOptions, routes, job, effectiveQuality(options, DEFAULT_QUALITY[target.ext] ?? 75), i + 1);
+      const name = page.replace(/\.pdf$/, `.${target.ext}`);
+      await rename(ran.file, join(imagesDir, name));
+      names.push(name);
+      if (i === 0) engines.push(...ran.engines);
+    }
+    const zip = join(job.dir, 'pages.zip');
+    await bsdtar.pack({ input: whole.file, output: zip, from: 'pdf', to: 'zip', options, quality: 100, qualityRequested: false, job }, imagesDir, names);
+    await assertOutput(zip, 'bsdtar', true);
+    engines.push('bsdtar');
+    return { file: zip, pages: names.length, engines };
   }
 
   private async runWithSizeLadder(

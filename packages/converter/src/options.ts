@@ -92,7 +92,7 @@ export interface ConversionOptions {
   readonly password?: string;
   /** PDF outputs: encrypted with AES-256, this password needed to open them (extension). */
   readonly setPassword?: string;
-  /** PDF outputs: one PDF per page, delivered as a zip (extension). */
+  /** PDF outputs: one PDF per page; image outputs of paged sources: one image per page; delivered as a zip (extension). */
   readonly split?: boolean;
 }
 
@@ -237,7 +237,7 @@ export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamil
     const v = raw.split;
     if (v !== true && v !== false && v !== 'true' && v !== 'false') throw invalid('split', 'split must be true or false.');
     if (v === true || v === 'true') {
-      pdfOnly('split');
+      if (targetFamily !== 'pdf' && targetFamily !== 'image') throw invalid('split', 'split applies to PDF and image outputs only.');
       opts.split = true;
     }
   }

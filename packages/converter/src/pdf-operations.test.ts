@@ -8,12 +8,13 @@ import { after, before, test } from 'node:test';
 import sharp from 'sharp';
 import { Converter } from './converter.js';
 import { watermarkPostScript } from './engines/ghostscript.engine.js';
-import { pdfPages, scratchDir, tool, toolStatus } from './testing/tools.js';
+import { fixture, pdfPages, scratchDir, tool, toolStatus } from './testing/tools.js';
 
 let dir: string;
 let conv: Converter;
 let textPdf: string;
 let imagePdf: string;
+const docxFixture = fixture('sample.docx');
 let n = 0;
 
 before(async () => {
@@ -209,6 +210,36 @@ test('split: one PDF per page in a zip, in page order, after the other operation
   assert.equal(conv.plan('docx', 'pdf', { split: 'true' }).ok, true);
 });
 
+test('split to images: every selected page rendered to its own picture, in a zip (identify reads each)', { timeout: 180_000 }, async () => {
+  const r = await conv.convert({ inputPath: textPdf, sourceFormat: 'pdf', targetFormat: 'png', options: { split: true, page_range: '3,1' }, outputPath: join(dir, 'out', `${n++}.zip`) });
+  if (!r.ok) assert.fail(JSON.stringify(r.error));
+  assert.equal(r.output.format, 'zip');
+  assert.equal(r.output.pages, 2);
+  assert.deepEqual(r.engines, ['qpdf', 'qpdf', 'qpdf', 'poppler', 'bsdtar']);
+  const names = tool('/usr/bin/unzip', ['-Z1', r.output.path]).trim().split('\n');
+  assert.deepEqual(names, ['page-1.png', 'page-2.png']);
+  const out = join(dir, `split-${n++}`);
+  tool('/usr/bin/unzip', ['-q', r.output.path, '-d', out]);
+  for (const f of names) assert.match(tool('/usr/bin/identify', ['-format', '%m %w %h', join(out, f)]), /^PNG \d+ \d+$/);
+  // Page 3 of the PDF (red-free) comes first, then page 1 with its red box.
+  const redPixels = async (f: string): Promise<number> => {
+    const { data, info } = await sharp(join(out, f)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    let count = 0;
+    for (let i = 0; i < data.length; i += info.channels) if ((data[i] as number) > 200 && (data[i + 1] as number) < 60 && (data[i + 2] as number) < 60) count++;
+    return count;
+  };
+  assert.equal(await redPixels('page-1.png'), 0, 'page-1.png is the PDF\'s page 3 (no red box)');
+  assert.ok((await redPixels('page-2.png')) > 1000, 'page-2.png is the PDF\'s page 1 (red box)');
+  // A document is rendered through PDF first (thumbnail preset on every page).
+  const d = await conv.convert({ inputPath: docxFixture, sourceFormat: 'docx', targetFormat: 'jpg', options: { split: 'true', preset: 'thumbnail' }, outputPath: join(dir, 'out', `${n++}.zip`) });
+  if (!d.ok) assert.fail(JSON.stringify(d.error));
+  assert.deepEqual(d.engines, ['libreoffice', 'qpdf', 'poppler', 'bsdtar']);
+  const first = tool('/usr/bin/unzip', ['-Z1', d.output.path]).trim().split('\n')[0] as string;
+  const jpg = join(dir, `split-${n++}`);
+  tool('/usr/bin/unzip', ['-q', d.output.path, '-d', jpg]);
+  assert.match(tool('/usr/bin/identify', ['-format', '%m %w %h', join(jpg, first)]), /^JPEG \d+ 256$/);
+});
+
 test('PDF → DOCX/ODT through Writer\'s PDF import: the text of every page survives (LibreOffice reads the result back)', { timeout: 180_000 }, async () => {
   for (const target of ['docx', 'odt']) {
     const r = await conv.convert({ inputPath: textPdf, sourceFormat: 'pdf', targetFormat: target, outputPath: join(dir, 'out', `${n++}.${target}`) });
@@ -236,7 +267,9 @@ test('bad PDF options are refused naming the field (invalid_request)', async () 
   assert.equal(field({ set_password: 'a\nb' }), 'invalid_request:set_password');
   assert.equal(field({ set_password: 'x'.repeat(129) }), 'invalid_request:set_password');
   assert.equal(field({ set_password: 'secret' }, 'txt'), 'invalid_request:set_password');
-  assert.equal(field({ split: true }, 'png'), 'invalid_request:split');
+  assert.equal(field({ split: true }, 'txt'), 'invalid_request:split');
+  assert.equal(field({ split: true }, 'png'), undefined);
+  assert.equal(conv.plan('png', 'jpg', { split: true }).ok, false, 'a picture has no pages to split');
   assert.equal(field({ split: 'yes' }), 'invalid_request:split');
   assert.equal(field({ split: true, max_output_bytes: 100_000 }), 'invalid_request:split');
   assert.equal(field({ split: false }, 'png'), undefined);

@@ -3043,7 +3043,7 @@ export interface paths {
                          * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
                          */
                         set_password?: string;
-                        /** @description Extension (not in the contract): PDF targets only. true delivers one PDF per page, in a zip (application/zip, page-1.pdf … with the numbers padded to one width), made after the other PDF operations; output.pages counts them. Cannot be combined with max_output_bytes. */
+                        /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
                         /** @description An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format. */
                         target_format: string;
@@ -3082,7 +3082,7 @@ export interface paths {
                          * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
                          */
                         set_password?: string;
-                        /** @description Extension (not in the contract): PDF targets only. true delivers one PDF per page, in a zip (application/zip, page-1.pdf … with the numbers padded to one width), made after the other PDF operations; output.pages counts them. Cannot be combined with max_output_bytes. */
+                        /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
                         target_format: string;
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
@@ -5105,7 +5105,7 @@ export interface paths {
                          * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
                          */
                         set_password?: string;
-                        /** @description Extension (not in the contract): PDF targets only. true delivers one PDF per page, in a zip (application/zip, page-1.pdf … with the numbers padded to one width), made after the other PDF operations; output.pages counts them. Cannot be combined with max_output_bytes. */
+                        /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
                         target_format: string;
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
@@ -6896,7 +6896,7 @@ export interface paths {
                          * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
                          */
                         set_password?: string;
-                        /** @description Extension (not in the contract): PDF targets only. true delivers one PDF per page, in a zip (application/zip, page-1.pdf … with the numbers padded to one width), made after the other PDF operations; output.pages counts them. Cannot be combined with max_output_bytes. */
+                        /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
                         /** @description Two to 50 of the caller’s PDF uploads (from POST /api/v1/upload), merged in this order. */
                         upload_ids: string[];

@@ -31,7 +31,7 @@ const SET_PASSWORD =
   'Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.';
 
 const SPLIT =
-  'Extension (not in the contract): PDF targets only. true delivers one PDF per page, in a zip (application/zip, page-1.pdf … with the numbers padded to one width), made after the other PDF operations; output.pages counts them. Cannot be combined with max_output_bytes.';
+  'Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes.';
 
 const optionFields = {
   preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target.' })),

@@ -343,7 +343,7 @@ for (const backend of testBackends()) {
       const names = execFileSync('/usr/bin/unzip', ['-Z1', file], { encoding: 'utf8' }).trim().split('\n');
       assert.equal(names.length, rec.output.pages);
       assert.equal(names[0]?.replace(/\d+/, '1'), 'page-1.pdf');
-      const bad = await convertJson({ upload_id: docxUpload.upload_id, target_format: 'png', split: true }, 0);
+      const bad = await convertJson({ upload_id: docxUpload.upload_id, target_format: 'txt', split: true }, 0);
       assert.equal(bad.statusCode, 400);
       assert.equal(bad.json().error, 'invalid_request');
     });
