@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Converter } from './converter.js';
 import { formatInfo } from './formats/catalogue.js';
+import { detectFormat, TEXT_EXTS } from './formats/detect.js';
 import { readProof, type ProofFile, type ProvenPair } from './proven-pairs.js';
 import { runPairs } from './testing/matrix/run.js';
 import { makeSamples } from './testing/matrix/samples.js';
@@ -114,6 +115,19 @@ test('a stratified fifth of the proven pairs converts again and passes the indep
   } finally {
     await maker.close();
   }
+  // Every sample is what an upload of it is detected as: with its own name, and from its
+  // bytes alone unless the format has no signature (plain-text formats, TGA, WBMP).
+  const misdetected: string[] = [];
+  for (const [key, list] of samples) {
+    // `csv>vcf`: a sample made for one pair only, of the format before the arrow.
+    const ext = key.split('>')[0] as string;
+    for (const s of list) {
+      const named = (await detectFormat(s.path, `upload.${ext}`))?.ext;
+      const blind = TEXT_EXTS.has(ext) || ['tga', 'wbmp'].includes(ext) ? ext : (await detectFormat(s.path, 'upload.bin'))?.ext;
+      if (named !== ext || blind !== ext) misdetected.push(`${key} (${s.origin}): named ${named}, by bytes ${blind}`);
+    }
+  }
+  assert.deepEqual(misdetected, []);
   const started = performance.now();
   const outcomes = await runPairs(conv, pairs, samples, join(dir, 'out'), { concurrency: 2 });
   t.diagnostic(`${pairs.length} of ${proof.pairs.length} pairs re-proved (${strata.size} strata, seed ${seed}) in ${Math.round((performance.now() - started) / 1000)} s`);

@@ -163,3 +163,17 @@ test('text formats by content: notebooks, DocBook, OPML, FB2, TEI, flat ODF, rof
   assert.equal(await detectBytes('= Title\n\ntext\n', 'doc.adoc'), 'adoc');
   assert.equal(await detectBytes('h1. Title\n', 'doc.textile'), 'textile');
 });
+
+test('legacy Office files by their OLE2 directory, wherever the writer put it: a PowerPoint 97 file LibreOffice wrote, named .bin', { timeout: 120_000 }, async () => {
+  const out = join(dir, 'ppt');
+  tool('/usr/bin/soffice', [`-env:UserInstallation=file://${join(dir, 'lo-profile')}`, '--headless', '--convert-to', 'ppt', '--outdir', out, fixture('sample.pptx')]);
+  const bytes = await readFile(join(out, 'sample.ppt'));
+  // The stream names are not in the first 4 KiB of this file: the directory sector is read.
+  assert.equal(bytes.subarray(0, 4096).includes(Buffer.from('PowerPoint Document', 'utf16le')), false);
+  assert.equal(await detectBytes(bytes, 'upload.bin'), 'ppt');
+  assert.equal(await detectBytes(bytes, 'deck.ppt'), 'ppt');
+  // A header pointing past the end is no crash: the name decides, else unsupported.
+  const broken = Buffer.from(bytes.subarray(0, 512));
+  broken.writeUInt32LE(0x7ffffff0, 0x30);
+  assert.equal(await detectBytes(broken, 'upload.bin'), undefined);
+});

@@ -42,7 +42,7 @@ export async function detectFormat(path: string, filename?: string): Promise<Det
   if (byMagic === 'zip') return detectZip(path);
   // Binary STL has no magic number: an 80-byte header, a triangle count and 50 bytes a triangle.
   if (!byMagic && size >= 84 && head.length >= 84 && size === 84 + 50 * head.readUInt32LE(80)) return formatInfo('stl') ?? null;
-  if (byMagic === 'ole2') return detectOle(head, ext);
+  if (byMagic === 'ole2') return detectOle(Buffer.concat([head, await oleDirectory(path, head)]), ext);
   if (byMagic) return formatInfo(byMagic) ?? null;
   const byName = detectByExtension(head, ext);
   if (byName) return formatInfo(byName) ?? null;
@@ -230,6 +230,29 @@ function readZipEntries(path: string, wanted: Set<string>): Promise<Map<string, 
  * OLE2 compound files (Office 97-2003) name their main stream in a UTF-16 directory entry;
  * for small files it sits in the first 64 KiB. The extension decides if the name is not found.
  */
+/**
+ * The start of an OLE2 compound file's directory (its stream names), which writers may put
+ * anywhere in the file (LibreOffice puts PowerPoint's last): 16 sectors from where the header
+ * says it starts (writers store it contiguously; a scattered one leaves the decision to the
+ * name). Empty when the header is implausible.
+ */
+async function oleDirectory(path: string, head: Buffer): Promise<Buffer> {
+  if (head.length < 0x34) return Buffer.alloc(0);
+  const shift = head.readUInt16LE(0x1e);
+  if (shift !== 9 && shift !== 12) return Buffer.alloc(0);
+  const size = 2 ** shift;
+  const sector = head.readUInt32LE(0x30);
+  if (sector >= 0xfffffffa) return Buffer.alloc(0);
+  const fh = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(16 * size);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, (sector + 1) * size);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
 function detectOle(head: Buffer, ext: string): Detection {
   const has = (name: string): boolean => head.includes(Buffer.from(name, 'utf16le'));
   if (has('WordDocument')) return formatInfo('doc') ?? null;
@@ -239,7 +262,7 @@ function detectOle(head: Buffer, ext: string): Detection {
 }
 
 /** Text formats told apart only by the name (their content has no reliable marker). */
-const TEXT_EXTS = new Set([
+export const TEXT_EXTS: ReadonlySet<string> = new Set([
   'txt', 'csv', 'md', 'rst', 'org', 'tex', 'html', 'muse', 'textile', 'wiki', 'dokuwiki', 'jira', 't2t', 'creole', 'adoc', 'texi', 'ms', 'man',
   // Issue 12's data formats (JSON and XML are also found by content), MicroDVD, LRC and OBJ files without their usual start.
   'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'ini', 'sub', 'lrc', 'obj',
