@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { WEBHOOK_HOSTS, D } from '@mailconv/test-rig';
+import type { Page } from 'playwright-core';
 import { openBrowser, signIn, type Browser } from './browser.test-support.js';
 import { FIXTURES, createUser, startConvertService, startEmailService, startReceiver, type RunningService } from './services.test-support.js';
 
@@ -13,6 +14,17 @@ const PASSWORD = 'correct horse battery staple';
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 /** 1,000 distinct addresses: mostly on the rig's valid domain, some malformed, some on a missing domain. */
+/** Drops the sample .docx on the drop zone under `name`, as a user would drag it: a DataTransfer holding the file. */
+async function dropDocx(page: Page, name: string): Promise<void> {
+  const docx = await readFile(join(FIXTURES, 'sample.docx'));
+  const transfer = await page.evaluateHandle(([bytes, file]) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([new Uint8Array(bytes)], file, { type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }));
+    return dt;
+  }, [[...docx], name] as [number[], string]);
+  await page.getByTestId('dropzone').dispatchEvent('drop', { dataTransfer: transfer });
+}
+
 function thousandAddresses(): string {
   const rows = ['email'];
   for (let i = 0; i < 1000; i++) rows.push(i % 10 === 0 ? `broken${i}.example` : i % 10 === 1 ? `user${i}@no-such-domain.invalid` : `user${i}@${D.valid}`);
@@ -166,14 +178,7 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
   test('convert: a dropped .docx is uploaded, detected, offered its tested targets, converted to PDF and downloaded with the shown SHA-256', async () => {
     const { page } = b;
     await page.getByRole('link', { name: 'Convert' }).click();
-    // Dropped, as a user would drag it: a DataTransfer holding the file, dispatched on the zone.
-    const docx = await readFile(join(FIXTURES, 'sample.docx'));
-    const transfer = await page.evaluateHandle((bytes) => {
-      const dt = new DataTransfer();
-      dt.items.add(new File([new Uint8Array(bytes)], 'report.docx', { type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }));
-      return dt;
-    }, [...docx]);
-    await page.getByTestId('dropzone').dispatchEvent('drop', { dataTransfer: transfer });
+    await dropDocx(page, 'report.docx');
     await page.getByTestId('detected').filter({ hasText: 'DOCX' }).waitFor();
     // The targets of the detected format arrive right after the upload's answer.
     await page.getByLabel('Convert to').waitFor();
@@ -223,6 +228,25 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     await page.getByRole('meter', { name: 'Conversions this month' }).waitFor();
     assert.equal(await page.getByRole('meter', { name: 'Conversions this month' }).getAttribute('aria-valuenow'), '1', 'the conversion was charged (shredded after it finished)');
     await b.shot('convert-overview');
+    assert.deepEqual(b.foreign, []);
+    assert.deepEqual(b.problems, []);
+  });
+
+  test('split: the pages of a dropped .docx as PNG pictures, downloaded as one zip', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Convert' }).click();
+    await dropDocx(page, 'pages.docx');
+    await page.getByTestId('detected').filter({ hasText: 'DOCX' }).waitFor();
+    await page.getByLabel('Convert to').selectOption('png');
+    await page.getByLabel(/One PNG per page/).check();
+    await page.getByRole('button', { name: 'Convert', exact: true }).click();
+    const download = page.getByRole('link', { name: 'Download', exact: true }).first();
+    await download.waitFor({ timeout: 90_000 });
+    const [file] = await Promise.all([page.waitForEvent('download'), download.click()]);
+    const bytes = await readFile(await file.path());
+    assert.equal(bytes.subarray(0, 4).toString('latin1'), 'PK\x03\x04');
+    assert.equal(file.suggestedFilename(), 'pages.zip');
+    assert.match(bytes.toString('latin1'), /page-1\.png/);
     assert.deepEqual(b.foreign, []);
     assert.deepEqual(b.problems, []);
   });

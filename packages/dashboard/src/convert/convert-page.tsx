@@ -24,6 +24,7 @@ export function ConvertPage() {
   const [pageRange, setPageRange] = useState('');
   const [ocr, setOcr] = useState('');
   const [stripActive, setStripActive] = useState(false);
+  const [split, setSplit] = useState(false);
   const [current, setCurrent] = useState<Conversion | null>(null);
   const [error, setError] = useState<unknown>(null);
 
@@ -72,6 +73,7 @@ export function ConvertPage() {
     if (pageRange.trim()) body.page_range = pageRange.trim();
     if (ocr) body.ocr_language = ocr;
     if (stripActive) body.remove_active_content = true;
+    if (split && canSplit) body.split = true;
     try {
       const c = await api<Conversion>('/api/v1/convert?wait=0', { method: 'POST', json: body });
       setCurrent(c);
@@ -94,6 +96,9 @@ export function ConvertPage() {
   };
 
   const chosen = targets.find((t) => t.format === target);
+  // split: PDFs cut into pages, or every page of a paged source (PDF, documents, sheets, slides) as a picture.
+  const sourcePaged = formats.data?.formats.find((f) => f.ext === uploaded?.format)?.paged === true;
+  const canSplit = target === 'pdf' || (chosen?.family === 'image' && sourcePaged);
   const presets = formats.data?.presets.filter((p) => chosen?.presets.includes(p.name)) ?? [];
 
   return (
@@ -144,6 +149,9 @@ export function ConvertPage() {
               {preset && <p className="muted small">Preset {preset}: {presets.find((p) => p.name === preset)?.description}</p>}
               {target === 'pdf' && (
                 <label className="check"><input type="checkbox" checked={stripActive} onChange={(e) => setStripActive(e.target.checked)} /> Remove active content (JavaScript, actions, embedded files) from the PDF</label>
+              )}
+              {canSplit && (
+                <label className="check"><input type="checkbox" name="split" checked={split} onChange={(e) => setSplit(e.target.checked)} /> One {target.toUpperCase()} per page, delivered as a zip</label>
               )}
               {chosen && <p className="muted small">Runs with {chosen.engines.join(' then ')}{chosen.via ? ` via ${chosen.via.toUpperCase()}` : ''}.</p>}
               <div><button type="submit" className="primary">Convert</button></div>
