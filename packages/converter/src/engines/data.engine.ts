@@ -1,6 +1,6 @@
 /**
  * Structured and tabular data (CSV, TSV, JSON, NDJSON, YAML, TOML, XML, INI, JSON5, XML plists,
- * Java properties, MessagePack, CBOR, BSON; GPX/KML into GeoJSON) and contacts
+ * Java properties, MessagePack, CBOR, BSON; GPX/KML/TCX into GeoJSON) and contacts
  * and calendars (vCard, iCalendar ↔ records) with well-kept npm parsers, in a worker thread
  * with its own heap cap and time-out (`structured/run-in-worker.ts`); mappings in
  * `structured/records.ts` and `structured/contacts.ts`.

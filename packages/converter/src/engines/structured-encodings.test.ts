@@ -65,18 +65,21 @@ test('JSON5, plist, MessagePack, CBOR and BSON convert each to each and Python r
   }
 });
 
-test('Java properties keep flat keys; nested values are written dotted, lists by index', async () => {
+test('Java properties keep flat keys; nested values are written dotted, lists by index; as INI the first part is the section', async () => {
   const props = pyRead(await convert(samples.get('json') as string, 'json', 'properties'), 'properties');
   assert.deepEqual(props, Object.fromEntries(PEOPLE.flatMap((p, i) => Object.entries(p).map(([k, v]) => [`${i}.${k}`, v]))));
   // The sample uses all three separators (=, :, blank); the escapes survive a round trip.
   const json = pyRead(await convert(samples.get('properties') as string, 'properties', 'json'), 'json');
   assert.deepEqual(json, Object.fromEntries(PEOPLE.flatMap((p, i) => Object.entries(p).map(([k, v]) => [`person${i + 1}.${k}`, v]))));
+  const sections = tool('/usr/bin/python3', ['-c', 'import configparser,sys\nc=configparser.ConfigParser(interpolation=None)\nc.read(sys.argv[1])\nprint(c.sections(), c["person2"]["name"])',
+    await convert(samples.get('properties') as string, 'properties', 'ini')]).trim();
+  assert.equal(sections, `['person1', 'person2'] ${PEOPLE[1]?.name}`);
   const tricky = join(dir, 'tricky.json');
   await writeFile(tricky, JSON.stringify({ 'key with = and :': 'line one\nline two \u00e9', '#not a comment': ' lead' }));
   assert.deepEqual(pyRead(await convert(tricky, 'json', 'properties'), 'properties'), { 'key with = and :': 'line one\nline two \u00e9', '#not a comment': ' lead' });
 });
 
-test('GPX and KML become GeoJSON (valid to python-geojson) and tables of their features', async () => {
+test('GPX, KML and TCX become GeoJSON (valid to python-geojson) and tables of their features', async () => {
   for (const from of ['gpx', 'kml']) {
     const out = await convert(samples.get(from) as string, from, 'geojson');
     const check = tool('/usr/bin/python3', ['-c', 'import geojson,sys\no=geojson.load(open(sys.argv[1]))\nassert o.is_valid, o.errors()\nprint(o.type, len(o.features), sorted(f.geometry.type for f in o.features))', out]).trim();
@@ -86,6 +89,10 @@ test('GPX and KML become GeoJSON (valid to python-geojson) and tables of their f
     assert.equal(point?.name, `${MARKER} point`, from);
     assert.deepEqual((JSON.parse(point?.coordinates ?? '[]') as number[]).slice(0, 2), [-0.1276, 51.5072], from);
   }
+  // A Garmin activity: one lap, its track a LineString with the times and heart rates beside it.
+  const tcx = tool('/usr/bin/python3', ['-c', 'import geojson,sys\no=geojson.load(open(sys.argv[1]))\nassert o.is_valid, o.errors()\nf=o.features[0]\nprint(f.geometry.type, len(f.geometry.coordinates), f.properties["coordinateProperties"]["heart"])',
+    await convert(samples.get('tcx') as string, 'tcx', 'geojson')]).trim();
+  assert.equal(tcx, 'LineString 2 [120, 130]');
   // Any other table is not geodata: no such pair.
   const r = await conv.convert({ inputPath: samples.get('json') as string, sourceFormat: 'json', targetFormat: 'geojson', outputPath: join(dir, 'out', 'no.geojson') });
   assert.equal(r.ok, false);

@@ -181,11 +181,12 @@ test('markup by content: JATS (doctype or dtd-version, not DocBook), POD, BibTeX
   for (const ext of ['haddock', 'tikiwiki', 'twiki', 'vimwiki']) assert.equal(await detectBytes('= Title =\n\ntext\n', `page.${ext}`), ext);
 });
 
-test('data by content and bytes: plists, GPX, KML, GeoJSON, CBOR; MessagePack, BSON, JSON5, properties by name and shape (issue 12)', async () => {
+test('data by content and bytes: plists, GPX, KML, TCX, GeoJSON, CBOR; MessagePack, BSON, JSON5, properties by name and shape (issue 12)', async () => {
   const plist = '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">\n<plist version="1.0"><dict><key>a</key><integer>1</integer></dict></plist>\n';
   assert.equal(await detectBytes(plist, 'Info'), 'plist');
   assert.equal(await detectBytes('<?xml version="1.0"?>\n<gpx version="1.1" creator="x" xmlns="http://www.topografix.com/GPX/1/1"><wpt lat="1" lon="2"/></gpx>', 'track.xml'), 'gpx');
   assert.equal(await detectBytes('<?xml version="1.0"?>\n<kml xmlns="http://www.opengis.net/kml/2.2"><Document/></kml>', 'places'), 'kml');
+  assert.equal(await detectBytes('<?xml version="1.0"?>\n<TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2"><Activities/></TrainingCenterDatabase>', 'run.xml'), 'tcx');
   assert.equal(await detectBytes('{"type": "FeatureCollection", "features": []}', 'map.geojson'), 'geojson');
   assert.equal(await detectBytes('{"type": "Feature", "geometry": null, "properties": {}}', 'upload'), 'geojson');
   // Named .json it stays JSON; a bare geometry is just JSON.

@@ -274,6 +274,7 @@ function detectXml(start: string): string | null {
   if (lower === 'plist') return 'plist';
   if (lower === 'gpx') return 'gpx';
   if (lower === 'kml') return 'kml';
+  if (lower === 'trainingcenterdatabase') return 'tcx';
   // JATS: <article> with the JATS (or older NLM) DTD, or its dtd-version attribute and no DocBook namespace.
   if (lower === 'article' && !/docbook/i.test(`${attrs} ${doctype?.[2] ?? ''}`)
     && (/JATS|NLM\/\/DTD|journalpublishing|archivearticle/i.test(doctype?.[2] ?? '') || /\bdtd-version=/.test(attrs))) return 'jats';

@@ -85,6 +85,12 @@ const TEXT: Readonly<Record<string, string>> = {
   kml: `<?xml version="1.0" encoding="UTF-8"?>\n<kml xmlns="http://www.opengis.net/kml/2.2"><Document>\n`
     + `  <Placemark><name>${MARKER} point</name><Point><coordinates>-0.1276,51.5072,0</coordinates></Point></Placemark>\n`
     + '  <Placemark><name>Walk</name><LineString><coordinates>-0.1276,51.5072,0 -0.1,51.51,0</coordinates></LineString></Placemark>\n</Document></kml>\n',
+  tcx: '<?xml version="1.0" encoding="UTF-8"?>\n<TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2">\n'
+    + `<Activities><Activity Sport="Running"><Id>2026-03-01T10:00:00Z</Id><Notes>${MARKER} run</Notes><Lap StartTime="2026-03-01T10:00:00Z">\n`
+    + '<TotalTimeSeconds>60</TotalTimeSeconds><DistanceMeters>200</DistanceMeters><Calories>10</Calories><Intensity>Active</Intensity><TriggerMethod>Manual</TriggerMethod>\n'
+    + '<Track><Trackpoint><Time>2026-03-01T10:00:00Z</Time><Position><LatitudeDegrees>51.5072</LatitudeDegrees><LongitudeDegrees>-0.1276</LongitudeDegrees></Position><HeartRateBpm><Value>120</Value></HeartRateBpm></Trackpoint>\n'
+    + '<Trackpoint><Time>2026-03-01T10:01:00Z</Time><Position><LatitudeDegrees>51.51</LatitudeDegrees><LongitudeDegrees>-0.1</LongitudeDegrees></Position><HeartRateBpm><Value>130</Value></HeartRateBpm></Trackpoint></Track>\n'
+    + '</Lap></Activity></Activities>\n</TrainingCenterDatabase>\n',
 };
 
 /** Pairs whose source sample must be shaped for the target (a contact table for vCard, events for iCalendar). */

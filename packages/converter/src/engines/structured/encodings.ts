@@ -9,14 +9,14 @@
  *   JSON for its own types: `{"$oid": …}`); byte strings become base64 text, maps with
  *   non-string keys objects with the keys as text, big integers numbers (text when unsafe);
  *   every length prefix is capped by the input's size and nesting by {@link MAX_DEPTH};
- * - geodata: GPX and KML read into GeoJSON (`@tmcw/togeojson` over `@xmldom/xmldom`);
+ * - geodata: GPX, KML and Garmin TCX read into GeoJSON (`@tmcw/togeojson` over `@xmldom/xmldom`);
  *   GeoJSON is JSON that must be GeoJSON; a FeatureCollection's features are the records of
  *   a table ({@link featureRecords}).
  *
  * Pure functions; the worker applies the size, heap and time limits.
  */
 import { decode as decodeMsgpack, encode as encodeMsgpack } from '@msgpack/msgpack';
-import { gpx, kml } from '@tmcw/togeojson';
+import { gpx, kml, tcx } from '@tmcw/togeojson';
 import { DOMParser } from '@xmldom/xmldom';
 import { BSON, EJSON } from 'bson';
 import { decode as decodeCbor, encode as encodeCbor } from 'cbor2';
@@ -36,7 +36,7 @@ export const BINARY_FORMATS: ReadonlySet<string> = new Set(['msgpack', 'cbor', '
 /** The text formats this module reads and writes. */
 export const EXTRA_TEXT_FORMATS = ['json5', 'plist', 'properties', 'geojson'] as const;
 /** Read only: nothing here writes GPX or KML. */
-export const GEO_SOURCES = ['gpx', 'kml'] as const;
+export const GEO_SOURCES = ['gpx', 'kml', 'tcx'] as const;
 
 type Rec = Record<string, unknown>;
 const isObject = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
@@ -67,13 +67,17 @@ export function parseExtraText(text: string, format: string): unknown {
     }
     case 'gpx':
     case 'kml':
+    case 'tcx':
       return readGeoXml(text, format);
     default:
       throw new DataError(`Cannot read ${format}.`);
   }
 }
 
-function readGeoXml(text: string, format: 'gpx' | 'kml'): unknown {
+/** The root element of each geodata XML format. */
+const GEO_ROOT: Readonly<Record<'gpx' | 'kml' | 'tcx', string>> = { gpx: 'gpx', kml: 'kml', tcx: 'TrainingCenterDatabase' };
+
+function readGeoXml(text: string, format: 'gpx' | 'kml' | 'tcx'): unknown {
   refuseEntities(text, format);
   let doc: ReturnType<DOMParser['parseFromString']>;
   try {
@@ -83,9 +87,9 @@ function readGeoXml(text: string, format: 'gpx' | 'kml'): unknown {
     throw e instanceof DataError ? e : new DataError(`Not well-formed XML: ${(e as Error).message}`);
   }
   const root = doc.documentElement?.localName;
-  if (root !== format) throw new DataError(`Not a ${format.toUpperCase()} file: the root element is <${root ?? 'none'}>.`);
-  const fc = format === 'gpx' ? gpx(doc) : kml(doc);
-  if (!fc.features.length) throw new DataError(`The ${format.toUpperCase()} file holds no waypoint, track, route or placemark.`);
+  if (root !== GEO_ROOT[format]) throw new DataError(`Not a ${format.toUpperCase()} file: the root element is <${root ?? 'none'}>.`);
+  const fc = format === 'gpx' ? gpx(doc) : format === 'kml' ? kml(doc) : tcx(doc);
+  if (!fc.features.length) throw new DataError(`The ${format.toUpperCase()} file holds no waypoint, track, route, lap or placemark.`);
   return fc;
 }
 

@@ -213,6 +213,15 @@ export function writeData(value: Value, format: string): string | Uint8Array {
       return `<?xml version="1.0" encoding="UTF-8"?>\n${body}`;
     }
     case 'ini': {
+      if (isObject(value) && Object.keys(value).length && Object.keys(value).every((k) => k.includes('.')) && Object.values(value).every((x) => !isObject(x) && !Array.isArray(x))) {
+        // Flat dotted keys (Java properties): the first part names the section (`db.host` → [db] host).
+        const sections: Record<string, Rec> = {};
+        for (const [k, x] of Object.entries(value)) {
+          const dot = k.indexOf('.');
+          (sections[k.slice(0, dot)] ??= {})[k.slice(dot + 1)] = x;
+        }
+        return ini.stringify(sections);
+      }
       if (iniShaped(value)) return ini.stringify(value);
       const sections = toRecords(value).map((r, i) => {
         const { [SECTION]: name, ...rest } = flatten(r);

@@ -15,8 +15,9 @@ export const DATA: readonly FormatEntry[] = [
   { ext: 'cbor', mime_type: 'application/cbor', family: 'data', name: 'CBOR' },
   { ext: 'bson', mime_type: 'application/bson', family: 'data', name: 'BSON' },
   { ext: 'properties', mime_type: 'text/x-java-properties', family: 'data', name: 'Java properties' },
-  // Geodata: GPX and KML are read into GeoJSON (@tmcw/togeojson); features become records.
+  // Geodata: GPX, KML and TCX are read into GeoJSON (@tmcw/togeojson); features become records.
   { ext: 'geojson', mime_type: 'application/geo+json', family: 'data', name: 'GeoJSON' },
   { ext: 'gpx', mime_type: 'application/gpx+xml', family: 'data', name: 'GPX (GPS exchange)' },
   { ext: 'kml', mime_type: 'application/vnd.google-earth.kml+xml', family: 'data', name: 'KML' },
+  { ext: 'tcx', mime_type: 'application/vnd.garmin.tcx+xml', family: 'data', name: 'Garmin Training Center XML' },
 ];
