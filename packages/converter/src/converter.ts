@@ -30,6 +30,7 @@ import { TesseractEngine } from './engines/tesseract.engine.js';
 import { ArchiveEngine } from './engines/archive.engine.js';
 import { AssimpEngine } from './engines/assimp.engine.js';
 import { DataEngine } from './engines/data.engine.js';
+import { PodEngine } from './engines/pod.engine.js';
 import { FontForgeEngine } from './engines/fontforge.engine.js';
 import { HeifEngine } from './engines/heif.engine.js';
 import { InkscapeEngine } from './engines/inkscape.engine.js';
@@ -147,6 +148,7 @@ export class Converter {
       new ArchiveEngine(),
       new AssimpEngine(),
       new FontForgeEngine(),
+      new PodEngine(),
     ];
     const probes = await Promise.all(all.map((e) => e.probe()));
     const available = all.filter((_, i) => probes[i]?.available);

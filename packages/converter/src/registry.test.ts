@@ -5,7 +5,9 @@ import { FfmpegEngine } from './engines/ffmpeg.engine.js';
 import { ImageMagickEngine } from './engines/imagemagick.engine.js';
 import { Img2PdfEngine } from './engines/img2pdf.engine.js';
 import { LibreOfficeEngine } from './engines/libreoffice.engine.js';
+import { DataEngine } from './engines/data.engine.js';
 import { PandocEngine } from './engines/pandoc.engine.js';
+import { PodEngine } from './engines/pod.engine.js';
 import { PopplerEngine } from './engines/poppler.engine.js';
 import { QpdfEngine } from './engines/qpdf.engine.js';
 import { SharpEngine } from './engines/sharp.engine.js';
@@ -92,4 +94,23 @@ test('a missing engine drops its pairs (disabled, not broken)', () => {
   const reg = new Registry(all().filter((e) => e.name !== 'libreoffice'));
   assert.deepEqual(reg.routes('docx', 'pdf'), []);
   assert.ok(reg.routes('docx', 'md').length > 0);
+});
+
+test('bibliographies: BibTeX ↔ CSL JSON is pandoc\'s only JSON; BibTeX into documents; POD through its HTML; GeoJSON only from geodata', () => {
+  const reg = new Registry([...all(), new DataEngine(), new PodEngine()]);
+  const engines = (from: string, to: string): string[][] => reg.routes(from, to).map((r) => r.steps.map((s) => `${s.engine}:${s.to}`));
+  assert.deepEqual(engines('bib', 'json'), [['pandoc:json']]);
+  assert.deepEqual(engines('json', 'bib'), [['pandoc:bib']]);
+  assert.deepEqual(engines('bib', 'html'), [['pandoc:html']]);
+  // Any other JSON is data (the data engine's), never read by pandoc as CSL JSON: to Markdown it is a table.
+  assert.deepEqual(engines('json', 'md'), [['data:csv', 'pandoc:md']]);
+  assert.deepEqual(engines('json', 'yaml'), [['data:yaml']]);
+  // A document holds no bibliography entries to write.
+  assert.deepEqual(engines('md', 'bib'), []);
+  assert.deepEqual(engines('pod', 'html'), [['pod:html']]);
+  assert.deepEqual(engines('pod', 'rst')[0], ['pod:html', 'pandoc:rst']);
+  assert.deepEqual(engines('gpx', 'geojson'), [['data:geojson']]);
+  assert.deepEqual(engines('csv', 'geojson'), []);
+  // Read only: nothing writes GPX, KML, POD or the three wiki dialects.
+  for (const ext of ['gpx', 'kml', 'pod', 'tikiwiki', 'twiki', 'vimwiki']) assert.deepEqual(engines('md', ext), [], ext);
 });

@@ -47,6 +47,8 @@ export const ENGINE_ORDER = [
   'libreoffice', 'pandoc', 'calibre', 'sharp', 'imagemagick', 'img2pdf', 'tesseract', 'ffmpeg', 'poppler', 'qpdf', 'ghostscript',
   // Issue 12's engines: each brings formats of its own; where two overlap the first is the quicker or more faithful (rsvg before Inkscape).
   'data', 'subtitles', 'rsvg', 'inkscape', 'potrace', 'libheif', 'libjxl', 'libraw', 'sox', 'bsdtar', 'assimp', 'fontforge',
+  // Perl's POD formatters (markup → HTML/man/text; the rest through HTML).
+  'pod',
 ] as const;
 
 /**

@@ -1,12 +1,13 @@
 /**
- * Structured and tabular data (CSV, TSV, JSON, NDJSON, YAML, TOML, XML, INI) and contacts
+ * Structured and tabular data (CSV, TSV, JSON, NDJSON, YAML, TOML, XML, INI, JSON5, XML plists,
+ * Java properties, MessagePack, CBOR, BSON; GPX/KML/TCX into GeoJSON) and contacts
  * and calendars (vCard, iCalendar ↔ records) with well-kept npm parsers, in a worker thread
  * with its own heap cap and time-out (`structured/run-in-worker.ts`); mappings in
  * `structured/records.ts` and `structured/contacts.ts`.
  */
 import { createRequire } from 'node:module';
 import type { Engine, EngineProbe, Step } from './engine.js';
-import { DATA_FORMATS } from './structured/records.js';
+import { DATA_FORMATS, DATA_SOURCES_ONLY } from './structured/records.js';
 import { runInWorker } from './structured/run-in-worker.js';
 
 /** Data formats contacts and events are written to, and read back from. */
@@ -18,11 +19,13 @@ const PIM = new Set(['vcf', 'ics']);
 /** The data engine. */
 export class DataEngine implements Engine {
   readonly name = 'data';
-  readonly reads = [...DATA_FORMATS, 'vcf', 'ics'];
+  readonly reads = [...DATA_FORMATS, ...DATA_SOURCES_ONLY, 'vcf', 'ics'];
   readonly writes = [...DATA_FORMATS, 'vcf', 'ics'];
 
   supports(from: string, to: string): boolean {
     if (from === to) return false;
+    // GeoJSON is written from geodata only (any other table is not a FeatureCollection).
+    if (to === 'geojson') return (DATA_SOURCES_ONLY as readonly string[]).includes(from);
     if (PIM.has(from)) return RECORD_FORMATS.includes(to);
     if (PIM.has(to)) return RECORD_SOURCES.includes(from);
     return true;
@@ -34,7 +37,7 @@ export class DataEngine implements Engine {
 
   async probe(): Promise<EngineProbe> {
     const require = createRequire(import.meta.url);
-    const versions = ['csv-parse', 'yaml', 'smol-toml', 'fast-xml-parser', 'ini', 'ical.js'].map((m) => {
+    const versions = ['csv-parse', 'yaml', 'smol-toml', 'fast-xml-parser', 'ini', 'ical.js', 'json5', 'plist', '@msgpack/msgpack', 'cbor2', 'bson', 'properties-file', '@tmcw/togeojson'].map((m) => {
       try {
         return `${m} ${(require(`${m}/package.json`) as { version: string }).version}`;
       } catch {

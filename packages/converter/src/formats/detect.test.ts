@@ -177,3 +177,45 @@ test('legacy Office files by their OLE2 directory, wherever the writer put it: a
   broken.writeUInt32LE(0x7ffffff0, 0x30);
   assert.equal(await detectBytes(broken, 'upload.bin'), undefined);
 });
+
+test('markup by content: JATS (doctype or dtd-version, not DocBook), POD, BibTeX; wiki dialects by name', async () => {
+  const jatsDoctype = '<?xml version="1.0"?>\n<!DOCTYPE article PUBLIC "-//NLM//DTD JATS (Z39.96) Journal Archiving and Interchange DTD v1.2 20190208//EN" "JATS-archivearticle1.dtd">\n<article><front/></article>\n';
+  assert.equal(await detectBytes(jatsDoctype, 'paper.xml'), 'jats');
+  assert.equal(await detectBytes('<article xmlns:xlink="http://www.w3.org/1999/xlink" dtd-version="1.3" article-type="research-article"><front/></article>', 'paper'), 'jats');
+  // A DocBook article is still DocBook; an <article> with neither marker is plain XML.
+  assert.equal(await detectBytes('<article xmlns="http://docbook.org/ns/docbook" version="5.0"><title>t</title></article>', 'a.xml'), 'dbk');
+  assert.equal(await detectBytes('<?xml version="1.0"?>\n<article><p>x</p></article>', 'a.xml'), 'xml');
+  assert.equal(await detectBytes('=head1 NAME\n\nFoo - bar\n\n=cut\n', 'README'), 'pod');
+  assert.equal(await detectBytes('=pod\n\nText.\n', 'x.txt'), 'pod');
+  // A Perl script with POD inside is not a POD file.
+  assert.equal(await detectBytes('#!/usr/bin/perl\nprint 1;\n\n=head1 NAME\n\nx\n', 'x.txt'), 'txt');
+  assert.equal(await detectBytes('% refs\n@Article{knuth84,\n  author = {Knuth, Donald},\n  title = {Literate Programming}\n}\n', 'refs.txt'), 'bib');
+  assert.equal(await detectBytes('@online{x, title={T}}', 'refs'), 'bib');
+  assert.equal(await detectBytes('an e-mail @article{ is not at the start', 'x'), 'txt');
+  for (const ext of ['haddock', 'tikiwiki', 'twiki', 'vimwiki']) assert.equal(await detectBytes('= Title =\n\ntext\n', `page.${ext}`), ext);
+});
+
+test('data by content and bytes: plists, GPX, KML, TCX, GeoJSON, CBOR; MessagePack, BSON, JSON5, properties by name and shape (issue 12)', async () => {
+  const plist = '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">\n<plist version="1.0"><dict><key>a</key><integer>1</integer></dict></plist>\n';
+  assert.equal(await detectBytes(plist, 'Info'), 'plist');
+  assert.equal(await detectBytes('<?xml version="1.0"?>\n<gpx version="1.1" creator="x" xmlns="http://www.topografix.com/GPX/1/1"><wpt lat="1" lon="2"/></gpx>', 'track.xml'), 'gpx');
+  assert.equal(await detectBytes('<?xml version="1.0"?>\n<kml xmlns="http://www.opengis.net/kml/2.2"><Document/></kml>', 'places'), 'kml');
+  assert.equal(await detectBytes('<?xml version="1.0"?>\n<TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2"><Activities/></TrainingCenterDatabase>', 'run.xml'), 'tcx');
+  assert.equal(await detectBytes('{"type": "FeatureCollection", "features": []}', 'map.geojson'), 'geojson');
+  assert.equal(await detectBytes('{"type": "Feature", "geometry": null, "properties": {}}', 'upload'), 'geojson');
+  // Named .json it stays JSON; a bare geometry is just JSON.
+  assert.equal(await detectBytes('{"type": "FeatureCollection", "features": []}', 'map.json'), 'json');
+  assert.equal(await detectBytes('{"type": "Point", "coordinates": [1, 2]}', 'upload'), 'json');
+  // CBOR's self-describe tag wins over any name; without it the name and a container header decide.
+  assert.equal(await detectBytes(Buffer.from([0xd9, 0xd9, 0xf7, 0xa1, 0x61, 0x61, 0x01]), 'x.bin'), 'cbor');
+  assert.equal(await detectBytes(Buffer.from([0xa1, 0x61, 0x61, 0x01]), 'x.cbor'), 'cbor');
+  assert.equal(await detectBytes(Buffer.from([0x81, 0xa1, 0x61, 0x01]), 'x.msgpack'), 'msgpack');
+  assert.equal(await detectBytes(Buffer.from([0x00, 0xff, 0x01]), 'x.msgpack'), undefined);
+  // BSON: {"a": 1} — its int32 length must be the file's size.
+  const bson = Buffer.from([0x0c, 0, 0, 0, 0x10, 0x61, 0, 1, 0, 0, 0, 0]);
+  assert.equal(await detectBytes(bson, 'dump.bson'), 'bson');
+  assert.equal(await detectBytes(Buffer.concat([bson, Buffer.from([0])]), 'dump.bson'), undefined);
+  assert.equal(await detectBytes('{a: 1, // comment\n}', 'conf.json5'), 'json5');
+  assert.equal(await detectBytes('{"a": 1}', 'conf.json5'), 'json5');
+  assert.equal(await detectBytes('app.name = Demo\n', 'app.properties'), 'properties');
+});

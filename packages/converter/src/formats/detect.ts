@@ -44,7 +44,7 @@ export async function detectFormat(path: string, filename?: string): Promise<Det
   if (!byMagic && size >= 84 && head.length >= 84 && size === 84 + 50 * head.readUInt32LE(80)) return formatInfo('stl') ?? null;
   if (byMagic === 'ole2') return detectOle(Buffer.concat([head, await oleDirectory(path, head)]), ext);
   if (byMagic) return formatInfo(byMagic) ?? null;
-  const byName = detectByExtension(head, ext);
+  const byName = detectByExtension(head, ext, size);
   if (byName) return formatInfo(byName) ?? null;
   return detectText(head, ext);
 }
@@ -128,6 +128,8 @@ function detectLongTail(b: Buffer): string | null {
   if (startsWith(b, [0x8a, 0x4d, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'mng';
   if (startsWith(b, [0x8b, 0x4a, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'jng';
   if (startsWith(b, 'gimp xcf')) return 'xcf';
+  // CBOR's self-describe tag 55799 (RFC 8949 §3.4.6).
+  if (startsWith(b, [0xd9, 0xd9, 0xf7])) return 'cbor';
   if (startsWith(b, 'LBLSIZE=')) return 'vicar';
   // Cursor: an icon directory of type 2 with at least one entry whose reserved byte is 0.
   if (startsWith(b, [0x00, 0x00, 0x02, 0x00]) && b.length >= 22 && b.readUInt16LE(4) > 0 && b[9] === 0 && b.readUInt32LE(18) >= 22) return 'cur';
@@ -148,7 +150,12 @@ function mobiVersion(b: Buffer): number {
  * Binary formats without a magic number, recognised when the name says so and the header
  * is plausible: TGA (colour-map type 0/1, a known image type), WBMP (type 0, fixed header 0).
  */
-function detectByExtension(b: Buffer, ext: string): string | null {
+function detectByExtension(b: Buffer, ext: string, size: number): string | null {
+  // MessagePack and CBOR without a self-describe tag: a map or array at the top (what data files hold).
+  if (ext === 'msgpack' && b.length >= 1 && ((b[0] ?? 0) >= 0x80 && (b[0] ?? 0) <= 0x9f || [0xdc, 0xdd, 0xde, 0xdf].includes(b[0] ?? 0))) return 'msgpack';
+  if (ext === 'cbor' && b.length >= 1 && (b[0] ?? 0) >= 0x80 && (b[0] ?? 0) <= 0xbf) return 'cbor';
+  // BSON: a document whose int32 length is the file's size.
+  if (ext === 'bson' && b.length >= 5 && b.readInt32LE(0) === size) return 'bson';
   if (ext === 'tga' && b.length >= 18 && (b[1] === 0 || b[1] === 1) && [1, 2, 3, 9, 10, 11].includes(b[2] ?? 0)) return 'tga';
   if (ext === 'wbmp' && b.length >= 4 && b[0] === 0 && b[1] === 0) return 'wbmp';
   return null;
@@ -266,6 +273,8 @@ export const TEXT_EXTS: ReadonlySet<string> = new Set([
   'txt', 'csv', 'md', 'rst', 'org', 'tex', 'html', 'muse', 'textile', 'wiki', 'dokuwiki', 'jira', 't2t', 'creole', 'adoc', 'texi', 'ms', 'man',
   // Issue 12's data formats (JSON and XML are also found by content), MicroDVD, LRC and OBJ files without their usual start.
   'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'ini', 'sub', 'lrc', 'obj',
+  // Markup and data without a signature of their own.
+  'haddock', 'tikiwiki', 'twiki', 'vimwiki', 'json5', 'properties', 'geojson',
 ]);
 
 /** XML documents by their root element (and namespace or doctype where the name alone is ambiguous). */
@@ -285,6 +294,13 @@ function detectXml(start: string): string | null {
     const m = /office:mimetype="application\/vnd\.oasis\.opendocument\.(text|spreadsheet|presentation)"/.exec(attrs);
     if (m) return { text: 'fodt', spreadsheet: 'fods', presentation: 'fodp' }[m[1] as 'text' | 'spreadsheet' | 'presentation'];
   }
+  if (lower === 'plist') return 'plist';
+  if (lower === 'gpx') return 'gpx';
+  if (lower === 'kml') return 'kml';
+  if (lower === 'trainingcenterdatabase') return 'tcx';
+  // JATS: <article> with the JATS (or older NLM) DTD, or its dtd-version attribute and no DocBook namespace.
+  if (lower === 'article' && !/docbook/i.test(`${attrs} ${doctype?.[2] ?? ''}`)
+    && (/JATS|NLM\/\/DTD|journalpublishing|archivearticle/i.test(doctype?.[2] ?? '') || /\bdtd-version=/.test(attrs))) return 'jats';
   const docbookRoots = ['book', 'article', 'chapter', 'section', 'part', 'set', 'reference', 'refentry'];
   if (docbookRoots.includes(lower) && (/docbook\.org\/ns\/docbook/.test(attrs) || /docbook/i.test(doctype?.[2] ?? ''))) return 'dbk';
   if (lower === 'html') return 'html';
@@ -406,6 +422,9 @@ function xmlRoot(text: string): string | null {
   return m ? (m[1] as string) : null;
 }
 
+/** A BibTeX/BibLaTeX entry at the start (after comments): `@article{key,` and its kin. */
+const BIBTEX = /^(?:%[^\n]*\n\s*)*@(?:article|book|booklet|inbook|incollection|inproceedings|conference|manual|mastersthesis|phdthesis|thesis|misc|online|proceedings|report|techreport|unpublished|string|preamble|comment)\s*[{(]/i;
+
 /**
  * Text formats recognised by their content: markers (vCard, iCalendar, subtitles, SFD),
  * XML roots (SVG, COLLADA, SAMI), JSON that parses, 3D meshes; `whole` says the text is the
@@ -424,6 +443,9 @@ export function detectTextContent(text: string, ext: string, whole: boolean): st
   if (/^(\[(ar|ti|al|by|length|offset|re|ve):[^\]]*\]\s*)*\[\d{1,3}:\d{2}(?:[.:]\d{1,3})?\]/i.test(t)) return 'lrc';
   if (/^<SAMI[\s>]/i.test(t)) return 'smi';
   if (t.startsWith('SplineFontDB:')) return 'sfd';
+  // POD: a file that starts with a POD command (a Perl script with POD inside starts with code).
+  if (/^=(pod|head[1-6]|encoding|begin|for)\b/.test(t)) return 'pod';
+  if (BIBTEX.test(t)) return 'bib';
   if (t.startsWith('<')) {
     const root = xmlRoot(t);
     if (root === 'svg' || root?.endsWith(':svg')) return 'svg';
@@ -433,9 +455,11 @@ export function detectTextContent(text: string, ext: string, whole: boolean): st
   }
   if (/^solid\b[^\n]*\n\s*(facet|endsolid)/.test(t)) return 'stl';
   if (/^v\s+-?[\d.]+\s+-?[\d.]+\s+-?[\d.]+/m.test(t) && /^f\s+\d+/m.test(t) && /^(#[^\n]*|o\s.*|g\s.*|mtllib\s.*|v\s.*|\s*)$/m.test(t.split('\n')[0] ?? '')) return 'obj';
-  if ((t.startsWith('{') || t.startsWith('[')) && !['json', 'ndjson'].includes(ext) && whole) {
+  if ((t.startsWith('{') || t.startsWith('[')) && !['json', 'ndjson', 'json5'].includes(ext) && whole) {
     try {
-      JSON.parse(t);
+      const v = JSON.parse(t) as unknown;
+      // GeoJSON: a FeatureCollection or a Feature (a bare geometry is just JSON).
+      if (typeof v === 'object' && v !== null && ['FeatureCollection', 'Feature'].includes((v as { type?: unknown }).type as string)) return 'geojson';
       return 'json';
     } catch {
       const lines = t.split(/\r?\n/).filter((l) => l.trim() !== '');

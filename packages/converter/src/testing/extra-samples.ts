@@ -73,6 +73,24 @@ const TEXT: Readonly<Record<string, string>> = {
   smi: `<SAMI>\n<BODY>\n<SYNC Start=1000><P Class=ENCC>${MARKER} one\n<SYNC Start=2500><P Class=ENCC>&nbsp;\n<SYNC Start=3000><P Class=ENCC>Second line\n<SYNC Start=4000><P Class=ENCC>&nbsp;\n</BODY>\n</SAMI>\n`,
   svg: SVG,
   obj: CUBE_OBJ,
+  json5: `// people\n[\n${PEOPLE.map((p) => `  {name: '${p.name}', email: "${p.email}", city: '${p.city}',},`).join('\n')}\n]\n`,
+  properties: `# people\n${PEOPLE.map((p, i) => `person${i + 1}.name = ${p.name}\nperson${i + 1}.email: ${p.email}\nperson${i + 1}.city ${p.city}`).join('\n')}\n`,
+  geojson: `${JSON.stringify({ type: 'FeatureCollection', features: [
+    { type: 'Feature', properties: { name: `${MARKER} point` }, geometry: { type: 'Point', coordinates: [-0.1276, 51.5072] } },
+    { type: 'Feature', properties: { name: 'Walk' }, geometry: { type: 'LineString', coordinates: [[-0.1276, 51.5072], [-0.1, 51.51]] } },
+  ] }, null, 2)}\n`,
+  gpx: `<?xml version="1.0" encoding="UTF-8"?>\n<gpx version="1.1" creator="samples" xmlns="http://www.topografix.com/GPX/1/1">\n`
+    + `  <wpt lat="51.5072" lon="-0.1276"><name>${MARKER} point</name></wpt>\n`
+    + '  <trk><name>Walk</name><trkseg><trkpt lat="51.5072" lon="-0.1276"><ele>11</ele></trkpt><trkpt lat="51.51" lon="-0.1"><ele>14</ele></trkpt></trkseg></trk>\n</gpx>\n',
+  kml: `<?xml version="1.0" encoding="UTF-8"?>\n<kml xmlns="http://www.opengis.net/kml/2.2"><Document>\n`
+    + `  <Placemark><name>${MARKER} point</name><Point><coordinates>-0.1276,51.5072,0</coordinates></Point></Placemark>\n`
+    + '  <Placemark><name>Walk</name><LineString><coordinates>-0.1276,51.5072,0 -0.1,51.51,0</coordinates></LineString></Placemark>\n</Document></kml>\n',
+  tcx: '<?xml version="1.0" encoding="UTF-8"?>\n<TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2">\n'
+    + `<Activities><Activity Sport="Running"><Id>2026-03-01T10:00:00Z</Id><Notes>${MARKER} run</Notes><Lap StartTime="2026-03-01T10:00:00Z">\n`
+    + '<TotalTimeSeconds>60</TotalTimeSeconds><DistanceMeters>200</DistanceMeters><Calories>10</Calories><Intensity>Active</Intensity><TriggerMethod>Manual</TriggerMethod>\n'
+    + '<Track><Trackpoint><Time>2026-03-01T10:00:00Z</Time><Position><LatitudeDegrees>51.5072</LatitudeDegrees><LongitudeDegrees>-0.1276</LongitudeDegrees></Position><HeartRateBpm><Value>120</Value></HeartRateBpm></Trackpoint>\n'
+    + '<Trackpoint><Time>2026-03-01T10:01:00Z</Time><Position><LatitudeDegrees>51.51</LatitudeDegrees><LongitudeDegrees>-0.1</LongitudeDegrees></Position><HeartRateBpm><Value>130</Value></HeartRateBpm></Trackpoint></Track>\n'
+    + '</Lap></Activity></Activities>\n</TrainingCenterDatabase>\n',
 };
 
 /** Pairs whose source sample must be shaped for the target (a contact table for vCard, events for iCalendar). */
@@ -81,6 +99,8 @@ export const PAIR_TEXT: Readonly<Record<string, string>> = {
   'json>vcf': `${JSON.stringify([{ 'full name': `Ada ${MARKER}`, 'e-mail': 'ada@example.org' }])}\n`,
   'csv>ics': `title,start,end,location\n${MARKER} launch,2026-03-01T10:00:00Z,2026-03-01T11:00:00Z,"Room 1, floor 2"\nReview,2026-04-02,,\n`,
   'json>ics': `${JSON.stringify([{ summary: `${MARKER} launch`, dtstart: '2026-03-01 10:00', location: 'Room 1' }])}\n`,
+  // CSL JSON (what Zotero exports) into BibTeX.
+  'json>bib': `${JSON.stringify([{ id: 'lovelace1843', type: 'article-journal', title: `Notes on the analytical engine, ${MARKER}`, author: [{ family: 'Lovelace', given: 'Ada' }], 'container-title': 'Scientific Memoirs', volume: '3', page: '666-731', issued: { 'date-parts': [[1843]] } }], null, 2)}\n`,
 };
 
 /** Writes the samples into `dir`; answers extension → path, plus `from>to` → path for {@link PAIR_TEXT}. */
@@ -106,6 +126,14 @@ export async function makeExtraSamples(dir: string): Promise<Map<string, string>
     await writeFile(p, body);
     out.set(pair, p);
   }
+  // Binary data (and XML plists) written by Python's own libraries, from the JSON sample.
+  const json = out.get('json') as string;
+  const pyData = (code: string) => (p: string): string[] => ['-c', `import json,sys\nv=json.load(open(sys.argv[2]))\n${code}`, p, json];
+  made('plist', '/usr/bin/python3', pyData("import plistlib\nopen(sys.argv[1],'wb').write(plistlib.dumps({'people': v}))"));
+  made('msgpack', '/usr/bin/python3', pyData("import msgpack\nopen(sys.argv[1],'wb').write(msgpack.packb(v))"));
+  made('cbor', '/usr/bin/python3', pyData("import cbor2\nopen(sys.argv[1],'wb').write(cbor2.dumps(v))"));
+  made('bson', '/usr/bin/python3', pyData("import bson\nopen(sys.argv[1],'wb').write(bson.encode({'people': v}))"));
+
   const srt = out.get('srt') as string;
   const ffmpeg = (fmt: string) => (p: string): string[] => ['-v', 'error', '-y', '-i', srt, '-f', fmt, p];
   made('vtt', '/usr/bin/ffmpeg', ffmpeg('webvtt'));

@@ -22,15 +22,30 @@ import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser';
 import * as ini from 'ini';
 import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
 import YAML from 'yaml';
+import { BINARY_FORMATS, DataError, EXTRA_TEXT_FORMATS, GEO_SOURCES, MAX_DEPTH, featureRecords, parseBinary, parseExtraText, writeExtra } from './encodings.js';
 
-/** The formats this module reads and writes. */
-export const DATA_FORMATS = ['csv', 'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'ini'] as const;
+export { DataError, MAX_DEPTH };
 
-/** Deepest nesting accepted in any parsed value (hostile input: stack depth in the writers). */
-export const MAX_DEPTH = 64;
+/** The formats this module reads and writes (JSON5 … BSON: `encodings.ts`). */
+export const DATA_FORMATS = ['csv', 'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'ini', ...EXTRA_TEXT_FORMATS, ...BINARY_FORMATS] as const;
+/** Formats read but not written (GPX, KML). */
+export const DATA_SOURCES_ONLY = GEO_SOURCES;
 
-/** A parse or mapping problem with a message fit for the caller. */
-export class DataError extends Error {}
+/** Parses a file's bytes as `format` (UTF-8 text unless the format is binary). */
+export function parseBytes(bytes: Uint8Array, format: string): Value {
+  if (BINARY_FORMATS.has(format)) {
+    const value = parseBinary(bytes, format);
+    checkDepth(value);
+    return value;
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new DataError(`The ${format} file is not UTF-8 text.`);
+  }
+  return parseData(text, format);
+}
 
 type Value = unknown;
 type Rec = Record<string, unknown>;
@@ -83,7 +98,7 @@ export function parseData(text: string, format: string): Value {
       value = ini.parse(body);
       break;
     default:
-      throw new DataError(`Cannot read ${format}.`);
+      value = parseExtraText(body, format);
   }
   checkDepth(value);
   return value;
@@ -102,6 +117,8 @@ export function checkDepth(value: Value): void {
 
 /** The records a value holds (see the module comment). */
 export function toRecords(value: Value): Rec[] {
+  const features = featureRecords(value);
+  if (features) return features;
   let v = value;
   while (isObject(v) && Object.keys(v).length === 1 && (isObject(Object.values(v)[0]) || Array.isArray(Object.values(v)[0]))) v = Object.values(v)[0];
   // An object of objects (INI sections, a JSON map of records): one row each, its key kept as `_section`.
@@ -158,13 +175,15 @@ function xmlName(k: string): string {
 }
 
 function xmlSafe(v: Value): Value {
-  if (Array.isArray(v)) return v.map(xmlSafe);
+  // A list inside a list (GeoJSON coordinates) has no element name of its own: its items become <item> elements
+  // (the builder would otherwise name them by index, <0>, which is not XML).
+  if (Array.isArray(v)) return v.map((x) => (Array.isArray(x) ? { item: xmlSafe(x) } : xmlSafe(x)));
   if (isObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [xmlName(k), xmlSafe(x)]));
   return v;
 }
 
-/** Writes `value` as `format`. */
-export function writeData(value: Value, format: string): string {
+/** Writes `value` as `format` (bytes for the binary formats). */
+export function writeData(value: Value, format: string): string | Uint8Array {
   switch (format) {
     case 'csv':
       return table(value, ',');
@@ -194,6 +213,15 @@ export function writeData(value: Value, format: string): string {
       return `<?xml version="1.0" encoding="UTF-8"?>\n${body}`;
     }
     case 'ini': {
+      if (isObject(value) && Object.keys(value).length && Object.keys(value).every((k) => k.includes('.')) && Object.values(value).every((x) => !isObject(x) && !Array.isArray(x))) {
+        // Flat dotted keys (Java properties): the first part names the section (`db.host` → [db] host).
+        const sections: Record<string, Rec> = {};
+        for (const [k, x] of Object.entries(value)) {
+          const dot = k.indexOf('.');
+          (sections[k.slice(0, dot)] ??= {})[k.slice(dot + 1)] = x;
+        }
+        return ini.stringify(sections);
+      }
       if (iniShaped(value)) return ini.stringify(value);
       const sections = toRecords(value).map((r, i) => {
         const { [SECTION]: name, ...rest } = flatten(r);
@@ -202,6 +230,6 @@ export function writeData(value: Value, format: string): string {
       return ini.stringify(Object.fromEntries(sections));
     }
     default:
-      throw new DataError(`Cannot write ${format}.`);
+      return writeExtra(value, format);
   }
 }

@@ -6,19 +6,27 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { readEvents, readVcards, writeEvents, writeVcards } from './contacts.js';
-import { DataError, parseData, writeData } from './records.js';
+import { DataError, parseBytes, writeData } from './records.js';
 import { convertSubtitles } from './subtitles.js';
 import type { WorkerJob, WorkerAnswer } from './run-in-worker.js';
 
-function readValue(text: string, from: string): unknown {
-  if (from === 'vcf') return readVcards(text);
-  if (from === 'ics') return readEvents(text);
-  return parseData(text, from);
+const utf8 = (bytes: Uint8Array, from: string): string => {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new DataError(`The ${from} file is not UTF-8 text.`);
+  }
+};
+
+function readValue(bytes: Uint8Array, from: string): unknown {
+  if (from === 'vcf') return readVcards(utf8(bytes, from));
+  if (from === 'ics') return readEvents(utf8(bytes, from));
+  return parseBytes(bytes, from);
 }
 
-function convertText(text: string, job: WorkerJob): string {
-  if (job.kind === 'subtitle') return convertSubtitles(text, job.from, job.to);
-  const value = readValue(text, job.from);
+function convertBytes(bytes: Uint8Array, job: WorkerJob): string | Uint8Array {
+  if (job.kind === 'subtitle') return convertSubtitles(utf8(bytes, job.from), job.from, job.to);
+  const value = readValue(bytes, job.from);
   if (job.to === 'vcf') return writeVcards(value);
   if (job.to === 'ics') return writeEvents(value);
   return writeData(value, job.to);
@@ -27,21 +35,20 @@ function convertText(text: string, job: WorkerJob): string {
 async function run(job: WorkerJob): Promise<WorkerAnswer> {
   const { size } = await stat(job.input);
   if (size > job.maxInputBytes) return { ok: false, message: `The ${job.from} file is ${size} bytes, over the ${job.maxInputBytes} bytes a data conversion accepts.` };
-  let text: string;
+  // Text formats must be UTF-8; MessagePack, CBOR and BSON are read as bytes (records.ts's parseBytes).
+  const input = await readFile(job.input);
+  let out: string | Uint8Array;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(await readFile(job.input));
-  } catch {
-    return { ok: false, message: `The ${job.from} file is not UTF-8 text.` };
-  }
-  let out: string;
-  try {
-    out = convertText(text, job);
+    out = convertBytes(input, job);
   } catch (e) {
     // Library messages name a line and a cause, never a path: safe to show.
     const msg = e instanceof DataError ? e.message : `The ${job.from} file could not be read: ${(e as Error).message}`.slice(0, 300);
-    return { ok: false, message: e instanceof RangeError ? `The ${job.from} file is nested too deeply to convert.` : msg, detail: (e as Error).message };
+    // A RangeError is the stack running out (deep nesting) or a decoder reading past the end (a length prefix larger than the file).
+    const deep = e instanceof RangeError && /call stack/i.test(e.message);
+    const short = e instanceof RangeError && !deep;
+    return { ok: false, message: deep ? `The ${job.from} file is nested too deeply to convert.` : short ? `The ${job.from} file is truncated or declares more data than it holds.` : msg, detail: (e as Error).message };
   }
-  const bytes = Buffer.from(out, 'utf8');
+  const bytes = typeof out === 'string' ? Buffer.from(out, 'utf8') : out;
   if (bytes.length > job.maxOutputBytes) return { ok: false, message: `The ${job.to} output would be over ${job.maxOutputBytes} bytes.` };
   await writeFile(job.output, bytes, { mode: 0o644 });
   return { ok: true };

@@ -23,4 +23,18 @@ export const MARKUP: readonly FormatEntry[] = [
   { ext: 'ms', mime_type: 'text/x-troff-ms', family: 'markup', name: 'roff ms' },
   { ext: 'tei', mime_type: 'application/tei+xml', family: 'markup', name: 'TEI Simple XML' },
   { ext: 'icml', mime_type: 'application/vnd.adobe.incopy+xml', family: 'markup', name: 'InCopy ICML' },
+  // pandoc 2.17's other readers and writers. JATS articles are `.xml` in the wild (PubMed Central's `.nxml`).
+  { ext: 'jats', aliases: ['nxml'], mime_type: 'application/jats+xml', family: 'markup', name: 'JATS XML (journal article)' },
+  // A bibliography: read into a formatted reference list (citeproc), or into CSL JSON (`json`).
+  { ext: 'bib', aliases: ['bibtex', 'biblatex'], mime_type: 'application/x-bibtex', family: 'markup', name: 'BibTeX/BibLaTeX bibliography' },
+  { ext: 'haddock', mime_type: 'text/x-haddock', family: 'markup', name: 'Haddock markup' },
+  { ext: 'zimwiki', mime_type: 'text/x-zim-wiki', family: 'markup', name: 'Zim wiki page' },
+  { ext: 'xwiki', mime_type: 'text/x-xwiki', family: 'markup', name: 'XWiki 2.1 markup' },
+  // ConTeXt sources are `.tex` too (LaTeX's); `.mkiv` is the MkIV-era extension ConTeXt itself uses.
+  { ext: 'mkiv', aliases: ['context'], mime_type: 'text/x-context', family: 'markup', name: 'ConTeXt' },
+  { ext: 'tikiwiki', mime_type: 'text/x-tikiwiki', family: 'markup', name: 'TikiWiki markup' },
+  { ext: 'twiki', mime_type: 'text/x-twiki', family: 'markup', name: 'TWiki markup' },
+  { ext: 'vimwiki', mime_type: 'text/x-vimwiki', family: 'markup', name: 'Vimwiki markup' },
+  // Perl's documentation format (perlpod), read by Perl's own pod2html/pod2man/pod2text.
+  { ext: 'pod', mime_type: 'text/x-pod', family: 'markup', name: 'Perl POD' },
 ];

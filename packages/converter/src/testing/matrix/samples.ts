@@ -24,7 +24,10 @@ export interface Sample {
 }
 
 /** The marker words of the roots (the words are in the fixtures). */
-const MARKERS: Readonly<Record<string, string>> = { docx: 'Quarterly', md: 'Quarterly', xlsx: 'widget', pptx: 'Slides', epub: 'Quarterly', t2t: 'Quarterly', creole: 'Quarterly' };
+const MARKERS: Readonly<Record<string, string>> = {
+  docx: 'Quarterly', md: 'Quarterly', xlsx: 'widget', pptx: 'Slides', epub: 'Quarterly', t2t: 'Quarterly', creole: 'Quarterly',
+  bib: 'Quarterly', pod: 'Quarterly', tikiwiki: 'Quarterly', twiki: 'Quarterly', vimwiki: 'Quarterly',
+};
 
 /** Which root each family's samples are converted from. */
 const FAMILY_ROOT: Readonly<Partial<Record<FormatFamily, string>>> = {
@@ -98,6 +101,18 @@ export async function makeSamples(conv: Converter, wanted: readonly string[], di
   return out;
 }
 
+/** Markup that is read but not written here (bibliographies, POD, three wiki dialects), written by hand. */
+const READ_ONLY_MARKUP: Readonly<Record<string, string>> = {
+  bib: '@article{lovelace1843,\n  author = {Lovelace, Ada},\n  title = {Notes on the Analytical Engine: a Quarterly report},\n  journal = {Scientific Memoirs},\n'
+    + '  year = {1843},\n  volume = {3},\n  pages = {666--731}\n}\n\n@book{hopper1952,\n  author = {Hopper, Grace},\n  title = {The Education of a Computer},\n'
+    + '  publisher = {ACM},\n  year = {1952}\n}\n',
+  pod: '=pod\n\n=encoding utf8\n\n=head1 NAME\n\nQuarterly - a small POD document\n\n=head1 DESCRIPTION\n\nThis is a B<small> I<Quarterly> report with C<code>.\n\n'
+    + '=over 4\n\n=item * apples\n\n=item * oranges\n\n=back\n\n=head2 Verbatim\n\n  print "hello\\n";\n\n=cut\n',
+  tikiwiki: '! Quarterly report\n\nThis is a __small__ TikiWiki document.\n\n* apples\n* oranges\n',
+  twiki: '---+ Quarterly report\n\nThis is a *small* TWiki document.\n\n   * apples\n   * oranges\n',
+  vimwiki: '= Quarterly report =\n\nThis is a *small* Vimwiki document.\n\n- apples\n- oranges\n',
+};
+
 /** The roots: fixtures, plus files made by independent tools for formats no fixture has. */
 async function makeRoots(dir: string): Promise<Map<string, string>> {
   const roots = new Map<string, string>([
@@ -126,6 +141,11 @@ async function makeRoots(dir: string): Promise<Map<string, string>> {
   const creole = join(dir, 'root.creole');
   await writeFile(creole, '= Quarterly report =\n\nThis is a **small** Creole document.\n\n* apples\n* oranges\n');
   roots.set('creole', creole);
+  for (const [ext, body] of Object.entries(READ_ONLY_MARKUP)) {
+    const path = join(dir, `root.${ext}`);
+    await writeFile(path, body);
+    roots.set(ext, path);
+  }
   // Issue 12's formats: one sample each from independent tools (or the engine's own binary
   // where nothing else writes the format), and the pair-shaped ones (`csv>vcf`).
   for (const [key, path] of await makeExtraSamples(join(dir, 'extra'))) if (!roots.has(key)) roots.set(key, path);

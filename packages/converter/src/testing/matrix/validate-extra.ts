@@ -24,6 +24,18 @@ const DATA: Readonly<Record<string, string>> = {
   toml: 'v=tomllib.load(open(p,"rb"))\nassert v, "empty"\nprint(f"python tomllib: {len(v)} keys")',
   xml: 'r=ET.parse(p).getroot()\nprint(f"python ElementTree: <{r.tag}> {len(list(r.iter()))} elements")',
   ini: 'c=configparser.ConfigParser(interpolation=None)\nc.read(p,encoding="utf-8")\nassert c.sections(), "no sections"\nprint(f"python configparser: {len(c.sections())} sections")',
+  // The data engine's npm libraries wrote these; Debian's Python packages read them.
+  json5: 'import json5\nv=json5.load(open(p,encoding="utf-8"))\nassert v is not None, "empty"\nprint(f"python json5: {type(v).__name__}")',
+  plist: 'import plistlib\nb=open(p,"rb").read()\nassert b.lstrip().startswith(b"<?xml"), "not an XML plist"\nv=plistlib.loads(b,fmt=plistlib.FMT_XML)\nprint(f"python plistlib (XML): {type(v).__name__}")',
+  msgpack: 'import msgpack\nv=msgpack.unpackb(open(p,"rb").read(),raw=False,strict_map_key=False,timestamp=3)\nassert isinstance(v,(list,dict)), "not a container"\nprint(f"python msgpack: {type(v).__name__} of {len(v)}")',
+  cbor: 'import cbor2,io\nf=io.BytesIO(open(p,"rb").read())\nv=cbor2.CBORDecoder(f).decode()\nassert not f.read(), "trailing bytes"\nassert isinstance(v,(list,dict)), "not a container"\nprint(f"python cbor2: {type(v).__name__} of {len(v)}")',
+  bson: 'import bson\nd=bson.decode_all(open(p,"rb").read())\nassert len(d)==1 and d[0], "not one document"\nprint(f"python bson: 1 document, {len(d[0])} keys")',
+  properties: 'import javaproperties\nv=javaproperties.load(open(p,encoding="utf-8"))\nassert v, "no properties"\nprint(f"python javaproperties: {len(v)} keys")',
+  geojson: 'import geojson\no=geojson.loads(open(p,encoding="utf-8").read())\nassert o.get("type") in ("FeatureCollection","Feature") and o.is_valid, o.errors()\nprint(f"python geojson: valid {o.type}, {len(o.get(\'features\',[o]))} features")',
+  // Markup with a checkable shape (pandoc wrote it; pandoc does not referee itself).
+  bib: 'import bibtexparser\ndb=bibtexparser.load(open(p,encoding="utf-8"))\nassert db.entries and all("ID" in e and "ENTRYTYPE" in e for e in db.entries), "no entries"\nprint(f"python bibtexparser: {len(db.entries)} entries")',
+  zimwiki: 'l=open(p,encoding="utf-8").read().split("\\n")\nassert l[0]=="Content-Type: text/x-zim-wiki" and l[1].startswith("Wiki-Format: zim"), "no Zim page header"\nprint("zim page header: ok")',
+  mkiv: 'import re\nt=open(p,encoding="utf-8").read()\na,b=t.find("\\\\starttext"),t.find("\\\\stoptext")\nassert 0<=a<b, "no \\\\starttext … \\\\stoptext"\nassert "\\\\documentclass" not in t, "LaTeX, not ConTeXt"\ns=re.sub(r"\\\\.","",t)\nd=0\nfor c in s:\n  d+={"{":1,"}":-1}.get(c,0)\n  assert d>=0, "unbalanced braces"\nassert d==0, "unbalanced braces"\nprint("ConTeXt: \\\\starttext … \\\\stoptext, braces balanced")',
 };
 /** FFmpeg's demuxer per subtitle target. */
 const SUBTITLE_DEMUXER: Readonly<Record<string, string>> = { srt: 'srt', vtt: 'webvtt', ass: 'ass', ssa: 'ass', sub: 'microdvd', lrc: 'lrc', smi: 'sami' };

@@ -50,13 +50,15 @@ const ODF: Readonly<Record<string, string>> = {
 };
 /** XML targets: root element (local name) that xmllint must find in a well-formed file. */
 const XML_ROOT: Readonly<Record<string, readonly string[]>> = {
-  dbk: ['article', 'book'], opml: ['opml'], tei: ['TEI'], icml: ['Document'], fb2: ['FictionBook'],
+  dbk: ['article', 'book'], opml: ['opml'], jats: ['article'], tei: ['TEI'], icml: ['Document'], fb2: ['FictionBook'],
   fodt: ['document'], fods: ['document'], fodp: ['document'],
   // hOCR is XHTML (tesseract's names its OCR system in a meta element).
   hocr: ['html'],
 };
 /** Plain-text targets: any text MIME libmagic gives, valid UTF-8. */
-const TEXT = new Set(['txt', 'md', 'rst', 'org', 'tex', 'muse', 'textile', 'wiki', 'dokuwiki', 'jira', 'man', 'adoc', 'texi', 'ms']);
+const TEXT = new Set(['txt', 'md', 'rst', 'org', 'tex', 'muse', 'textile', 'wiki', 'dokuwiki', 'jira', 'man', 'adoc', 'texi', 'ms', 'haddock', 'xwiki']);
+/** Markup targets with a structural check in validate-extra.ts whose text is read for the marker. */
+const TEXT_EXTRA = new Set(['zimwiki', 'mkiv', 'bib']);
 /** calibre outputs libmagic does not know: read back by calibre's own reader (a different program). */
 const CALIBRE_READBACK = new Set(['rb', 'tcr', 'snb']);
 /** E-books libmagic describes: a pattern its description must match. */
@@ -216,6 +218,6 @@ async function extractText(path: string, to: string): Promise<string | undefined
     const buf = await readFile(path);
     return `${buf.toString('latin1')}\n${buf.toString('utf16le')}`;
   }
-  if (to === 'rtf' || to === 'html' || to === 'csv' || to === 'ipynb' || to in XML_ROOT || TEXT.has(to)) return readFile(path, 'utf8');
+  if (to === 'rtf' || to === 'html' || to === 'csv' || to === 'ipynb' || to in XML_ROOT || TEXT.has(to) || TEXT_EXTRA.has(to)) return readFile(path, 'utf8');
   return undefined;
 }
