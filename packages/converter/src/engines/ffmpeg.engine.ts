@@ -64,8 +64,13 @@ const opusKbps = (q: number): string => `${Math.min(audioBitrate(q), 256)}k`;
 const qscale = (q: number): string => String(Math.max(1, Math.round(31 - (30 * q) / 100)));
 /** Vorbis and Theora VBR quality (0–10): Vorbis refuses many bitrate/sample-rate combinations, its quality scale always works. */
 const tenth = (q: number): string => String(Math.round(q / 10));
+/**
+ * AAC at the quality's bitrate. The encoder refuses a stream whose channel layout is unknown
+ * (TTA and Speex decoders give "1 channels", not mono): the filter names the layouts it takes.
+ */
+const aac = (q: number): string[] => ['-af', 'aformat=channel_layouts=mono|stereo|3.0|4.0|5.0|5.1|7.1', '-c:a', 'aac', '-b:a', kbps(q)];
 /** H.264 (CRF 51…18 from quality, yuv420p for players) with AAC, for the MP4 family, FLV and MPEG-TS. */
-const h264Aac = (q: number): string[] => ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(Math.round(51 - (33 * q) / 100)), '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', kbps(q)];
+const h264Aac = (q: number): string[] => ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(Math.round(51 - (33 * q) / 100)), '-pix_fmt', 'yuv420p', ...aac(q)];
 /**
  * MPEG-1/2 video allows only the standard frame rates (23.976 … 60); 25 fits any source (PAL,
  * as MXF and DV want). Audio at 48 kHz, where MP2 and AC-3 take every standard bitrate.
@@ -79,7 +84,7 @@ const TARGETS: Readonly<Record<string, TargetArgs>> = {
   mp3: { args: (q) => ['-vn', '-c:a', 'libmp3lame', '-b:a', kbps(q)] },
   ogg: { args: (q) => ['-vn', '-c:a', 'libvorbis', '-q:a', tenth(q)] },
   opus: { args: (q) => ['-vn', '-c:a', 'libopus', '-b:a', opusKbps(q)] },
-  m4a: { args: (q) => ['-vn', '-c:a', 'aac', '-b:a', kbps(q)] },
+  m4a: { args: (q) => ['-vn', ...aac(q)] },
   aiff: { args: () => ['-vn', '-c:a', 'pcm_s16be', '-f', 'aiff'] },
   au: { args: () => ['-vn', '-c:a', 'pcm_s16be', '-f', 'au'] },
   caf: { args: () => ['-vn', '-c:a', 'pcm_s16le', '-f', 'caf'] },
@@ -89,7 +94,7 @@ const TARGETS: Readonly<Record<string, TargetArgs>> = {
   ac3: { args: (q) => ['-vn', '-c:a', 'ac3', '-b:a', `${nearest(AC3_KBPS, audioBitrate(q))}k`, '-f', 'ac3'] },
   eac3: { args: (q) => ['-vn', '-c:a', 'eac3', '-b:a', `${nearest(AC3_KBPS, audioBitrate(q))}k`, '-f', 'eac3'] },
   mp2: { args: (q) => ['-vn', '-c:a', 'mp2', '-ar', '48000', '-b:a', `${nearest(MP2_KBPS, audioBitrate(q))}k`, '-f', 'mp2'] },
-  aac: { args: (q) => ['-vn', '-c:a', 'aac', '-b:a', kbps(q), '-f', 'adts'] },
+  aac: { args: (q) => ['-vn', ...aac(q), '-f', 'adts'] },
   wma: { args: (q) => ['-vn', '-c:a', 'wmav2', '-b:a', kbps(q), '-f', 'asf'] },
   mka: { args: (q) => ['-vn', '-c:a', 'libopus', '-b:a', opusKbps(q), '-f', 'matroska'] },
   oga: { args: () => ['-vn', '-c:a', 'flac', '-f', 'oga'] },
@@ -125,9 +130,12 @@ const TARGETS: Readonly<Record<string, TargetArgs>> = {
   nut: { scalable: true, args: (q) => ['-c:v', 'mpeg4', '-q:v', qscale(q), '-c:a', 'libmp3lame', '-b:a', kbps(q), '-f', 'nut'] },
   // Raw frames, no sound.
   y4m: { scalable: true, args: () => ['-an', '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe'] },
-  // DV is PAL 720×576 at 25 fps with 48 kHz stereo; the sound is padded to the picture's
-  // length, since the muxer refuses frames without their share of audio.
-  dv: { args: () => ['-vf', 'scale=720:576', '-r', '25', '-pix_fmt', 'yuv420p', '-c:v', 'dvvideo', '-c:a', 'pcm_s16le', '-ar', '48000', '-ac', '2', '-af', 'apad', '-shortest', '-f', 'dv'] },
+  // DV is PAL 720×576 at 25 fps with 48 kHz stereo. The muxer refuses a frame without its
+  // share of sound: the audio is made to start at 0 (ASF's does not) and padded to the picture's length.
+  dv: {
+    args: () => ['-vf', 'scale=720:576', '-r', '25', '-pix_fmt', 'yuv420p', '-c:v', 'dvvideo',
+      '-af', 'aresample=async=1:first_pts=0,apad', '-c:a', 'pcm_s16le', '-ar', '48000', '-ac', '2', '-shortest', '-f', 'dv'],
+  },
 };
 
 /** The FFmpeg engine. */
