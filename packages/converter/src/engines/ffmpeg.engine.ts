@@ -1,29 +1,142 @@
 /**
  * FFmpeg for audio and video. Inputs are read with `-protocol_whitelist file` and the
  * demuxer forced to the detected format where one maps, so a playlist or concat file in
- * disguise cannot pull in other files or URLs (field notes §d.4).
+ * disguise cannot pull in other files or URLs (field notes §d.4). What each target is made
+ * of (codecs, muxer, fixed rates) is one row of {@link TARGETS}.
  */
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
 const FFMPEG = '/usr/bin/ffmpeg';
-const AUDIO = ['wav', 'mp3', 'flac', 'ogg', 'opus', 'm4a', 'aiff', 'au', 'caf', 'w64', 'wv', 'voc'] as const;
+const AUDIO = [
+  'wav', 'mp3', 'flac', 'ogg', 'opus', 'm4a', 'aiff', 'au', 'caf', 'w64', 'wv', 'voc',
+  // Issue 12's containers and raw streams.
+  'ac3', 'eac3', 'mp2', 'aac', 'wma', 'mka', 'oga', 'tta', 'spx',
+] as const;
 /** Audio FFmpeg reads but cannot write (SoX writes them). */
 const AUDIO_READ_ONLY = ['amr', 'avr', '8svx', 'sph'] as const;
-const VIDEO = ['mp4', 'webm', 'mkv', 'mov', 'avi'] as const;
+const VIDEO = [
+  'mp4', 'webm', 'mkv', 'mov', 'avi',
+  'flv', 'wmv', 'asf', 'mpg', 'vob', 'ts', 'm2ts', 'm4v', '3gp', '3g2', 'f4v', 'ogv', 'mxf', 'dv', 'nut', 'y4m',
+] as const;
 const VIDEO_SET = new Set<string>(VIDEO);
 const AUDIO_SET = new Set<string>([...AUDIO, ...AUDIO_READ_ONLY]);
-/** Lossless targets: a lower quality makes them no smaller. */
-const LOSSLESS = new Set(['wav', 'flac', 'aiff', 'au', 'caf', 'w64', 'wv', 'voc']);
-/** The demuxer for each detected input format. */
-const DEMUXER: Readonly<Record<string, string>> = {
+/** Video without sound: nothing audio can be made from it. */
+const SILENT_VIDEO = new Set(['y4m']);
+/**
+ * Targets whose size a lower quality does not reduce: lossless audio, raw video, and DV
+ * (a fixed 25 Mbit/s).
+ */
+const FIXED_QUALITY = new Set(['wav', 'flac', 'aiff', 'au', 'caf', 'w64', 'wv', 'voc', 'oga', 'tta', 'y4m', 'dv']);
+
+/** The demuxer for each detected input format (also the input guard's, for ffprobe). */
+export const FFMPEG_DEMUXERS: Readonly<Record<string, string>> = {
   wav: 'wav', mp3: 'mp3', flac: 'flac', ogg: 'ogg', opus: 'ogg', m4a: 'mov', mp4: 'mov', mov: 'mov', webm: 'matroska', mkv: 'matroska', avi: 'avi',
   aiff: 'aiff', au: 'au', caf: 'caf', w64: 'w64', wv: 'wv', voc: 'voc', amr: 'amr', avr: 'avr', '8svx': 'iff', sph: 'nistsphere',
+  ac3: 'ac3', eac3: 'eac3', mp2: 'mp3', aac: 'aac', wma: 'asf', mka: 'matroska', oga: 'ogg', tta: 'tta', spx: 'ogg',
+  flv: 'flv', wmv: 'asf', asf: 'asf', mpg: 'mpeg', vob: 'mpeg', ts: 'mpegts', m2ts: 'mpegts', m4v: 'mov', '3gp': 'mov', '3g2': 'mov', f4v: 'mov',
+  ogv: 'ogg', mxf: 'mxf', dv: 'dv', nut: 'nut', y4m: 'yuv4mpegpipe',
 };
 
 /** Audio bitrate in kbit/s for a quality of 1–100 (32 … 320). */
 export function audioBitrate(quality: number): number {
   return Math.round(32 + ((320 - 32) * (quality - 1)) / 99);
 }
+
+/** The allowed bitrate closest to `kbps` (MP2 and AC-3 accept only their standard rates). */
+function nearest(allowed: readonly number[], kbps: number): number {
+  return allowed.reduce((best, r) => (Math.abs(r - kbps) < Math.abs(best - kbps) ? r : best));
+}
+/** MPEG-1 layer II at 32/44.1/48 kHz. */
+const MP2_KBPS = [32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384];
+const AC3_KBPS = [32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 576, 640];
+
+/** How a target is encoded, for a quality of 1–100. */
+interface TargetArgs {
+  /** Arguments after the input (codecs, filters, muxer `-f`). */
+  readonly args: (q: number) => string[];
+  /** Video targets take the web preset's height cap (a fixed-size format does not). */
+  readonly scalable?: boolean;
+}
+
+const kbps = (q: number): string => `${audioBitrate(q)}k`;
+const opusKbps = (q: number): string => `${Math.min(audioBitrate(q), 256)}k`;
+/** MPEG-4 part 2, MPEG-1/2, WMV and Theora quantiser scale (31 worst … 1 best). */
+const qscale = (q: number): string => String(Math.max(1, Math.round(31 - (30 * q) / 100)));
+/** Vorbis and Theora VBR quality (0–10): Vorbis refuses many bitrate/sample-rate combinations, its quality scale always works. */
+const tenth = (q: number): string => String(Math.round(q / 10));
+/**
+ * AAC at the quality's bitrate. The encoder refuses a stream whose channel layout is unknown
+ * (TTA and Speex decoders give "1 channels", not mono): the filter names the layouts it takes.
+ */
+const aac = (q: number): string[] => ['-af', 'aformat=channel_layouts=mono|stereo|3.0|4.0|5.0|5.1|7.1', '-c:a', 'aac', '-b:a', kbps(q)];
+/** H.264 (CRF 51…18 from quality, yuv420p for players) with AAC, for the MP4 family, FLV and MPEG-TS. */
+const h264Aac = (q: number): string[] => ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(Math.round(51 - (33 * q) / 100)), '-pix_fmt', 'yuv420p', ...aac(q)];
+/**
+ * MPEG-1/2 video allows only the standard frame rates (23.976 … 60); 25 fits any source (PAL,
+ * as MXF and DV want). Audio at 48 kHz, where MP2 and AC-3 take every standard bitrate.
+ */
+const mpegVideo = (codec: string, q: number): string[] => ['-c:v', codec, '-r', '25', '-q:v', qscale(q), '-ar', '48000'];
+
+/** Encoder and muxer arguments per target. */
+const TARGETS: Readonly<Record<string, TargetArgs>> = {
+  wav: { args: () => ['-vn', '-c:a', 'pcm_s16le'] },
+  flac: { args: () => ['-vn', '-c:a', 'flac'] },
+  mp3: { args: (q) => ['-vn', '-c:a', 'libmp3lame', '-b:a', kbps(q)] },
+  ogg: { args: (q) => ['-vn', '-c:a', 'libvorbis', '-q:a', tenth(q)] },
+  opus: { args: (q) => ['-vn', '-c:a', 'libopus', '-b:a', opusKbps(q)] },
+  m4a: { args: (q) => ['-vn', ...aac(q)] },
+  aiff: { args: () => ['-vn', '-c:a', 'pcm_s16be', '-f', 'aiff'] },
+  au: { args: () => ['-vn', '-c:a', 'pcm_s16be', '-f', 'au'] },
+  caf: { args: () => ['-vn', '-c:a', 'pcm_s16le', '-f', 'caf'] },
+  w64: { args: () => ['-vn', '-c:a', 'pcm_s16le', '-f', 'w64'] },
+  wv: { args: () => ['-vn', '-c:a', 'wavpack', '-f', 'wv'] },
+  voc: { args: () => ['-vn', '-c:a', 'pcm_s16le', '-f', 'voc'] },
+  ac3: { args: (q) => ['-vn', '-c:a', 'ac3', '-b:a', `${nearest(AC3_KBPS, audioBitrate(q))}k`, '-f', 'ac3'] },
+  eac3: { args: (q) => ['-vn', '-c:a', 'eac3', '-b:a', `${nearest(AC3_KBPS, audioBitrate(q))}k`, '-f', 'eac3'] },
+  mp2: { args: (q) => ['-vn', '-c:a', 'mp2', '-ar', '48000', '-b:a', `${nearest(MP2_KBPS, audioBitrate(q))}k`, '-f', 'mp2'] },
+  aac: { args: (q) => ['-vn', ...aac(q), '-f', 'adts'] },
+  wma: { args: (q) => ['-vn', '-c:a', 'wmav2', '-b:a', kbps(q), '-f', 'asf'] },
+  mka: { args: (q) => ['-vn', '-c:a', 'libopus', '-b:a', opusKbps(q), '-f', 'matroska'] },
+  oga: { args: () => ['-vn', '-c:a', 'flac', '-f', 'oga'] },
+  tta: { args: () => ['-vn', '-c:a', 'tta', '-f', 'tta'] },
+  spx: { args: (q) => ['-vn', '-c:a', 'libspeex', '-q:a', tenth(q), '-f', 'spx'] },
+  // Video: CRF or quantiser from quality, audio at the matching bitrate.
+  mp4: { scalable: true, args: (q) => [...h264Aac(q), '-movflags', '+faststart'] },
+  mov: { scalable: true, args: (q) => [...h264Aac(q), '-movflags', '+faststart'] },
+  mkv: { scalable: true, args: h264Aac },
+  webm: {
+    scalable: true,
+    args: (q) => ['-c:v', 'libvpx-vp9', '-b:v', '0', '-crf', String(Math.round(63 - (48 * q) / 100)), '-deadline', 'realtime', '-cpu-used', '8', '-c:a', 'libopus', '-b:a', opusKbps(q)],
+  },
+  avi: { scalable: true, args: (q) => ['-c:v', 'mpeg4', '-q:v', qscale(q), '-c:a', 'libmp3lame', '-b:a', kbps(q)] },
+  flv: { scalable: true, args: (q) => [...h264Aac(q), '-f', 'flv'] },
+  f4v: { scalable: true, args: (q) => [...h264Aac(q), '-f', 'f4v'] },
+  // The iPod muxer writes the 'M4V ' brand Apple's players look for.
+  m4v: { scalable: true, args: (q) => [...h264Aac(q), '-movflags', '+faststart', '-f', 'ipod'] },
+  '3gp': { scalable: true, args: (q) => [...h264Aac(q), '-movflags', '+faststart', '-f', '3gp'] },
+  '3g2': { scalable: true, args: (q) => [...h264Aac(q), '-movflags', '+faststart', '-f', '3g2'] },
+  ts: { scalable: true, args: (q) => [...h264Aac(q), '-f', 'mpegts'] },
+  // Blu-ray's BDAV stream: 192-byte packets (a 4-byte timestamp before each TS packet).
+  m2ts: { scalable: true, args: (q) => [...h264Aac(q), '-f', 'mpegts', '-mpegts_m2ts_mode', '1'] },
+  wmv: { scalable: true, args: (q) => ['-c:v', 'wmv2', '-q:v', qscale(q), '-c:a', 'wmav2', '-b:a', kbps(q), '-f', 'asf'] },
+  asf: { scalable: true, args: (q) => ['-c:v', 'wmv2', '-q:v', qscale(q), '-c:a', 'wmav2', '-b:a', kbps(q), '-f', 'asf'] },
+  // The classic .mpg: MPEG-1 video and layer II audio in an MPEG-1 system stream.
+  mpg: { scalable: true, args: (q) => [...mpegVideo('mpeg1video', q), '-c:a', 'mp2', '-b:a', `${nearest(MP2_KBPS, audioBitrate(q))}k`, '-f', 'mpeg'] },
+  // DVD video object: MPEG-2 video and AC-3 in an MPEG-2 program stream of 2 KiB packs.
+  vob: { scalable: true, args: (q) => [...mpegVideo('mpeg2video', q), '-c:a', 'ac3', '-b:a', `${nearest(AC3_KBPS, audioBitrate(q))}k`, '-f', 'vob'] },
+  // Broadcast MXF (OP1a): MPEG-2 video and 16-bit PCM.
+  mxf: { scalable: true, args: (q) => [...mpegVideo('mpeg2video', q), '-c:a', 'pcm_s16le', '-f', 'mxf'] },
+  ogv: { scalable: true, args: (q) => ['-c:v', 'libtheora', '-q:v', tenth(q), '-c:a', 'libvorbis', '-q:a', tenth(q), '-f', 'ogv'] },
+  nut: { scalable: true, args: (q) => ['-c:v', 'mpeg4', '-q:v', qscale(q), '-c:a', 'libmp3lame', '-b:a', kbps(q), '-f', 'nut'] },
+  // Raw frames, no sound.
+  y4m: { scalable: true, args: () => ['-an', '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe'] },
+  // DV is PAL 720×576 at 25 fps with 48 kHz stereo. The muxer refuses a frame without its
+  // share of sound: the audio is made to start at 0 (ASF's does not) and padded to the picture's length.
+  dv: {
+    args: () => ['-vf', 'scale=720:576', '-r', '25', '-pix_fmt', 'yuv420p', '-c:v', 'dvvideo',
+      '-af', 'aresample=async=1:first_pts=0,apad', '-c:a', 'pcm_s16le', '-ar', '48000', '-ac', '2', '-shortest', '-f', 'dv'],
+  },
+};
 
 /** The FFmpeg engine. */
 export class FfmpegEngine implements Engine {
@@ -33,12 +146,13 @@ export class FfmpegEngine implements Engine {
 
   supports(from: string, to: string): boolean {
     if (from === to) return false;
-    // Audio cannot become video; video can become audio (soundtrack) or other video.
-    return !(AUDIO_SET.has(from) && VIDEO_SET.has(to));
+    // Audio cannot become video; video can become audio (its soundtrack) or other video.
+    if (AUDIO_SET.has(from) && VIDEO_SET.has(to)) return false;
+    return !(SILENT_VIDEO.has(from) && AUDIO_SET.has(to));
   }
 
   tradesQualityForSize(to: string): boolean {
-    return !LOSSLESS.has(to);
+    return !FIXED_QUALITY.has(to);
   }
 
   probe(): Promise<EngineProbe> {
@@ -46,41 +160,15 @@ export class FfmpegEngine implements Engine {
   }
 
   async convert(step: Step): Promise<void> {
-    const q = step.quality;
+    const target = TARGETS[step.to];
+    if (!target) throw new Error(`ffmpeg: no arguments for ${step.to}`);
     const args = ['-hide_banner', '-nostdin', '-y', '-protocol_whitelist', 'file', '-threads', '1'];
-    const demuxer = DEMUXER[step.from];
+    const demuxer = FFMPEG_DEMUXERS[step.from];
     if (demuxer) args.push('-f', demuxer);
     args.push('-i', step.input, '-map_metadata', '-1');
-    const kbps = `${audioBitrate(q)}k`;
-    switch (step.to) {
-      case 'wav': args.push('-vn', '-c:a', 'pcm_s16le'); break;
-      case 'flac': args.push('-vn', '-c:a', 'flac'); break;
-      case 'mp3': args.push('-vn', '-c:a', 'libmp3lame', '-b:a', kbps); break;
-      // Vorbis refuses many bitrate/sample-rate combinations; its VBR quality scale (0–10) always works.
-      case 'ogg': args.push('-vn', '-c:a', 'libvorbis', '-q:a', String(Math.round(q / 10))); break;
-      case 'opus': args.push('-vn', '-c:a', 'libopus', '-b:a', `${Math.min(audioBitrate(q), 256)}k`); break;
-      case 'm4a': args.push('-vn', '-c:a', 'aac', '-b:a', kbps); break;
-      case 'aiff': args.push('-vn', '-c:a', 'pcm_s16be', '-f', 'aiff'); break;
-      case 'au': args.push('-vn', '-c:a', 'pcm_s16be', '-f', 'au'); break;
-      case 'caf': args.push('-vn', '-c:a', 'pcm_s16le', '-f', 'caf'); break;
-      case 'w64': args.push('-vn', '-c:a', 'pcm_s16le', '-f', 'w64'); break;
-      case 'wv': args.push('-vn', '-c:a', 'wavpack', '-f', 'wv'); break;
-      case 'voc': args.push('-vn', '-c:a', 'pcm_s16le', '-f', 'voc'); break;
-      default: {
-        // Video: CRF from quality (x264 51…18, VP9 63…15), audio at the matching bitrate.
-        const maxH = step.options.preset?.name === 'web' ? 720 : undefined;
-        if (maxH) args.push('-vf', `scale=-2:'min(${maxH},ih)'`);
-        if (step.to === 'webm') {
-          args.push('-c:v', 'libvpx-vp9', '-b:v', '0', '-crf', String(Math.round(63 - (48 * q) / 100)), '-deadline', 'realtime', '-cpu-used', '8', '-c:a', 'libopus', '-b:a', `${Math.min(audioBitrate(q), 256)}k`);
-        } else if (step.to === 'avi') {
-          args.push('-c:v', 'mpeg4', '-q:v', String(Math.max(1, Math.round(31 - (30 * q) / 100))), '-c:a', 'libmp3lame', '-b:a', kbps);
-        } else {
-          args.push('-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(Math.round(51 - (33 * q) / 100)), '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', kbps);
-          if (step.to === 'mp4' || step.to === 'mov') args.push('-movflags', '+faststart');
-        }
-      }
-    }
-    args.push(step.output);
+    const maxH = target.scalable && step.options.preset?.name === 'web' ? 720 : undefined;
+    if (maxH) args.push('-vf', `scale=-2:'min(${maxH},ih)'`);
+    args.push(...target.args(step.quality), step.output);
     await runStep(step, FFMPEG, args);
   }
 }

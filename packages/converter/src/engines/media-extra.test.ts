@@ -8,6 +8,7 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Converter } from '../converter.js';
+import { FfmpegEngine } from './ffmpeg.engine.js';
 import { MARKER, makeExtraSamples } from '../testing/extra-samples.js';
 import { meshVertices } from '../testing/matrix/validate-extra.js';
 import { ffprobe, fixture, identify, scratchDir, tool } from '../testing/tools.js';
@@ -99,6 +100,56 @@ test('audio: FFmpeg\'s added formats and SoX\'s, read back by ffprobe', { timeou
   for (const from of ['8svx', 'avr', 'sph', 'amr', 'caf', 'wv']) assert.equal(ffprobe((await convert(from, 'flac')).path).format, 'flac', from);
 });
 
+test('audio and video containers FFmpeg writes (issue 12): one conversion each, read back by ffprobe', { timeout: 300_000 }, async () => {
+  // Audio from the WAVE fixture: ffprobe's demuxer and the only stream's codec (no video).
+  const audio: Readonly<Record<string, readonly [string, string]>> = {
+    ac3: ['ac3', 'ac3'], eac3: ['eac3', 'eac3'], mp2: ['mp3', 'mp2'], aac: ['aac', 'aac'], wma: ['asf', 'wmav2'],
+    mka: ['matroska,webm', 'opus'], oga: ['ogg', 'flac'], tta: ['tta', 'tta'], spx: ['ogg', 'speex'],
+  };
+  const wav = fixture('sample.wav');
+  const seconds = ffprobe(wav).duration;
+  for (const [to, [format, codec]] of Object.entries(audio)) {
+    const p = ffprobe((await convert('wav', to, wav)).path);
+    assert.equal(p.format, format, `wav → ${to}`);
+    assert.deepEqual(p.codecs, [codec], `wav → ${to}`);
+    assert.ok(Math.abs(p.duration - seconds) < 0.2, `wav → ${to} lasts ${p.duration}, not ${seconds}`);
+  }
+  // Video from a one-second clip with sound: demuxer, codecs, and the ISO brand where containers share a demuxer.
+  const clip = join(dir, 'clip.mp4');
+  tool('/usr/bin/ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=duration=1:size=64x48:rate=10', '-f', 'lavfi', '-i', 'sine=duration=1:sample_rate=22050',
+    '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', clip]);
+  const video: Readonly<Record<string, readonly [string, string, string, string?]>> = {
+    flv: ['flv', 'h264', 'aac'], f4v: ['mov,mp4,m4a,3gp,3g2,mj2', 'h264', 'aac', 'f4v '], m4v: ['mov,mp4,m4a,3gp,3g2,mj2', 'h264', 'aac', 'M4V '],
+    '3gp': ['mov,mp4,m4a,3gp,3g2,mj2', 'h264', 'aac', '3gp'], '3g2': ['mov,mp4,m4a,3gp,3g2,mj2', 'h264', 'aac', '3g2'],
+    ts: ['mpegts', 'h264', 'aac'], m2ts: ['mpegts', 'h264', 'aac'], wmv: ['asf', 'wmv2', 'wmav2'], asf: ['asf', 'wmv2', 'wmav2'],
+    mpg: ['mpeg', 'mpeg1video', 'mp2'], vob: ['mpeg', 'mpeg2video', 'ac3'], mxf: ['mxf', 'mpeg2video', 'pcm_s16le'],
+    ogv: ['ogg', 'theora', 'vorbis'], dv: ['dv', 'dvvideo', 'pcm_s16le'], nut: ['nut', 'mpeg4', 'mp3'], y4m: ['yuv4mpegpipe', 'rawvideo', ''],
+  };
+  for (const [to, [format, v, a, brand]] of Object.entries(video)) {
+    const r = await convert('mp4', to, clip);
+    const p = ffprobe(r.path);
+    assert.equal(p.format, format, `mp4 → ${to}`);
+    assert.deepEqual(p.codecs.filter((c) => c !== undefined).sort(), [v, a].filter(Boolean).sort(), `mp4 → ${to}`);
+    assert.ok(p.duration > 0.8 && p.duration < 1.3, `mp4 → ${to} lasts ${p.duration}`);
+    if (brand) assert.match(tool('/usr/bin/ffprobe', ['-v', 'error', '-show_entries', 'format_tags=major_brand', '-of', 'csv=p=0', r.path]), new RegExp(`^${brand}`), to);
+  }
+  const head = await readFile((await convert('mp4', 'm2ts', clip)).path);
+  assert.deepEqual([head[4], head[196], head[388]], [0x47, 0x47, 0x47], 'm2ts: 192-byte packets');
+  assert.match(tool('/usr/bin/ffprobe', ['-v', 'error', '-select_streams', 'v', '-show_entries', 'stream=width,height', '-of', 'csv=p=0', (await convert('mp4', 'dv', clip)).path]), /^720,576/);
+  // Read back: each new source to a common target. A mono TTA or Speex stream has no channel
+  // layout, which the AAC encoder refused until the layout was named.
+  for (const [from, to] of [['tta', 'm4a'], ['spx', 'aac'], ['ac3', 'flac'], ['mka', 'mp3'], ['wma', 'wav'], ['m2ts', 'mp4'], ['y4m', 'webm'], ['dv', 'mp4'], ['vob', 'mkv'], ['wmv', 'dv']] as const) {
+    const r = await convert(from, to);
+    assert.deepEqual(r.engines, ['ffmpeg'], `${from} → ${to}`);
+    assert.ok(ffprobe(r.path).duration > 0.1, `${from} → ${to}`);
+  }
+  // Sound cannot become video; a silent raw video has no sound to give.
+  const ffmpegEngine = new FfmpegEngine();
+  assert.equal(ffmpegEngine.supports('y4m', 'wav'), false);
+  assert.equal(ffmpegEngine.supports('ac3', 'mp4'), false);
+  assert.equal(ffmpegEngine.supports('y4m', 'mp4'), true);
+});
+
 test('archives repack between zip, 7z, tar.*, cpio and ISO 9660 with every member and byte kept', { timeout: 180_000 }, async () => {
   const formats = ['zip', '7z', 'tar', 'tgz', 'tbz2', 'txz', 'cpio', 'iso'];
   for (const from of formats) {
@@ -175,7 +226,8 @@ test('fonts convert each to each; FreeType (fc-scan) reads the family', { timeou
 
 test('detection of every new format from its bytes, and the text ones from content or name', async () => {
   const { detectFormat } = await import('../formats/detect.js');
-  const byName = new Set(['tsv', 'yaml', 'toml', 'ini']);
+  // VOB and ASF share MPEG-PS's and WMV's bytes: their name breaks the tie.
+  const byName = new Set(['tsv', 'yaml', 'toml', 'ini', 'vob', 'asf']);
   for (const [key, path] of samples) {
     if (key.includes('>')) continue;
     const found = await detectFormat(path, byName.has(key) ? `upload.${key}` : 'upload.bin');

@@ -219,3 +219,64 @@ test('data by content and bytes: plists, GPX, KML, TCX, GeoJSON, CBOR; MessagePa
   assert.equal(await detectBytes('{"a": 1}', 'conf.json5'), 'json5');
   assert.equal(await detectBytes('app.name = Demo\n', 'app.properties'), 'properties');
 });
+
+test('audio and video containers by their bytes, whatever the name (issue 12)', { timeout: 120_000 }, async () => {
+  const ff = (args: string[], name: string): string => {
+    const p = join(dir, name);
+    tool('/usr/bin/ffmpeg', ['-v', 'error', '-y', ...args, p]);
+    return p;
+  };
+  const tone = ['-f', 'lavfi', '-i', 'sine=duration=0.2:sample_rate=48000'];
+  const card = ['-f', 'lavfi', '-i', 'testsrc=duration=0.2:size=64x48:rate=25', ...tone];
+  const h264 = ['-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest'];
+  const cases: [string, string[]][] = [
+    // Audio: raw streams (MPEG frame syncs vs layer III, AC-3 vs E-AC-3 by bsid) and containers.
+    ['mp3', [...tone, '-c:a', 'libmp3lame', '-id3v2_version', '0', '-write_xing', '0', '-f', 'mp3']],
+    ['mp2', [...tone, '-c:a', 'mp2', '-f', 'mp2']], ['aac', [...tone, '-c:a', 'aac', '-f', 'adts']],
+    ['ac3', [...tone, '-c:a', 'ac3', '-f', 'ac3']], ['eac3', [...tone, '-c:a', 'eac3', '-f', 'eac3']],
+    ['tta', [...tone, '-c:a', 'tta', '-f', 'tta']], ['wma', [...tone, '-c:a', 'wmav2', '-f', 'asf']],
+    // Ogg by its first packet; Matroska by its track types.
+    ['ogg', [...tone, '-c:a', 'libvorbis', '-f', 'ogg']], ['opus', [...tone, '-c:a', 'libopus', '-f', 'ogg']],
+    ['oga', [...tone, '-c:a', 'flac', '-f', 'oga']], ['spx', [...tone, '-c:a', 'libspeex', '-f', 'spx']],
+    ['ogv', [...card, '-c:v', 'libtheora', '-c:a', 'libvorbis', '-shortest', '-f', 'ogg']],
+    ['mka', [...tone, '-c:a', 'libopus', '-f', 'matroska']], ['mkv', [...card, ...h264, '-f', 'matroska']],
+    ['webm', [...card, '-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-c:a', 'libopus', '-shortest', '-f', 'webm']],
+    // ISO base media by brand.
+    ['mp4', [...card, ...h264, '-f', 'mp4']], ['m4v', [...card, ...h264, '-f', 'ipod']], ['m4a', [...tone, '-c:a', 'aac', '-f', 'ipod']],
+    ['3gp', [...card, ...h264, '-f', '3gp']], ['3g2', [...card, ...h264, '-f', '3g2']], ['f4v', [...card, ...h264, '-f', 'f4v']],
+    // The rest by their magic.
+    ['flv', [...card, ...h264, '-f', 'flv']], ['wmv', [...card, '-c:v', 'wmv2', '-c:a', 'wmav2', '-shortest', '-f', 'asf']],
+    ['mpg', [...card, '-c:v', 'mpeg1video', '-c:a', 'mp2', '-shortest', '-f', 'mpeg']],
+    ['ts', [...card, ...h264, '-f', 'mpegts']], ['m2ts', [...card, ...h264, '-mpegts_m2ts_mode', '1', '-f', 'mpegts']],
+    ['mxf', [...card, '-c:v', 'mpeg2video', '-c:a', 'pcm_s16le', '-shortest', '-f', 'mxf']],
+    ['nut', [...card, '-c:v', 'mpeg4', '-c:a', 'libmp3lame', '-shortest', '-f', 'nut']],
+    ['y4m', [...card, '-an', '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe']],
+    ['dv', ['-f', 'lavfi', '-i', 'testsrc=duration=0.2:size=720x576:rate=25', '-pix_fmt', 'yuv420p', '-c:v', 'dvvideo', '-f', 'dv']],
+  ];
+  for (const [ext, args] of cases) {
+    const p = ff(args, `av-${ext}`);
+    assert.equal((await detectFormat(p, 'upload.bin'))?.ext, ext, ext);
+  }
+  // ASF with video named .asf, an MPEG-2 program stream named .vob: the name breaks the tie.
+  const wmv = join(dir, 'av-wmv');
+  assert.equal((await detectFormat(wmv, 'clip.asf'))?.ext, 'asf');
+  const vob = ff([...card, '-c:v', 'mpeg2video', '-c:a', 'ac3', '-shortest', '-f', 'vob'], 'av-vob');
+  assert.equal((await detectFormat(vob, 'upload.bin'))?.ext, 'mpg');
+  assert.equal((await detectFormat(vob, 'VTS_01_1.VOB'))?.ext, 'vob');
+  // …but never overrides the bytes: an MP4 named .vob is an MP4.
+  assert.equal((await detectFormat(join(dir, 'av-mp4'), 'clip.vob'))?.ext, 'mp4');
+  // A DVD's first pack: MPEG-2 pack header, system header, then the navigation packet (0xBF).
+  const pack = Buffer.concat([
+    Buffer.from([0, 0, 1, 0xba, 0x44, 0, 4, 0, 4, 1, 0x01, 0x89, 0xc3, 0xf8]),
+    Buffer.from([0, 0, 1, 0xbb, 0, 2, 0x80, 0x01]),
+    Buffer.from([0, 0, 1, 0xbf, 0x03, 0xd4]), Buffer.alloc(980),
+  ]);
+  assert.equal(await detectBytes(pack, 'upload.bin'), 'vob');
+  // Near misses: a TS sync byte that does not repeat every 188 bytes, an MPEG frame sync with a forbidden bitrate.
+  const notTs = Buffer.alloc(600, 0x20);
+  notTs[0] = 0x47;
+  notTs[188] = 0x47;
+  notTs[376] = 0x46;
+  assert.notEqual(await detectBytes(notTs, 'upload.bin'), 'ts');
+  assert.equal(await detectBytes(Buffer.from([0xff, 0xfd, 0xf4, 0x00, 1, 2, 3, 4]), 'upload.bin'), undefined);
+});

@@ -43,11 +43,17 @@ export async function detectFormat(path: string, filename?: string): Promise<Det
   // Binary STL has no magic number: an 80-byte header, a triangle count and 50 bytes a triangle.
   if (!byMagic && size >= 84 && head.length >= 84 && size === 84 + 50 * head.readUInt32LE(80)) return formatInfo('stl') ?? null;
   if (byMagic === 'ole2') return detectOle(Buffer.concat([head, await oleDirectory(path, head)]), ext);
-  if (byMagic) return formatInfo(byMagic) ?? null;
+  if (byMagic) return formatInfo(NAMED_VARIANT[byMagic]?.[ext] ?? byMagic) ?? null;
   const byName = detectByExtension(head, ext, size);
   if (byName) return formatInfo(byName) ?? null;
   return detectText(head, ext);
 }
+
+/**
+ * Formats whose bytes are another's: an ASF with video named `.asf` (rather than `.wmv`), an
+ * MPEG-2 program stream named `.vob` without the DVD navigation pack {@link detectAv} looks for.
+ */
+const NAMED_VARIANT: Readonly<Record<string, Readonly<Record<string, string>>>> = { wmv: { asf: 'asf' }, mpg: { vob: 'vob' } };
 
 /** Signature checks; returns an extension, `zip`/`ole2` for containers, or null. */
 export function detectBinary(b: Buffer): string | null {
@@ -59,6 +65,8 @@ export function detectBinary(b: Buffer): string | null {
   if (startsWith(b, 'RIFF') && startsWith(b, 'WAVE', 8)) return 'wav';
   if (startsWith(b, 'RIFF') && startsWith(b, 'AVI ', 8)) return 'avi';
   if (startsWith(b, [0x49, 0x49, 0x2a, 0x00]) || startsWith(b, [0x4d, 0x4d, 0x00, 0x2a])) return tiffHasTag(b, 0xc612) ? 'dng' : 'tiff';
+  const av = detectAv(b);
+  if (av) return av;
   const more = detectMoreBinary(b);
   if (more) return more;
   if (startsWith(b, '8BPS')) return b.length >= 6 && b.readUInt16BE(4) === 2 ? 'psb' : 'psd';
@@ -67,9 +75,12 @@ export function detectBinary(b: Buffer): string | null {
   if (startsWith(b, 'BM') && b.length >= 18 && [12, 40, 52, 56, 64, 108, 124].includes(b.readUInt32LE(14))) return 'bmp';
   if (/^P6\s/.test(b.subarray(0, 3).toString('latin1'))) return 'ppm';
   if (startsWith(b, 'fLaC')) return 'flac';
-  if (startsWith(b, 'OggS')) return b.subarray(0, 64).includes(Buffer.from('OpusHead')) ? 'opus' : 'ogg';
+  if (startsWith(b, 'OggS')) return oggKind(b);
   if (startsWith(b, 'ID3')) return 'mp3';
   if (b.length >= 2 && b[0] === 0xff && ((b[1] ?? 0) & 0xe6) === 0xe2) return 'mp3'; // MPEG-1/2 layer III frame sync
+  // ADTS: the same 12-bit sync with layer 00; layer II: layer bits 10, a valid bitrate and sample rate.
+  if (b.length >= 7 && b[0] === 0xff && ((b[1] ?? 0) & 0xf6) === 0xf0) return 'aac';
+  if (b.length >= 4 && b[0] === 0xff && ((b[1] ?? 0) & 0xe6) === 0xe4 && (b[2] ?? 0) >> 4 !== 15 && (((b[2] ?? 0) >> 2) & 3) !== 3) return 'mp2';
   if (startsWith(b, 'ftyp', 4)) {
     const brand = b.subarray(8, 12).toString('latin1');
     if (brand === 'avif' || brand === 'avis') return 'avif';
@@ -81,9 +92,17 @@ export function detectBinary(b: Buffer): string | null {
     if (brand === 'mif1' || brand === 'msf1') return 'avif';
     if (brand === 'M4A ' || brand === 'M4B ') return 'm4a';
     if (brand === 'qt  ') return 'mov';
+    if (brand.startsWith('M4V')) return 'm4v';
+    if (brand.startsWith('3g2')) return '3g2';
+    if (/^3g[pegrs]/.test(brand)) return '3gp';
+    if (brand === 'f4v ' || brand === 'f4p ') return 'f4v';
     return 'mp4';
   }
-  if (startsWith(b, [0x1a, 0x45, 0xdf, 0xa3])) return b.subarray(0, 64).includes(Buffer.from('webm')) ? 'webm' : 'mkv';
+  if (startsWith(b, [0x1a, 0x45, 0xdf, 0xa3])) {
+    if (b.subarray(0, 64).includes(Buffer.from('webm'))) return 'webm';
+    const tracks = matroskaTrackTypes(b);
+    return tracks.length > 0 && tracks.every((t) => t === TRACK_AUDIO) ? 'mka' : 'mkv';
+  }
   if (startsWith(b, '{\\rtf')) return 'rtf';
   const long = detectLongTail(b);
   if (long) return long;
@@ -472,4 +491,111 @@ export function detectTextContent(text: string, ext: string, whole: boolean): st
     }
   }
   return null;
+}
+
+const ASF_HEADER = [0x30, 0x26, 0xb2, 0x75, 0x8e, 0x66, 0xcf, 0x11, 0xa6, 0xd9, 0x00, 0xaa, 0x00, 0x62, 0xce, 0x6c];
+/** ASF_Video_Media, the stream type GUID of a video stream's properties object. */
+const ASF_VIDEO_MEDIA = Buffer.from('c0ef19bc4d5bcf11a8fd00805f5c442b', 'hex');
+
+/**
+ * Audio and video containers and streams issue 12 added: FLV, ASF (video or not), MPEG
+ * program and transport streams, Dolby AC-3/E-AC-3, TTA, YUV4MPEG2, MXF, DV and NUT. (Ogg,
+ * Matroska, the ISO brands and the MPEG audio frames are told apart where their families are
+ * detected.)
+ */
+function detectAv(b: Buffer): string | null {
+  if (startsWith(b, 'FLV\x01')) return 'flv';
+  if (startsWith(b, ASF_HEADER)) return b.subarray(0, 16 * 1024).includes(ASF_VIDEO_MEDIA) ? 'wmv' : 'wma';
+  if (startsWith(b, [0x00, 0x00, 0x01, 0xba]) && b.length >= 14) {
+    // MPEG-2 packs start with the bits 01, MPEG-1's with 0010; a DVD's first pack carries a
+    // navigation packet (private stream 2) right after its system header.
+    if (((b[4] ?? 0) & 0xc0) !== 0x40) return 'mpg';
+    const sys = 14 + ((b[13] ?? 0) & 7);
+    const nav = startsWith(b, [0x00, 0x00, 0x01, 0xbb], sys) && b.length >= sys + 6 ? sys + 6 + b.readUInt16BE(sys + 4) : -1;
+    return nav > 0 && startsWith(b, [0x00, 0x00, 0x01, 0xbf], nav) ? 'vob' : 'mpg';
+  }
+  // Transport streams: a 0x47 sync byte every 188 bytes; BDAV (m2ts) puts a 4-byte timestamp before each.
+  const every = (first: number, step: number): boolean => b.length > first + step && [0, 1, 2].every((i) => first + i * step >= b.length || b[first + i * step] === 0x47);
+  if (every(0, 188)) return 'ts';
+  if (every(4, 192)) return 'm2ts';
+  // AC-3 sync word; the bitstream id (bsid) is at most 8 for AC-3, 11–16 for E-AC-3.
+  if (startsWith(b, [0x0b, 0x77]) && b.length >= 6) {
+    const bsid = (b[5] ?? 0) >> 3;
+    if (bsid <= 8 && (b[4] ?? 0) >> 6 !== 3) return 'ac3';
+    if (bsid >= 11 && bsid <= 16) return 'eac3';
+  }
+  if (startsWith(b, 'TTA1')) return 'tta';
+  if (startsWith(b, 'YUV4MPEG2 ')) return 'y4m';
+  // SMPTE universal label of a partition pack (the header partition opens the file).
+  if (startsWith(b, [0x06, 0x0e, 0x2b, 0x34, 0x02, 0x05, 0x01, 0x01, 0x0d, 0x01, 0x02, 0x01])) return 'mxf';
+  // DV DIF: a header block (section type 0, id 1F 07 00), then the first subcode block (3F 07 00).
+  if (startsWith(b, [0x1f, 0x07, 0x00]) && startsWith(b, [0x3f, 0x07, 0x00], 80)) return 'dv';
+  if (startsWith(b, 'nut/multimedia container\0')) return 'nut';
+  return null;
+}
+
+/**
+ * Ogg by the first packets of its opening (BOS) pages: any Theora stream makes it video
+ * (ogv); otherwise the first stream's codec: Opus, FLAC (oga), Speex (spx) or Vorbis (ogg).
+ */
+function oggKind(b: Buffer): string {
+  const heads: Buffer[] = [];
+  let o = 0;
+  while (startsWith(b, 'OggS', o) && b.length > o + 27 && ((b[o + 5] ?? 0) & 0x02) !== 0) {
+    const segments = b[o + 26] ?? 0;
+    let size = 0;
+    for (let i = 0; i < segments; i++) size += b[o + 27 + i] ?? 0;
+    const data = o + 27 + segments;
+    heads.push(b.subarray(data, data + 8));
+    o = data + size;
+  }
+  const is = (h: Buffer | undefined, sig: string): boolean => h !== undefined && startsWith(h, sig);
+  if (heads.some((h) => is(h, '\x80theora'))) return 'ogv';
+  if (is(heads[0], 'OpusHead')) return 'opus';
+  if (is(heads[0], '\x7fFLAC')) return 'oga';
+  if (is(heads[0], 'Speex   ')) return 'spx';
+  return 'ogg';
+}
+
+const TRACK_AUDIO = 2;
+/** EBML element ids walked to the track types. */
+const EBML = { segment: 0x18538067, tracks: 0x1654ae6b, trackEntry: 0xae, trackType: 0x83, cluster: 0x1f43b675 } as const;
+
+/** An EBML variable-length integer at `o`: its value (id: with the length marker) and length. */
+function vint(b: Buffer, o: number, isId: boolean): { value: number; length: number } | null {
+  const first = b[o];
+  if (first === undefined || first === 0) return null;
+  let length = 1;
+  while (!(first & (0x80 >> (length - 1)))) length += 1;
+  if (o + length > b.length) return null;
+  let value = isId ? first : first & (0xff >> length);
+  for (let i = 1; i < length; i++) value = value * 256 + (b[o + i] ?? 0);
+  return { value, length };
+}
+
+/**
+ * The TrackType values (1 video, 2 audio, 17 subtitles …) of a Matroska file's Tracks
+ * element, as far as the head holds it; empty when it is not there (then it is taken as video).
+ */
+function matroskaTrackTypes(b: Buffer): number[] {
+  const types: number[] = [];
+  // Walks the children of [start, end): into the Segment, Tracks and each TrackEntry.
+  const walk = (start: number, end: number, depth: number): void => {
+    let o = start;
+    while (o < Math.min(end, b.length) && depth < 4) {
+      const id = vint(b, o, true);
+      const size = id && vint(b, o + id.length, false);
+      if (!id || !size) return;
+      const data = o + id.length + size.length;
+      // An all-ones size is "unknown" (live streams): its element runs to its parent's end.
+      const unknown = size.value === 2 ** (7 * size.length) - 1;
+      const stop = unknown ? end : data + size.value;
+      if (id.value === EBML.cluster) return;
+      if (id.value === EBML.segment || id.value === EBML.tracks || id.value === EBML.trackEntry) walk(data, stop, depth + 1);
+      else if (id.value === EBML.trackType && size.value === 1) types.push(b[data] ?? 0);
+      o = stop;
+    }
+  };
+  walk(0, b.length, 0);
+  return types;
 }

@@ -26,6 +26,7 @@ import { dirname } from 'node:path';
 import { ConversionError, failed } from '../errors.js';
 import { runSandboxed } from '../exec/exec.js';
 import { packageFile, jobLimits, type JobContext } from '../engines/engine.js';
+import { FFMPEG_DEMUXERS } from '../engines/ffmpeg.engine.js';
 import { formatInfo } from '../formats/catalogue.js';
 import { inspectArchive } from './archive-guard.js';
 
@@ -68,10 +69,8 @@ export interface InputFacts {
 const ZIP_CONTAINERS = new Set(['docx', 'xlsx', 'xlsb', 'pptx', 'odt', 'ods', 'odp', 'epub', 'htmlz', 'txtz']);
 /** XML sources, read whole by their engine's XML parser: refused when they declare entities, as zip parts are. */
 const XML_SOURCES = new Set(['fodt', 'fods', 'fodp', 'dbk', 'opml', 'fb2', 'tei', 'svg', 'dae', 'xml', 'smi']);
-const DEMUXER: Readonly<Record<string, string>> = {
-  wav: 'wav', mp3: 'mp3', flac: 'flac', ogg: 'ogg', opus: 'ogg', m4a: 'mov', mp4: 'mov', mov: 'mov', webm: 'matroska', mkv: 'matroska', avi: 'avi',
-  aiff: 'aiff', au: 'au', caf: 'caf', w64: 'w64', wv: 'wv', voc: 'voc', amr: 'amr', avr: 'avr', '8svx': 'iff', sph: 'nistsphere',
-};
+/** The demuxer ffprobe is forced to: the engine's own table, so the guard reads a file as FFmpeg will. */
+const DEMUXER = FFMPEG_DEMUXERS;
 /** Bytes of each XML part read for a DTD; declarations come before the root element. */
 const XML_HEAD_BYTES = 16 * 1024;
 const MAX_XML_PARTS_READ = 2_000;

@@ -11,6 +11,23 @@ import { gzipSync } from 'node:zlib';
 import { makeDng } from './raw-sample.js';
 import { fixture, tool } from './tools.js';
 
+/** Audio samples FFmpeg's CLI writes: extension, encoder, muxer. */
+const AV_AUDIO: readonly (readonly [string, string, string])[] = [
+  ['ac3', 'ac3', 'ac3'], ['eac3', 'eac3', 'eac3'], ['mp2', 'mp2', 'mp2'], ['aac', 'aac', 'adts'], ['wma', 'wmav2', 'asf'],
+  ['mka', 'libopus', 'matroska'], ['oga', 'flac', 'oga'], ['tta', 'tta', 'tta'], ['spx', 'libspeex', 'spx'],
+];
+const H264_AAC = ['-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac'];
+/** Video samples FFmpeg's CLI writes: extension, codec arguments, muxer. */
+const AV_VIDEO: readonly (readonly [string, readonly string[], string])[] = [
+  ['flv', H264_AAC, 'flv'], ['f4v', H264_AAC, 'f4v'], ['m4v', H264_AAC, 'ipod'], ['3gp', H264_AAC, '3gp'], ['3g2', H264_AAC, '3g2'],
+  ['ts', H264_AAC, 'mpegts'], ['m2ts', [...H264_AAC, '-mpegts_m2ts_mode', '1'], 'mpegts'],
+  ['wmv', ['-c:v', 'wmv2', '-c:a', 'wmav2'], 'asf'], ['asf', ['-c:v', 'msmpeg4', '-c:a', 'wmav2'], 'asf'],
+  ['mpg', ['-c:v', 'mpeg1video', '-c:a', 'mp2'], 'mpeg'], ['vob', ['-c:v', 'mpeg2video', '-c:a', 'ac3'], 'vob'],
+  ['mxf', ['-c:v', 'mpeg2video', '-c:a', 'pcm_s16le'], 'mxf'], ['ogv', ['-c:v', 'libtheora', '-c:a', 'libvorbis'], 'ogv'],
+  ['dv', ['-pix_fmt', 'yuv420p', '-c:v', 'dvvideo', '-c:a', 'pcm_s16le', '-ac', '2'], 'dv'],
+  ['nut', ['-c:v', 'mpeg4', '-c:a', 'libmp3lame'], 'nut'], ['y4m', ['-an', '-pix_fmt', 'yuv420p'], 'yuv4mpegpipe'],
+];
+
 /** The word every text-bearing sample holds. */
 export const MARKER = 'Marker';
 
@@ -162,6 +179,16 @@ export async function makeExtraSamples(dir: string): Promise<Map<string, string>
   made('amr', '/usr/bin/sox', (p) => ['-n', '-r', '8000', '-c', '1', '-t', 'amr-nb', p, 'synth', '0.3', 'sine', '440', 'vol', '0.5']);
   for (const [ext, codec] of [['caf', 'pcm_s16le'], ['w64', 'pcm_s16le'], ['wv', 'wavpack']] as const) {
     made(ext, '/usr/bin/ffmpeg', (p) => ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=duration=0.3:sample_rate=8000', '-c:a', codec, '-f', ext, p]);
+  }
+
+  // FFmpeg's other audio streams and containers, from the same tone at 48 kHz.
+  const tone = ['-f', 'lavfi', '-i', 'sine=duration=0.3:sample_rate=48000'];
+  for (const [ext, codec, muxer] of AV_AUDIO) made(ext, '/usr/bin/ffmpeg', (p) => ['-v', 'error', '-y', ...tone, '-c:a', codec, '-f', muxer, p]);
+  // Video: 0.4 s of FFmpeg's test card (DV only at its PAL size) with a tone.
+  for (const [ext, codecs, muxer] of AV_VIDEO) {
+    const size = ext === 'dv' ? '720x576' : '64x48';
+    const card = ['-f', 'lavfi', '-i', `testsrc=duration=0.4:size=${size}:rate=25`, '-f', 'lavfi', '-i', 'sine=duration=0.4:sample_rate=48000'];
+    made(ext, '/usr/bin/ffmpeg', (p) => ['-v', 'error', '-y', ...card, ...codecs, '-shortest', '-f', muxer, p]);
   }
 
   // Archives: a folder with a marker file, packed by Python, 7-Zip and bsdtar.

@@ -1,4 +1,7 @@
-/** Audio formats beyond the common six: FFmpeg's (aiff, au, caf, w64, wv, voc) and SoX's (8svx, avr, sph, amr). */
+/**
+ * Audio formats beyond the common six: FFmpeg's (aiff, au, caf, w64, wv, voc, and the codec
+ * streams and containers below amr) and SoX's (8svx, avr, sph, amr).
+ */
 import type { FormatEntry } from '../catalogue.js';
 
 export const AUDIO_EXTRA: readonly FormatEntry[] = [
@@ -12,4 +15,14 @@ export const AUDIO_EXTRA: readonly FormatEntry[] = [
   { ext: 'avr', mime_type: 'audio/x-avr', family: 'audio', name: 'Audio Visual Research audio' },
   { ext: 'sph', aliases: ['nist'], mime_type: 'audio/x-nist', family: 'audio', name: 'NIST SPHERE audio' },
   { ext: 'amr', mime_type: 'audio/amr', family: 'audio', name: 'AMR-NB speech audio' },
+  { ext: 'ac3', mime_type: 'audio/ac3', family: 'audio', name: 'Dolby Digital (AC-3) audio' },
+  { ext: 'eac3', aliases: ['ec3'], mime_type: 'audio/eac3', family: 'audio', name: 'Dolby Digital Plus (E-AC-3) audio' },
+  { ext: 'mp2', aliases: ['mpa'], mime_type: 'audio/mpeg', family: 'audio', name: 'MPEG-1 Audio Layer II' },
+  { ext: 'aac', aliases: ['adts'], mime_type: 'audio/aac', family: 'audio', name: 'AAC audio (ADTS stream)' },
+  { ext: 'wma', mime_type: 'audio/x-ms-wma', family: 'audio', name: 'Windows Media Audio' },
+  { ext: 'mka', mime_type: 'audio/x-matroska', family: 'audio', name: 'Matroska audio' },
+  // Ogg Vorbis keeps .ogg; .oga is Ogg's audio extension, here FLAC in Ogg.
+  { ext: 'oga', mime_type: 'audio/ogg', family: 'audio', name: 'Ogg FLAC audio' },
+  { ext: 'tta', mime_type: 'audio/x-tta', family: 'audio', name: 'True Audio (TTA)' },
+  { ext: 'spx', mime_type: 'audio/ogg', family: 'audio', name: 'Ogg Speex audio' },
 ];

@@ -22,6 +22,7 @@ import { SUBTITLES } from './subtitles.js';
 import { TEXT } from './text.js';
 import { VECTOR } from './vector.js';
 import { VIDEO } from './video.js';
+import { VIDEO_EXTRA } from './video-extra.js';
 
 /** The groups, in listing order. */
 export const FORMAT_GROUPS: readonly (readonly FormatEntry[])[] = [
@@ -34,6 +35,7 @@ export const FORMAT_GROUPS: readonly (readonly FormatEntry[])[] = [
   AUDIO,
   AUDIO_EXTRA,
   VIDEO,
+  VIDEO_EXTRA,
   MARKUP,
   EBOOKS,
   TEXT,

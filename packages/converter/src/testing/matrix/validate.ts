@@ -34,12 +34,33 @@ const MAGICK: Readonly<Record<string, readonly string[]>> = {
   ras: ['SUN'], sgi: ['SGI'], xbm: ['XBM'], xpm: ['XPM'], pcx: ['PCX'], tga: ['TGA'], jp2: ['JP2'], j2k: ['J2K', 'JPC'], hdr: ['HDR'],
   miff: ['MIFF'], wbmp: ['WBMP'], dpx: ['DPX'], xwd: ['XWD'], viff: ['VIFF'], mng: ['MNG'], jng: ['JNG'], vicar: ['VICAR'],
 };
-/** ffprobe's demuxer name (one of) and the stream codec it must hold, per media target. */
-const MEDIA: Readonly<Record<string, { format: string; stream: 'audio' | 'video'; codec?: string }>> = {
+/**
+ * ffprobe's demuxer name (one of) and the stream codec it must hold, per media target; where
+ * containers share a demuxer, the ISO brand (`major_brand`) or the codec tells them apart.
+ * Audio targets must hold no video stream (mka is not mkv, wma not wmv).
+ */
+interface MediaCheck {
+  readonly format: string;
+  readonly stream: 'audio' | 'video';
+  readonly codec?: string;
+  readonly brand?: RegExp;
+}
+const MEDIA: Readonly<Record<string, MediaCheck>> = {
   wav: { format: 'wav', stream: 'audio' }, mp3: { format: 'mp3', stream: 'audio', codec: 'mp3' }, flac: { format: 'flac', stream: 'audio', codec: 'flac' },
   ogg: { format: 'ogg', stream: 'audio', codec: 'vorbis' }, opus: { format: 'ogg', stream: 'audio', codec: 'opus' }, m4a: { format: 'mp4', stream: 'audio', codec: 'aac' },
   mp4: { format: 'mp4', stream: 'video' }, webm: { format: 'webm', stream: 'video' }, mkv: { format: 'matroska', stream: 'video' },
   mov: { format: 'mov', stream: 'video' }, avi: { format: 'avi', stream: 'video' },
+  ac3: { format: 'ac3', stream: 'audio', codec: 'ac3' }, eac3: { format: 'eac3', stream: 'audio', codec: 'eac3' },
+  mp2: { format: 'mp3', stream: 'audio', codec: 'mp2' }, aac: { format: 'aac', stream: 'audio', codec: 'aac' },
+  wma: { format: 'asf', stream: 'audio', codec: 'wmav2' }, mka: { format: 'matroska', stream: 'audio' },
+  oga: { format: 'ogg', stream: 'audio', codec: 'flac' }, tta: { format: 'tta', stream: 'audio', codec: 'tta' }, spx: { format: 'ogg', stream: 'audio', codec: 'speex' },
+  flv: { format: 'flv', stream: 'video' }, f4v: { format: 'mp4', stream: 'video', brand: /^f4v $/ }, m4v: { format: 'mp4', stream: 'video', brand: /^M4V/ },
+  '3gp': { format: '3gp', stream: 'video', brand: /^3g[pegrs]/ }, '3g2': { format: '3g2', stream: 'video', brand: /^3g2/ },
+  wmv: { format: 'asf', stream: 'video' }, asf: { format: 'asf', stream: 'video' },
+  mpg: { format: 'mpeg', stream: 'video', codec: 'mpeg1video' }, vob: { format: 'mpeg', stream: 'video', codec: 'mpeg2video' },
+  ts: { format: 'mpegts', stream: 'video' }, m2ts: { format: 'mpegts', stream: 'video' },
+  mxf: { format: 'mxf', stream: 'video' }, ogv: { format: 'ogg', stream: 'video', codec: 'theora' }, dv: { format: 'dv', stream: 'video', codec: 'dvvideo' },
+  nut: { format: 'nut', stream: 'video' }, y4m: { format: 'yuv4mpegpipe', stream: 'video', codec: 'rawvideo' },
 };
 const OOXML: Readonly<Record<string, string>> = {
   docx: 'wordprocessingml.document.main', xlsx: 'spreadsheetml.sheet.main', pptx: 'presentationml.presentation.main',
@@ -105,15 +126,26 @@ async function judge(path: string, to: string): Promise<string> {
     return `pdfinfo: ${pages} page${pages > 1 ? 's' : ''}`;
   }
   if (to in MEDIA) {
-    const want = MEDIA[to] as { format: string; stream: string; codec?: string };
+    const want = MEDIA[to] as MediaCheck;
     const r = await run('/usr/bin/ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path]);
-    const info = JSON.parse(r.stdout.toString('utf8') || '{}') as { format?: { format_name?: string; duration?: string }; streams?: { codec_type?: string; codec_name?: string }[] };
+    const info = JSON.parse(r.stdout.toString('utf8') || '{}') as {
+      format?: { format_name?: string; duration?: string; tags?: { major_brand?: string } };
+      streams?: { codec_type?: string; codec_name?: string }[];
+    };
     const names = (info.format?.format_name ?? '').split(',');
     const stream = info.streams?.find((s) => s.codec_type === want.stream && (!want.codec || s.codec_name === want.codec));
-    if (r.code !== 0 || !names.includes(want.format) || !stream || !(Number(info.format?.duration) > 0)) {
-      throw new Error(`ffprobe: ${info.format?.format_name ?? 'unreadable'} ${info.streams?.map((s) => s.codec_name).join('+') ?? ''}`);
+    const brand = info.format?.tags?.major_brand ?? '';
+    const videoInAudio = want.stream === 'audio' && info.streams?.some((s) => s.codec_type === 'video');
+    if (r.code !== 0 || !names.includes(want.format) || !stream || !(Number(info.format?.duration) > 0) || videoInAudio || (want.brand && !want.brand.test(brand))) {
+      throw new Error(`ffprobe: ${info.format?.format_name ?? 'unreadable'} ${brand} ${info.streams?.map((s) => s.codec_name).join('+') ?? ''}`);
     }
-    return `ffprobe: ${info.format?.format_name} ${stream.codec_name}`;
+    // BDAV: every 188-byte packet behind a 4-byte timestamp (ffprobe reads both kinds of TS alike).
+    if (to === 'm2ts' || to === 'ts') {
+      const head = (await readFile(path)).subarray(0, 192 * 3);
+      const at = to === 'm2ts' ? [4, 196, 388] : [0, 188, 376];
+      if (!at.every((o) => o >= head.length || head[o] === 0x47)) throw new Error(`not ${to === 'm2ts' ? '192' : '188'}-byte packets`);
+    }
+    return `ffprobe: ${info.format?.format_name}${brand ? ` (${brand.trim()})` : ''} ${stream.codec_name}`;
   }
   if (to in MAGICK) {
     const mime = await mimeOf(path);
