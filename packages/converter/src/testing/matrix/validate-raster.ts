@@ -4,7 +4,8 @@
  * where no such program is packaged (PICT, OTB, EV3, HRZ, CALS), its header is parsed here;
  * either way the picture's sides must be the ones `identify` reported. Netpbm (mtvtoppm,
  * avstopam, g3topbm), jbigkit (jbgtopbm), libsixel (sixel2png), libvips
- * (vipsheader), FFmpeg's PGX decoder and libmagic (Cineon, DCX) are the programs.
+ * (vipsheader, and `vips avg` over every pixel), FFmpeg's PGX decoder and libmagic (Cineon, DCX)
+ * are the programs.
  */
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -59,6 +60,9 @@ export async function rasterSides(path: string, to: string): Promise<{ sides: Si
       if (r.code !== 0) throw new Error(`vipsheader: ${r.stderr.trim().split('\n')[0]}`);
       return Number(r.stdout.toString('utf8').trim());
     };
+    // The header alone says nothing of the pixels: `vips avg` reads every one (a cut file fails).
+    const avg = await run('/usr/bin/vips', ['avg', path]);
+    if (avg.code !== 0) throw new Error(`vips avg: ${avg.stderr.trim().split('\n').pop() ?? ''}`);
     return { sides: { width: await field('width'), height: await field('height') }, by: 'vipsheader' };
   }
   if (to === 'sixel') {
