@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
+import { netpbmArgs } from '../testing/extra-samples.js';
 import { fixture, tool } from '../testing/tools.js';
 import { detectFormat } from './detect.js';
 
@@ -106,6 +107,53 @@ test('the raster long tail is recognised from the bytes ImageMagick writes, what
   const cur = Buffer.from(ico);
   cur.writeUInt16LE(2, 2);
   assert.equal(await detectBytes(cur, 'x.ico'), 'cur');
+});
+
+test('the older raster tail: PICT, SIXEL, PGX, Cineon, DCX, CALS, VIPS, Utah RLE by their bytes; the rest only by name with a header that fits', async () => {
+  const write = async (coder: string, ext: string, extra: string[] = []): Promise<Buffer> => {
+    const path = join(dir, `older.${ext}`);
+    tool('/usr/bin/convert', [fixture('sample.png'), '-resize', '40x30', ...extra, `${coder}:${path}`]);
+    return readFile(path);
+  };
+  const magic: Record<string, string> = { pict: 'pict', sixel: 'sixel', pgx: 'pgx', cin: 'cin', dcx: 'dcx', cals: 'cals', v: 'vips' };
+  for (const [ext, coder] of Object.entries(magic)) assert.equal(await detectBytes(await write(coder, ext), 'upload.bin'), ext, ext);
+  // Utah RLE is written by Netpbm (ImageMagick only reads it).
+  const rle = join(dir, 'older.rle');
+  tool('/bin/sh', netpbmArgs('rle', fixture('sample.png'), rle));
+  assert.equal(await detectBytes(await readFile(rle), 'upload.bin'), 'rle');
+  // A PICT without its 512-byte application header is one only by name.
+  const pict = (await write('pict', 'pict')).subarray(512);
+  assert.equal(await detectBytes(pict, 'clip.pct'), 'pict');
+  assert.equal(await detectBytes(pict, 'clip.bin'), undefined);
+
+  const named: Record<string, string> = { otb: 'otb', mtv: 'mtv', hrz: 'hrz', avs: 'avs', g3: 'g3', jbig: 'jbig', rgf: 'rgf' };
+  for (const [ext, coder] of Object.entries(named)) {
+    // HRZ samples are 6 bits (0–63): a picture without black is ASCII, hence this one has black.
+    const bytes = await write(coder, ext, ext === 'hrz' ? ['-fill', 'black', '-draw', 'point 0,0'] : []);
+    assert.equal(await detectBytes(bytes, `image.${ext}`), ext, ext);
+    assert.equal(await detectBytes(bytes, 'image.bin'), undefined, `${ext} without its name`);
+  }
+  // Aliases name the same format.
+  assert.equal(await detectBytes(await write('g3', 'g3'), 'page.fax'), 'g3');
+  assert.equal(await detectBytes(await write('jbig', 'jbig'), 'scan.jbg'), 'jbig');
+  // A name with bytes that do not fit it is not that format: a cut MTV, AVS or HRZ, a JBIG header with a non-zero reserved byte.
+  for (const ext of ['mtv', 'avs', 'hrz', 'rgf', 'otb']) {
+    const bytes = await write(ext, ext);
+    assert.notEqual(await detectBytes(bytes.subarray(0, bytes.length - 7), `image.${ext}`), ext, `cut ${ext}`);
+  }
+  const jbig = Buffer.from(await write('jbig', 'jbig'));
+  jbig[3] = 7;
+  assert.equal(await detectBytes(jbig, 'scan.jbig'), undefined);
+  assert.equal(await detectBytes(Buffer.from('just some words\n'), 'page.g3'), 'txt');
+  // MacPaint and Palm, written by Netpbm.
+  const palm = join(dir, 'older.palm');
+  tool('/bin/sh', netpbmArgs('palm', fixture('sample.png'), palm));
+  assert.equal(await detectBytes(await readFile(palm), 'icon.palm'), 'palm');
+  assert.equal(await detectBytes(await readFile(palm), 'icon.bin'), undefined);
+  const mac = join(dir, 'older.mac');
+  tool('/bin/sh', netpbmArgs('mac', fixture('sample.png'), mac));
+  assert.equal(await detectBytes(await readFile(mac), 'paint.mac'), 'mac');
+  assert.equal(await detectBytes(await readFile(mac), 'paint.bin'), undefined);
 });
 
 test('e-books by their headers: Palm database types, MOBI version, LIT, LRF, RocketBook, TCR, SNB', async () => {

@@ -154,6 +154,26 @@ function detectLongTail(b: Buffer): string | null {
   if (startsWith(b, [0x00, 0x00, 0x02, 0x00]) && b.length >= 22 && b.readUInt16LE(4) > 0 && b[9] === 0 && b.readUInt32LE(18) >= 22) return 'cur';
   // X window dump: header size, then file version 7, a pixmap format 0–2 and a depth 1–32.
   if (b.length >= 100 && b.readUInt32BE(4) === 7 && b.readUInt32BE(0) >= 100 && b.readUInt32BE(0) < 4096 && b.readUInt32BE(8) <= 2 && b.readUInt32BE(12) >= 1 && b.readUInt32BE(12) <= 32) return 'xwd';
+  return detectOlderTail(b);
+}
+
+/**
+ * The older raster tail, by its signatures: PICT (a 512-byte application header, then the
+ * picture size, its frame and the version opcode), SIXEL (a DCS introducer ending in `q`),
+ * PGX, Cineon, DCX (then the first page's offset past the page table), CALS (its header
+ * records), VIPS and Utah RLE (magic, then 8 bits per channel).
+ */
+function detectOlderTail(b: Buffer): string | null {
+  if (b.length >= 526 && (startsWith(b, [0x00, 0x11, 0x02, 0xff], 522) || startsWith(b, [0x11, 0x01], 522))) return 'pict';
+  const dcs = startsWith(b, [0x1b, 0x50]) ? 2 : startsWith(b, [0x90]) ? 1 : 0;
+  if (dcs && /^[0-9;]*q/.test(b.subarray(dcs, 32).toString('latin1'))) return 'sixel';
+  if (/^PG\s?(?:ML|LM)\s?[+-]?\s?\d+\s+\d+\s+\d+\s/.test(b.subarray(0, 64).toString('latin1'))) return 'pgx';
+  if (startsWith(b, [0x80, 0x2a, 0x5f, 0xd7]) || startsWith(b, [0xd7, 0x5f, 0x2a, 0x80])) return 'cin';
+  if (startsWith(b, [0xb1, 0x68, 0xde, 0x3a]) && b.length >= 8 && b.readUInt32LE(4) >= 8) return 'dcx';
+  const head = b.subarray(0, 2048).toString('latin1');
+  if (/^(?:srcdocid|dstdocid|version|rtype):/.test(head) && /\brtype: *1\b/.test(head) && /\brpelcnt: *\d+ *, *\d+/.test(head)) return 'cals';
+  if (startsWith(b, [0x08, 0xf2, 0xa6, 0xb6]) || startsWith(b, [0xb6, 0xa6, 0xf2, 0x08])) return 'v';
+  if (startsWith(b, [0x52, 0xcc]) && b.length >= 15 && b[12] === 8 && (b[11] ?? 0) >= 1) return 'rle';
   return null;
 }
 
@@ -167,7 +187,9 @@ function mobiVersion(b: Buffer): number {
 
 /**
  * Binary formats without a magic number, recognised when the name says so and the header
- * is plausible: TGA (colour-map type 0/1, a known image type), WBMP (type 0, fixed header 0).
+ * is plausible: TGA (colour-map type 0/1, a known image type), WBMP (type 0, fixed header 0),
+ * and the older tail, where the header's sides must account for the file's `size` exactly
+ * wherever the format is uncompressed (MTV, AVS, OTB, EV3, HRZ).
  */
 function detectByExtension(b: Buffer, ext: string, size: number): string | null {
   // MessagePack and CBOR without a self-describe tag: a map or array at the top (what data files hold).
@@ -177,7 +199,50 @@ function detectByExtension(b: Buffer, ext: string, size: number): string | null 
   if (ext === 'bson' && b.length >= 5 && b.readInt32LE(0) === size) return 'bson';
   if (ext === 'tga' && b.length >= 18 && (b[1] === 0 || b[1] === 1) && [1, 2, 3, 9, 10, 11].includes(b[2] ?? 0)) return 'tga';
   if (ext === 'wbmp' && b.length >= 4 && b[0] === 0 && b[1] === 0) return 'wbmp';
-  return null;
+  return olderTailByExtension(b, ext, size) ? ext : null;
+}
+
+/** Whether `b` (of a file of `size` bytes) is a plausible `ext` file of the older raster tail. */
+function olderTailByExtension(b: Buffer, ext: string, size: number): boolean {
+  switch (ext) {
+    case 'mtv': {
+      const m = /^(\d{1,5}) (\d{1,5})\n/.exec(b.subarray(0, 16).toString('latin1'));
+      return !!m && size === m[0].length + 3 * Number(m[1]) * Number(m[2]);
+    }
+    case 'avs':
+      return b.length >= 8 && size === 8 + 4 * b.readUInt32BE(0) * b.readUInt32BE(4) && size > 8;
+    case 'otb': {
+      // Info field 0 (one-byte sides), width, height, depth 1; rows packed or padded to bytes.
+      const [info, w = 0, h = 0, depth] = b;
+      return b.length >= 4 && info === 0 && depth === 1 && w > 0 && h > 0 && size >= 4 + Math.ceil((w * h) / 8) && size <= 4 + Math.ceil(w / 8) * h;
+    }
+    case 'rgf': {
+      const [w = 0, h = 0] = b;
+      return w > 0 && h > 0 && size === 2 + Math.ceil(w / 8) * h;
+    }
+    case 'hrz':
+      return size === 256 * 240 * 3;
+    case 'palm': {
+      // Width, height, bytes per row, flags, bits per pixel, version (0–3).
+      if (b.length < 16) return false;
+      const [w, h, rowBytes, bpp = 0, version = 9] = [b.readUInt16BE(0), b.readUInt16BE(2), b.readUInt16BE(4), b[8], b[9]];
+      return w > 0 && h > 0 && [1, 2, 4, 8, 16].includes(bpp) && version <= 3 && rowBytes >= Math.ceil((w * bpp) / 8) && rowBytes % 2 === 0;
+    }
+    case 'g3':
+      // Raw group 3 starts with an end-of-line code: eleven zero bits, then a one.
+      return b.length >= 2 && b[0] === 0 && ((b[1] ?? 0xff) & 0xe0) === 0 && (b[1] ?? 0) !== 0;
+    case 'jbig':
+      // The 20-byte bi-level image header: lowest ≤ highest resolution layer, planes, a zero byte, sides, stripe height.
+      return b.length >= 20 && (b[0] ?? 9) <= (b[1] ?? 0) && (b[2] ?? 0) >= 1 && b[3] === 0 && b.readUInt32BE(4) > 0 && b.readUInt32BE(8) > 0 && b.readUInt32BE(12) > 0;
+    case 'mac':
+      // MacPaint: version 0, 2 or 3, then a 512-byte header before the packed 576×720 bits.
+      return b.length >= 514 && [0, 2, 3].includes(b.readUInt32BE(0));
+    case 'pict':
+      // PICT without its 512-byte application header (as stored in a resource): size, frame, version.
+      return b.length >= 14 && (startsWith(b, [0x00, 0x11, 0x02, 0xff], 10) || startsWith(b, [0x11, 0x01], 10));
+    default:
+      return false;
+  }
 }
 
 /** Reads a few small entries of a zip and classifies it; anything else in a zip is unsupported. */

@@ -82,7 +82,7 @@ const MAX_XML_PARTS_READ = 2_000;
 export async function inspectInput(path: string, ext: string, limits: InputLimits, job: JobContext): Promise<InputFacts> {
   const family = formatInfo(ext)?.family;
   if (ext === 'pdf') return inspectPdf(path, limits, job);
-  if (family === 'image') return inspectImage(path, limits, job);
+  if (family === 'image') return inspectImage(path, ext, limits, job);
   if (family === 'audio' || family === 'video') return inspectMedia(path, ext, limits, job);
   if (ZIP_CONTAINERS.has(ext)) return inspectZip(path, ext, limits);
   if (family === 'archive') return inspectArchive(path, ext, limits, job);
@@ -133,7 +133,7 @@ async function inspectPdf(path: string, limits: InputLimits, job: JobContext): P
   return { pages };
 }
 
-async function inspectImage(path: string, limits: InputLimits, job: JobContext): Promise<InputFacts> {
+async function inspectImage(path: string, ext: string, limits: InputLimits, job: JobContext): Promise<InputFacts> {
   let width: number | undefined;
   let height: number | undefined;
   let frames = 1;
@@ -146,7 +146,10 @@ async function inspectImage(path: string, limits: InputLimits, job: JobContext):
   } catch {
     // not a libvips format (ico, bmp, ppm, psd): ask ImageMagick, with our policy, ping only
     const policy = dirname(packageFile('imagemagick/policy.xml'));
-    const r = await probe('/usr/bin/identify', ['-ping', '-format', '%w %h\n', path], job, { MAGICK_CONFIGURE_PATH: policy });
+    // Raw group 3 fax has no header: a ping reports the A4 page ImageMagick assumes (2592×3508),
+    // so it is decoded (bilevel, at most that page, under the policy's limits) for its real lines.
+    const ping = ext === 'g3' ? [] : ['-ping'];
+    const r = await probe('/usr/bin/identify', [...ping, '-format', '%w %h\n', path], job, { MAGICK_CONFIGURE_PATH: policy });
     const lines = r.stdout.toString('utf8').trim().split('\n').filter(Boolean);
     const dims = lines.map((l) => l.split(' ').map(Number));
     if (dims.length) {

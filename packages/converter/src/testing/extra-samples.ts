@@ -1,6 +1,6 @@
 /**
  * One small sample of every format issue 12's engines read, made by independent tools
- * (FFmpeg, SoX, Python's zipfile/tarfile, 7-Zip, ImageMagick) or written here as text, and,
+ * (FFmpeg, SoX, Python's zipfile/tarfile, 7-Zip, ImageMagick, Netpbm) or written here as text, and,
  * where only the engine itself writes a format (EMF, WMF, fonts, most 3D formats), by that
  * engine's own binary run directly. Each sample holds a marker the checks look for.
  * Used by the registry matrix and the engine tests only.
@@ -110,6 +110,21 @@ const TEXT: Readonly<Record<string, string>> = {
     + '</Lap></Activity></Activities>\n</TrainingCenterDatabase>\n',
 };
 
+/**
+ * Formats ImageMagick reads but does not write (well), written by Netpbm from a PNG: Utah RLE,
+ * MacPaint (576×720, the picture top left), Palm (with its colour table).
+ */
+export const NETPBM_WRITERS: Readonly<Record<string, string>> = {
+  rle: '/usr/bin/pnmtorle',
+  mac: '/usr/bin/ppmtopgm | /usr/bin/pgmtopbm -threshold | /usr/bin/pbmtomacp',
+  palm: '/usr/bin/pnmquant 256 2>/dev/null | /usr/bin/pnmtopalm -colormap',
+};
+
+/** `/bin/sh` arguments that write `png` as an `ext` file at `out` with {@link NETPBM_WRITERS}. */
+export function netpbmArgs(ext: string, png: string, out: string): string[] {
+  return ['-c', `/usr/bin/pngtopnm "$1" | ${NETPBM_WRITERS[ext] ?? 'false'} > "$2"`, 'sh', png, out];
+}
+
 /** Pairs whose source sample must be shaped for the target (a contact table for vCard, events for iCalendar). */
 export const PAIR_TEXT: Readonly<Record<string, string>> = {
   'csv>vcf': `name,email,phone\nAda Lovelace,ada@example.org,+44 20 7946 0000\n"Hopper, Grace ${MARKER}",grace@example.org,\n`,
@@ -171,6 +186,7 @@ export async function makeExtraSamples(dir: string): Promise<Map<string, string>
   made('pgm', '/usr/bin/convert', (p) => [png, `pgm:${p}`]);
   made('pbm', '/usr/bin/convert', (p) => [png, '-threshold', '50%', `pbm:${p}`]);
   await put('dng', makeDng());
+  for (const ext of Object.keys(NETPBM_WRITERS)) made(ext, '/bin/sh', (p) => netpbmArgs(ext, png, p));
 
   // Audio: a tenth of a second of tone, from SoX or FFmpeg.
   for (const [ext, type] of [['aiff', 'aiff'], ['au', 'au'], ['voc', 'voc'], ['8svx', '8svx'], ['avr', 'avr'], ['sph', 'sph']] as const) {

@@ -18,6 +18,13 @@ export function tool(cmd: string, args: string[]): string {
   return r.stdout;
 }
 
+/** Runs a tool and returns its stdout as bytes; throws on a non-zero exit. */
+export function toolBytes(cmd: string, args: string[]): Buffer {
+  const r = spawnSync(cmd, args, { timeout: 60_000 });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr.toString()}`);
+  return r.stdout;
+}
+
 /** Runs a tool and returns its exit status (null when it was killed). */
 export function toolStatus(cmd: string, args: string[]): number | null {
   return spawnSync(cmd, args, { timeout: 60_000 }).status;

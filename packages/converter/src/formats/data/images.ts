@@ -39,4 +39,23 @@ export const IMAGES: readonly FormatEntry[] = [
   { ext: 'cur', mime_type: 'image/x-win-cursor', family: 'image', name: 'Windows cursor' },
   { ext: 'xcf', mime_type: 'image/x-xcf', family: 'image', name: 'GIMP image' },
   { ext: 'vicar', aliases: ['vic'], mime_type: 'image/x-vicar', family: 'image', name: 'VICAR image' },
+  // The older long tail (ImageMagick coders; Utah RLE and MacPaint read only). No registered
+  // MIME type exists for most: x- types as shared-mime-info or libmagic name them where they do.
+  { ext: 'pict', aliases: ['pct'], mime_type: 'image/x-pict', family: 'image', name: 'Apple QuickDraw PICT image' },
+  { ext: 'palm', mime_type: 'image/x-palm-bitmap', family: 'image', name: 'Palm OS bitmap' },
+  { ext: 'otb', mime_type: 'image/x-otb', family: 'image', name: 'Nokia over-the-air bitmap' },
+  { ext: 'mtv', mime_type: 'image/x-mtv', family: 'image', name: 'MTV ray tracer image' },
+  { ext: 'sixel', aliases: ['six'], mime_type: 'image/x-sixel', family: 'image', name: 'DEC SIXEL graphics' },
+  { ext: 'pgx', mime_type: 'image/x-pgx', family: 'image', name: 'JPEG 2000 PGX test image' },
+  { ext: 'hrz', mime_type: 'image/x-hrz', family: 'image', name: 'Slow-scan television image' },
+  { ext: 'cin', mime_type: 'image/x-cineon', family: 'image', name: 'Kodak Cineon image' },
+  { ext: 'dcx', mime_type: 'image/x-dcx', family: 'image', name: 'Multi-page PCX image' },
+  { ext: 'cals', aliases: ['cal'], mime_type: 'image/x-cals', family: 'image', name: 'CALS type 1 raster' },
+  { ext: 'avs', mime_type: 'image/x-avs', family: 'image', name: 'AVS X image' },
+  { ext: 'g3', aliases: ['fax'], mime_type: 'image/g3fax', family: 'image', name: 'Group 3 fax image' },
+  { ext: 'jbig', aliases: ['jbg', 'bie'], mime_type: 'image/x-jbig', family: 'image', name: 'JBIG bi-level image' },
+  { ext: 'v', aliases: ['vips'], mime_type: 'image/x-vips', family: 'image', name: 'VIPS native image' },
+  { ext: 'rgf', mime_type: 'image/x-rgf', family: 'image', name: 'LEGO Mindstorms EV3 graphic' },
+  { ext: 'rle', mime_type: 'image/x-utah-rle', family: 'image', name: 'Utah run-length encoded image' },
+  { ext: 'mac', aliases: ['pntg'], mime_type: 'image/x-macpaint', family: 'image', name: 'MacPaint image' },
 ];

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { runTool as run } from '../tools.js';
 import { canValidateExtra, judgeExtra } from './validate-extra.js';
+import { hasRasterReferee, rasterSides } from './validate-raster.js';
 
 /** A check's verdict: what the tool said, or why the output is rejected. */
 export type Verdict = { ok: true; check: string } | { ok: false; reason: string };
@@ -23,7 +24,7 @@ const FILE_MIME: Readonly<Record<string, readonly string[]>> = {
   pgm: ['image/x-portable-greymap'], pbm: ['image/x-portable-bitmap'], pam: ['image/x-portable-arbitrarymap'], fits: ['image/fits'],
   jp2: ['image/jp2'], j2k: ['image/x-jp2-codestream'], miff: ['image/x-miff'], mng: ['video/x-mng'], jng: ['video/x-jng'],
   pcx: ['image/x-pcx'], tga: ['image/x-tga'], xpm: ['image/x-xpixmap'], xwd: ['image/x-xwindowdump'], dpx: ['image/x-dpx'],
-  psd: ['image/vnd.adobe.photoshop'], psb: ['image/vnd.adobe.photoshop'],
+  psd: ['image/vnd.adobe.photoshop'], psb: ['image/vnd.adobe.photoshop'], dcx: ['image/x-dcx'], g3: ['image/g3fax'],
   doc: ['application/msword'], xls: ['application/vnd.ms-excel'], ppt: ['application/vnd.ms-powerpoint'], rtf: ['text/rtf'],
   html: ['text/html'],
 };
@@ -33,7 +34,11 @@ const MAGICK: Readonly<Record<string, readonly string[]>> = {
   pgm: ['PGM', 'PNM'], pbm: ['PBM', 'PNM'], pam: ['PAM'], pfm: ['PFM'], psd: ['PSD'], psb: ['PSB', 'PSD'], dds: ['DDS'], fits: ['FITS'],
   ras: ['SUN'], sgi: ['SGI'], xbm: ['XBM'], xpm: ['XPM'], pcx: ['PCX'], tga: ['TGA'], jp2: ['JP2'], j2k: ['J2K', 'JPC'], hdr: ['HDR'],
   miff: ['MIFF'], wbmp: ['WBMP'], dpx: ['DPX'], xwd: ['XWD'], viff: ['VIFF'], mng: ['MNG'], jng: ['JNG'], vicar: ['VICAR'],
+  pict: ['PICT'], otb: ['OTB'], mtv: ['MTV'], sixel: ['SIXEL'], pgx: ['PGX'], hrz: ['HRZ'], cin: ['CIN'], dcx: ['DCX'],
+  cals: ['CALS'], avs: ['AVS'], g3: ['G3', 'FAX'], jbig: ['JBIG'], v: ['VIPS'], rgf: ['RGF'],
 };
+/** ImageMagick's coder where the extension is not one of its names. */
+const IDENTIFY_CODER: Readonly<Record<string, string>> = { v: 'vips' };
 /**
  * ffprobe's demuxer name (one of) and the stream codec it must hold, per media target; where
  * containers share a demuxer, the ISO brand (`major_brand`) or the codec tells them apart.
@@ -150,7 +155,8 @@ async function judge(path: string, to: string): Promise<string> {
   if (to in MAGICK) {
     const mime = await mimeOf(path);
     // Decodes the picture (no -ping); the name's extension is the coder hint for formats without magic.
-    const r = await run('/usr/bin/identify', ['-format', '%m %w %h\n', `${path}[0]`]);
+    const coder = IDENTIFY_CODER[to];
+    const r = await run('/usr/bin/identify', ['-format', '%m %w %h\n', `${coder ? `${coder}:` : ''}${path}[0]`]);
     const [format = '', w, h] = r.stdout.toString('utf8').trim().split(/\s+/);
     const byMagick = r.code === 0 && (MAGICK[to] ?? []).includes(format) && Number(w) > 0 && Number(h) > 0;
     const byFile = (FILE_MIME[to] ?? []).includes(mime);
@@ -158,6 +164,13 @@ async function judge(path: string, to: string): Promise<string> {
     if (!byMagick && !(byFile && to === 'avif')) throw new Error(`identify: ${format || r.stderr.trim().split('\n')[0]}`);
     // ImageMagick reads a large-document Photoshop file with its PSD coder: libmagic tells them apart.
     if (to === 'psb' && !(await describe(path)).includes('(PSB)')) throw new Error(`file: ${await describe(path)}`);
+    if (hasRasterReferee(to)) {
+      // A second decoder (or a header parse) must agree on the sides; a fax line is always
+      // 1728 pixels to g3topbm, whatever width ImageMagick reads it back at, so only the height counts.
+      const { sides, by } = await rasterSides(path, to);
+      if (sides.height !== Number(h) || (to !== 'g3' && sides.width !== Number(w))) throw new Error(`${by}: ${sides.width}x${sides.height}, identify: ${w}x${h}`);
+      return `identify: ${format} ${w}x${h}; ${by}: ${sides.width}x${sides.height}`;
+    }
     return byFile ? `file: ${mime}; identify: ${format} ${w}x${h}` : `identify: ${format} ${w}x${h}`;
   }
   if (to === 'avif') {
