@@ -55,6 +55,15 @@ export async function detectFormat(path: string, filename?: string): Promise<Det
  */
 const NAMED_VARIANT: Readonly<Record<string, Readonly<Record<string, string>>>> = { wmv: { asf: 'asf' }, mpg: { vob: 'vob' } };
 
+/**
+ * Binary formats whose bytes alone do not name them: told by the client's file name with a
+ * plausible header (no magic number, or the same bytes as a sibling format).
+ */
+export const BINARY_BY_NAME: ReadonlySet<string> = new Set([
+  'tga', 'wbmp', 'msgpack', 'cbor', 'bson', 'mtv', 'avs', 'otb', 'rgf', 'hrz', 'palm', 'g3', 'jbig', 'mac',
+  ...Object.values(NAMED_VARIANT).flatMap((v) => Object.values(v)),
+]);
+
 /** Signature checks; returns an extension, `zip`/`ole2` for containers, or null. */
 export function detectBinary(b: Buffer): string | null {
   if (startsWith(b, '%PDF-')) return 'pdf';

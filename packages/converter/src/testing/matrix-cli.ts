@@ -79,7 +79,9 @@ async function main(): Promise<void> {
       // A partial run keeps the sources the full run had no sample for (and did not try now).
       no_sample: [...new Set([...(old?.no_sample.filter((s) => !samples.has(s)) ?? []), ...noSample])],
       totals: (() => {
-        const untried = old ? old.totals.untried + (candidates.length - tried.length) : candidates.length - tried.length;
+        // Counted from every candidate the engines offer now, so partial runs never count one twice.
+        const accounted = new Set([...pairs, ...failed].map((p) => `${p.from}>${p.to}`));
+        const untried = conv.registry.candidatePairs().filter((p) => !accounted.has(`${p.from}>${p.to}`)).length;
         return { candidates: pairs.length + failed.length + untried, proven: pairs.length, failed: failed.length, untried };
       })(),
       pairs,
