@@ -34,8 +34,12 @@ async function convert(input: string, from: string, to: string, lang: string, ex
   return out;
 }
 
-test('the samples cover exactly the 12 OCR languages', () => {
+test('the samples cover exactly the 12 OCR languages, each in a font that is installed', () => {
   assert.deepEqual(OCR_SAMPLES.map((s) => s.code).sort(), Object.keys(OCR_LANGUAGES).sort());
+  // Pango falls back to another font (tofu boxes for a script it lacks) without a word: a
+  // missing font would make a language's test measure nothing but the fallback.
+  const families = tool('/usr/bin/fc-list', [':', 'family']);
+  for (const s of OCR_SAMPLES) assert.ok(families.split('\n').some((line) => line.split(',').includes(s.font)), `${s.code}: font "${s.font}" is not installed`);
 });
 
 describe('OCR in 12 languages: image → txt, scanned PDF → searchable PDF', () => {
