@@ -3,7 +3,7 @@
  * re-encoding) and runs outside ImageMagick, whose PDF coder stays denied by policy.
  */
 import { join } from 'node:path';
-import sharp from 'sharp';
+import sharp, { type Metadata } from 'sharp';
 import { failed } from '../errors.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
@@ -24,17 +24,51 @@ export class Img2PdfEngine implements Engine {
   }
 
   async convert(step: Step): Promise<void> {
-    // img2pdf refuses alpha channels (PDF images have none): lay them over white first.
+    const limit = { limitInputPixels: step.job.maxInputPixels };
     let input = step.input;
+    let meta: Metadata;
     try {
-      const meta = await sharp(step.input, { limitInputPixels: step.job.maxInputPixels }).metadata();
-      if (meta.hasAlpha) {
+      meta = await sharp(step.input, limit).metadata();
+      // img2pdf refuses alpha channels (PDF images have none), more than 8 bits a sample
+      // (PIL cannot keep them) and mirrored EXIF orientations (2, 4, 5, 7): such pictures
+      // are re-encoded first, laid over white, at 8 bits, turned upright. Found by real
+      // files of the corpus (issue 12): a 16-bit TIFF, a mirrored-orientation JPEG.
+      const deep = meta.depth !== undefined && meta.depth !== 'uchar' && meta.depth !== 'char';
+      const mirrored = [2, 4, 5, 7].includes(meta.orientation ?? 1);
+      if (meta.hasAlpha || deep || mirrored) {
         input = join(step.job.dir, 'flattened.png');
-        await sharp(step.input, { limitInputPixels: step.job.maxInputPixels }).flatten({ background: '#ffffff' }).png().toFile(input);
+        let img = sharp(step.input, limit).rotate().flatten({ background: '#ffffff' });
+        if (deep) img = img.toColourspace((meta.channels ?? 3) <= 2 ? 'b-w' : 'srgb');
+        await img.png().toFile(input);
+        meta = { ...(await sharp(input, limit).metadata()), density: meta.density };
       }
     } catch (e) {
       throw failed(`The ${step.from} image could not be read.`, `sharp: ${(e as Error).message}`);
     }
-    await runStep(step, IMG2PDF, ['--output', step.output, '--', input]);
+    await runStep(step, IMG2PDF, ['--output', step.output, ...imageSize(meta), '--', input]);
   }
 }
+
+/** PDF page sides must lie within 3–14,400 pt (img2pdf checks). */
+const MIN_PT = 3;
+const MAX_PT = 14_400;
+
+/**
+ * `--imgsize` for a picture whose declared resolution would give a page outside the PDF
+ * limits (a 5-pixel JPEG at 300 dpi is 1.2 pt wide); none when the resolution is fine.
+ * img2pdf assumes 96 dpi where the file declares none.
+ */
+export function imageSize(meta: Pick<Metadata, 'width' | 'height' | 'density'>): string[] {
+  const { width, height } = meta;
+  if (!width || !height) return [];
+  const dpi = meta.density && meta.density > 0 ? meta.density : 96;
+  const w = (width * 72) / dpi;
+  const h = (height * 72) / dpi;
+  let scale = 1;
+  if (Math.min(w, h) < MIN_PT) scale = MIN_PT / Math.min(w, h);
+  else if (Math.max(w, h) > MAX_PT) scale = MAX_PT / Math.max(w, h);
+  if (scale === 1) return [];
+  const side = (v: number): string => `${Math.min(MAX_PT, Math.max(MIN_PT, v * scale)).toFixed(3)}pt`;
+  return ['--imgsize', `${side(w)}x${side(h)}`];
+}
+

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Converter } from '../converter.js';
 import { FfmpegEngine } from './ffmpeg.engine.js';
+import { packageFile } from './engine.js';
 import { MARKER, makeExtraSamples } from '../testing/extra-samples.js';
 import { meshVertices } from '../testing/matrix/validate-extra.js';
 import { ffprobe, fixture, identify, scratchDir, tool } from '../testing/tools.js';
@@ -79,6 +80,11 @@ test('HEIC, JPEG XL and camera raw (DNG) to the common rasters and back', { time
   }
   const heic = await convert('png', 'heic', (await convert('dng', 'png')).path);
   assert.match(tool('/usr/bin/heif-info', [heic.path]), /64x48/);
+  // A 1-bit picture (the BMP Suite's, in the corpus) makes a 1-bit PNG, which heif-enc
+  // aborted on (issue 12): it is re-encoded at 8 bits first.
+  const bilevel = await convert('bmp', 'png', packageFile('test/corpus/bmp/image-rs-Core_1_Bit.bmp'));
+  assert.ok((await readFile(bilevel.path))[24] as number < 8, 'ImageMagick wrote a PNG of fewer than 8 bits');
+  assert.match(tool('/usr/bin/heif-info', [(await convert('png', 'heic', bilevel.path)).path]), /\d+x\d+/);
   const jxl = await convert('png', 'jxl', fixture('sample.png'));
   assert.match(tool('/usr/bin/jxlinfo', [jxl.path]), /JPEG XL image/);
 });

@@ -73,9 +73,13 @@ test('text formats: HTML by content, then the extension breaks the tie, plain te
   assert.equal(await detectBytes('just words\n', undefined as unknown as string), 'txt');
 });
 
-test('binary junk and invalid UTF-8 are unsupported', async () => {
+test('binary junk and invalid UTF-8 with control bytes are unsupported; Latin-1 text is text (issue 12)', async () => {
   assert.equal(await detectBytes(Buffer.from([0x00, 0x01, 0x02, 0xfe, 0xff, 0x00]), 'x.txt'), undefined);
-  assert.equal(await detectBytes(Buffer.from([0x61, 0xc3, 0x28, 0x62]), 'x.txt'), undefined);
+  assert.equal(await detectBytes(Buffer.from([0x61, 0xc3, 0x01, 0x28, 0x62]), 'x.txt'), undefined);
+  assert.equal(await detectBytes(Buffer.from([0x61, 0xc3, 0x28, 0x62, 0x1b, 0x5b]), 'x.txt'), undefined);
+  // A Latin-1 CSV (rust-csv's uspop-latin1.csv has such names): text, by its extension.
+  assert.equal(await detectBytes(Buffer.from('City,State\nSaint-J\xe9r\xf4me,QC\r\n', 'latin1'), 'cities.csv'), 'csv');
+  assert.equal(await detectBytes(Buffer.from('Gr\xfc\xdfe aus M\xfcnchen\n', 'latin1'), 'note.txt'), 'txt');
   assert.equal(await detectBytes(Buffer.alloc(0), 'empty.txt'), undefined);
 });
 
@@ -202,6 +206,11 @@ test('text formats by content: notebooks, DocBook, OPML, FB2, TEI, flat ODF, rof
   assert.equal(await detectBytes('{"a": 1}', 'x.ipynb'), 'json');
   assert.equal(await detectBytes('<?xml version="1.0"?>\n<!DOCTYPE article>\n<article xmlns="http://docbook.org/ns/docbook" version="5.0"><title>T</title></article>', 'a.xml'), 'dbk');
   assert.equal(await detectBytes('<?xml version="1.0"?>\n<!DOCTYPE book PUBLIC "-//OASIS//DTD DocBook XML V4.5//EN" "x"><book/>', 'a.xml'), 'dbk');
+  // The DocBook project's test documents: a glossary or bibliography root under the DTD; a
+  // chapter with no doctype is DocBook by its .dbk name only (an XML file otherwise).
+  assert.equal(await detectBytes('<?xml version="1.0"?>\n<!DOCTYPE glossary PUBLIC "-//OASIS//DTD DocBook XML V4.4//EN" "x">\n<glossary/>', 'a.xml'), 'dbk');
+  assert.equal(await detectBytes("<?xml version='1.0'?>\n<chapter lang='de' id='c'><title>T</title></chapter>", 'de.dbk'), 'dbk');
+  assert.equal(await detectBytes("<?xml version='1.0'?>\n<chapter lang='de' id='c'><title>T</title></chapter>", 'de.xml'), 'xml');
   assert.equal(await detectBytes('<article><p>not docbook</p></article>', 'a.xml'), 'xml');
   assert.equal(await detectBytes('<?xml version="1.0"?>\n<!-- outline -->\n<opml version="2.0"><head/><body/></opml>', 'x.txt'), 'opml');
   assert.equal(await detectBytes('<?xml version="1.0" encoding="utf-8"?>\n<FictionBook xmlns="http://www.gribuser.ru/xml/fictionbook/2.0"></FictionBook>', 'x'), 'fb2');

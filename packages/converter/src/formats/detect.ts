@@ -371,7 +371,7 @@ export const TEXT_EXTS: ReadonlySet<string> = new Set([
 ]);
 
 /** XML documents by their root element (and namespace or doctype where the name alone is ambiguous). */
-function detectXml(start: string): string | null {
+function detectXml(start: string, ext = ''): string | null {
   // Skip the declaration, processing instructions, comments and the doctype to the root element.
   const doctype = /<!doctype\s+([^\s>[]+)([^>]*)/i.exec(start);
   const root = /<(?!\?|!)([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)([^>]*)>/.exec(start.replace(/<!--[\s\S]*?-->/g, ''));
@@ -394,8 +394,10 @@ function detectXml(start: string): string | null {
   // JATS: <article> with the JATS (or older NLM) DTD, or its dtd-version attribute and no DocBook namespace.
   if (lower === 'article' && !/docbook/i.test(`${attrs} ${doctype?.[2] ?? ''}`)
     && (/JATS|NLM\/\/DTD|journalpublishing|archivearticle/i.test(doctype?.[2] ?? '') || /\bdtd-version=/.test(attrs))) return 'jats';
-  const docbookRoots = ['book', 'article', 'chapter', 'section', 'part', 'set', 'reference', 'refentry'];
-  if (docbookRoots.includes(lower) && (/docbook\.org\/ns\/docbook/.test(attrs) || /docbook/i.test(doctype?.[2] ?? ''))) return 'dbk';
+  // DocBook by its namespace (5) or its DTD (4); a DocBook 4 file without a doctype (the
+  // DocBook project's own test documents have them) by its root and the .dbk name.
+  const docbookRoots = ['book', 'article', 'chapter', 'section', 'part', 'set', 'reference', 'refentry', 'appendix', 'preface', 'glossary', 'bibliography'];
+  if (docbookRoots.includes(lower) && (/docbook\.org\/ns\/docbook/.test(attrs) || /docbook/i.test(doctype?.[2] ?? '') || ext === 'dbk')) return 'dbk';
   if (lower === 'html') return 'html';
   return null;
 }
@@ -418,28 +420,39 @@ function detectText(head: Buffer, ext: string): Detection {
     }
     if ((byte & 0x80) === 0) break;
   }
+  let encoding: 'utf8' | 'latin1' = 'utf8';
   try {
     new TextDecoder('utf-8', { fatal: true }).decode(head.subarray(0, end));
   } catch {
-    return null;
+    // Legacy 8-bit text (a Latin-1 CSV from a public project's tests, issue 12) is still
+    // text: bytes above 0x7f are letters there, and no C0 control but tab and line ends.
+    if (!isEightBitText(head)) return null;
+    encoding = 'latin1';
+    end = head.length;
   }
-  const text = head.subarray(0, end).toString('utf8').replace(/^\uFEFF/, '').trimStart();
+  const text = head.subarray(0, end).toString(encoding).replace(/^\uFEFF/, '').trimStart();
   const start = text.slice(0, 1024).toLowerCase();
   // hOCR (tesseract's and others') is XHTML that names its OCR system in a meta element.
   if (/<meta\s+name=['"]ocr-system['"]/.test(head.subarray(0, 4096).toString('utf8'))) return formatInfo('hocr') ?? null;
   if (start.startsWith('<!doctype html') || start.startsWith('<html')) return formatInfo('html') ?? null;
   if (start.startsWith('<')) {
-    const xml = detectXml(text.slice(0, 4096));
+    const xml = detectXml(text.slice(0, 4096), ext);
     const found = xml ? formatInfo(xml) : undefined;
     if (found) return found;
   }
   if (isNotebook(text)) return formatInfo('ipynb') ?? null;
   // roff: a man page starts with comments and .TH; other roff (ms) only by name.
   if (/^(\.\\"[^\n]*\n|'\\"[^\n]*\n)*\.TH\s/.test(text.slice(0, 4096)) && ext !== 'ms') return formatInfo('man') ?? null;
-  const byContent = detectTextContent(head.subarray(0, end).toString('utf8'), ext, head.length < HEAD_BYTES);
+  const byContent = detectTextContent(head.subarray(0, end).toString(encoding), ext, head.length < HEAD_BYTES);
   if (byContent) return formatInfo(byContent) ?? null;
   if (TEXT_EXTS.has(ext) && formatInfo(ext)) return formatInfo(ext) ?? null;
   return formatInfo('txt') ?? null;
+}
+
+/** Whether `b` reads as single-byte text: no C0 control bytes but tab, line feed, form feed, carriage return. */
+function isEightBitText(b: Buffer): boolean {
+  for (const byte of b) if ((byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0c && byte !== 0x0d) || byte === 0x7f) return false;
+  return true;
 }
 
 /** Whether a TIFF's first IFD holds `tag` (DNG's DNGVersion, 0xC612, tells camera raw from TIFF). */

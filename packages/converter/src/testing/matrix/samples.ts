@@ -41,7 +41,19 @@ const PARENT: Readonly<Record<string, string>> = { fodt: 'docx', fods: 'xlsx', f
  * comment documents crash the warm LibreOffice instance and take the one-off fallback (~10 s
  * each; `corpus.test.ts` proves them to PDF); a document with pictures is a better test.
  */
-const CORPUS_SAMPLE: Readonly<Record<string, string>> = { docx: 'python-docx-having-images.docx' };
+const CORPUS_SAMPLE: Readonly<Record<string, string>> = {
+  docx: 'python-docx-having-images.docx',
+  // The first by name is an edge case of its format's test suite, not a typical file: an
+  // animated PNG/WebP, a 5-pixel JPEG, a 180 KB slide background, a 1-bit fax TIFF; a text
+  // file is a better PDF or RTF sample than a form or an e-mail body, a table with a header
+  // row a better workbook than a sheet holding one number.
+  png: 'image-rs-iptc.png', jpg: 'image-rs-progressive-cat.jpg', webp: 'image-rs-lossy-simple-rgb.webp', tiff: 'image-rs-hpredict.tiff',
+  odp: 'odfdo-example.odp', ods: 'odfdo-simple_table.ods', pptx: 'python-pptx-test.pptx', xls: 'xlrd-profiles.xls',
+  pdf: 'textract-raw_text.pdf', rtf: 'textract-raw_text.rtf',
+  // epub.js's fixture is a title page whose pictures are missing; the DocBook HTML page and
+  // LaTeXML's blog post reference pictures not in the corpus; the first notebook is a picture.
+  epub: 'textract-raw_text.epub', html: 'go-org-tables.html', tex: 'latexml-article.tex', ipynb: 'nbformat-test4.ipynb',
+};
 
 /** `packages/converter/test/corpus`. */
 export const CORPUS_DIR = fileURLToPath(new URL('../../../test/corpus', import.meta.url));

@@ -232,7 +232,14 @@ async function judge(path: string, to: string): Promise<string> {
     const mime = await mimeOf(path);
     const buf = await readFile(path);
     new TextDecoder('utf-8', { fatal: true }).decode(buf);
-    if (buf.length && !mime.startsWith('text/')) throw new Error(`file: ${mime}`);
+    if (buf.length && !mime.startsWith('text/')) {
+      // A short text can look like a magic number to libmagic ("P1\nT2" is a PBM header, a
+      // notebook's text lines JSON): its encoding tests alone (`-e soft` skips the magic
+      // file, `-e json` the JSON test) must still call it text.
+      const soft = (await run('/usr/bin/file', ['-b', '--mime-type', '-e', 'soft', '-e', 'json', path])).stdout.toString('utf8').trim();
+      if (!soft.startsWith('text/')) throw new Error(`file: ${mime}`);
+      return `file: ${mime} by its magic tests, ${soft} by its encoding; UTF-8`;
+    }
     return `file: ${mime || 'empty'}; UTF-8`;
   }
   if (canValidateExtra(to)) return judgeExtra(path, to);
