@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { runTool as run } from '../tools.js';
 import { canValidateExtra, judgeExtra } from './validate-extra.js';
 import { hasRasterReferee, rasterSides } from './validate-raster.js';
+import { BINARY_BY_NAME } from '../../formats/detect.js';
 
 /** A check's verdict: what the tool said, or why the output is rejected. */
 export type Verdict = { ok: true; check: string } | { ok: false; reason: string };
@@ -154,8 +155,10 @@ async function judge(path: string, to: string): Promise<string> {
   }
   if (to in MAGICK) {
     const mime = await mimeOf(path);
-    // Decodes the picture (no -ping); the name's extension is the coder hint for formats without magic.
-    const coder = IDENTIFY_CODER[to];
+    // Decodes the picture (no -ping). Formats without magic are read with their coder named:
+    // ImageMagick's own sniffing would win over the extension (an AVS picture 435 pixels wide
+    // starts 00 00 01 B3, an MPEG sequence header).
+    const coder = IDENTIFY_CODER[to] ?? (BINARY_BY_NAME.has(to) ? to : undefined);
     const r = await run('/usr/bin/identify', ['-format', '%m %w %h\n', `${coder ? `${coder}:` : ''}${path}[0]`]);
     const [format = '', w, h] = r.stdout.toString('utf8').trim().split(/\s+/);
     const byMagick = r.code === 0 && (MAGICK[to] ?? []).includes(format) && Number(w) > 0 && Number(h) > 0;
