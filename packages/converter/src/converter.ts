@@ -44,7 +44,7 @@ import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { effectiveQuality, parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { provenPairs, readProof } from './proven-pairs.js';
 import { Registry, type Route } from './registry.js';
-import { applyPdfOperations, splitPdfPages, unlockPdf } from './pdf-operations.js';
+import { applyPdfOperations, cutPages, sandboxFolder, splitPdfPages, unlockPdf, zipFiles } from './pdf-operations.js';
 import { DEFAULT_INPUT_LIMITS, inspectInput, type InputFacts, type InputLimits } from './guards/input-guard.js';
 
 /** Converter settings (the service maps its `CONVERT_*` settings onto these). */
@@ -380,22 +380,14 @@ export class Converter {
    */
   private async pagesToImages(input: string, source: FormatInfo, target: FormatInfo, options: ConversionOptions, job: JobContext):
     Promise<{ file: string; pages: number; engines: string[] }> {
-    const qpdf = this.engines.get('qpdf') as QpdfEngine | undefined;
-    const bsdtar = this.engines.get('bsdtar') as ArchiveEngine | undefined;
-    if (!qpdf || !bsdtar) throw failed('Splitting into pages is not available (qpdf or bsdtar is missing).');
     const pdfInfo = formatInfo('pdf') as FormatInfo;
     // The PDF on the way is made at full quality: the options are for the images.
     const asPdf: ConversionOptions = options.pageRange ? { pageRange: options.pageRange, ...(options.pageRangeText ? { pageRangeText: options.pageRangeText } : {}) } : {};
     const whole = await this.runRoutes(input, source, pdfInfo, asPdf, this.registry.routes(source.ext, 'pdf'), job, DEFAULT_QUALITY.pdf as number, 0);
     const engines = [...whole.engines];
-    const pagesDir = join(job.dir, 'pages');
-    await mkdir(pagesDir);
-    await ownForSandbox(pagesDir);
-    const pages = await qpdf.splitPages(whole.file, pagesDir, job);
+    const { dir: pagesDir, names: pages } = await cutPages(whole.file, job, this.engines);
     engines.push('qpdf');
-    const imagesDir = join(job.dir, 'images');
-    await mkdir(imagesDir);
-    await ownForSandbox(imagesDir);
+    const imagesDir = await sandboxFolder(job, 'images');
     const pageOptions: ConversionOptions = { ...options, pageRange: undefined, pageRangeText: undefined };
     const routes = this.registry.routes('pdf', target.ext);
     const names: string[] = [];
@@ -407,9 +399,7 @@ export class Converter {
       names.push(name);
       if (i === 0) engines.push(...ran.engines);
     }
-    const zip = join(job.dir, 'pages.zip');
-    await bsdtar.pack({ input: whole.file, output: zip, from: 'pdf', to: 'zip', options, quality: 100, qualityRequested: false, job }, imagesDir, names);
-    await assertOutput(zip, 'bsdtar', true);
+    const zip = await zipFiles(imagesDir, names, options, job, this.engines);
     engines.push('bsdtar');
     return { file: zip, pages: names.length, engines };
   }

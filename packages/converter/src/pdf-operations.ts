@@ -88,20 +88,39 @@ export async function splitPdfPages(
   available: ReadonlyMap<string, Engine>,
   engines: string[],
 ): Promise<{ file: string; pages: number }> {
-  const qpdf = available.get('qpdf') as QpdfEngine | undefined;
-  const bsdtar = available.get('bsdtar') as ArchiveEngine | undefined;
-  if (!qpdf || !bsdtar) throw failed('Splitting PDFs is not available (qpdf or bsdtar is missing).');
-  const dir = join(job.dir, 'pages');
-  await mkdir(dir);
-  await ownForSandbox(dir);
-  const names = await qpdf.splitPages(file, dir, job);
-  if (!names.length) throw failed('The PDF could not be split into pages.', 'qpdf --split-pages wrote no pages');
+  const { dir, names } = await cutPages(file, job, available);
   engines.push('qpdf');
-  const zip = join(job.dir, 'pages.zip');
-  await bsdtar.pack({ input: file, output: zip, from: 'pdf', to: 'zip', options, quality: 100, qualityRequested: false, job }, dir, names);
-  await nonEmpty(zip, 'bsdtar');
+  const zip = await zipFiles(dir, names, options, job, available);
   engines.push('bsdtar');
   return { file: zip, pages: names.length };
+}
+
+/** qpdf writes every page of `file` to a PDF of its own in a new job subfolder; answers the folder and the names, in page order. */
+export async function cutPages(file: string, job: JobContext, available: ReadonlyMap<string, Engine>): Promise<{ dir: string; names: string[] }> {
+  const qpdf = available.get('qpdf') as QpdfEngine | undefined;
+  if (!qpdf || !available.has('bsdtar')) throw failed('Splitting into pages is not available (qpdf or bsdtar is missing).');
+  const dir = await sandboxFolder(job, 'pages');
+  const names = await qpdf.splitPages(file, dir, job);
+  if (!names.length) throw failed('The PDF could not be split into pages.', 'qpdf --split-pages wrote no pages');
+  return { dir, names };
+}
+
+/** bsdtar packs the named files of `dir` into `pages.zip` in the job folder; answers its path. */
+export async function zipFiles(dir: string, names: readonly string[], options: ConversionOptions, job: JobContext, available: ReadonlyMap<string, Engine>): Promise<string> {
+  const bsdtar = available.get('bsdtar') as ArchiveEngine | undefined;
+  if (!bsdtar) throw failed('Splitting into pages is not available (bsdtar is missing).');
+  const zip = join(job.dir, 'pages.zip');
+  await bsdtar.pack({ input: join(dir, names[0] ?? ''), output: zip, from: 'pdf', to: 'zip', options, quality: 100, qualityRequested: false, job }, dir, names);
+  await nonEmpty(zip, 'bsdtar');
+  return zip;
+}
+
+/** A new folder in the job folder that the sandboxed engines may write. */
+export async function sandboxFolder(job: JobContext, name: string): Promise<string> {
+  const dir = join(job.dir, name);
+  await mkdir(dir);
+  await ownForSandbox(dir);
+  return dir;
 }
 
 /**

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Converter } from './converter.js';
 import { formatInfo } from './formats/catalogue.js';
-import { BINARY_BY_NAME, detectFormat, TEXT_EXTS } from './formats/detect.js';
+import { decidedByName, detectFormat } from './formats/detect.js';
 import { readProof, type ProofFile, type ProvenPair } from './proven-pairs.js';
 import { runPairs } from './testing/matrix/run.js';
 import { makeSamples } from './testing/matrix/samples.js';
@@ -116,14 +116,14 @@ test('a stratified fifth of the proven pairs converts again and passes the indep
     await maker.close();
   }
   // Every sample is what an upload of it is detected as: with its own name, and from its
-  // bytes alone unless the format has no signature (plain-text formats, BINARY_BY_NAME).
+  // bytes alone unless the format has no signature (decidedByName).
   const misdetected: string[] = [];
   for (const [key, list] of samples) {
     // `csv>vcf`: a sample made for one pair only, of the format before the arrow.
     const ext = key.split('>')[0] as string;
     for (const s of list) {
       const named = (await detectFormat(s.path, `upload.${ext}`))?.ext;
-      const blind = TEXT_EXTS.has(ext) || BINARY_BY_NAME.has(ext) ? ext : (await detectFormat(s.path, 'upload.bin'))?.ext;
+      const blind = decidedByName(ext) ? ext : (await detectFormat(s.path, 'upload.bin'))?.ext;
       if (named !== ext || blind !== ext) misdetected.push(`${key} (${s.origin}): named ${named}, by bytes ${blind}`);
     }
   }

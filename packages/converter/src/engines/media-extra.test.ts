@@ -231,11 +231,11 @@ test('fonts convert each to each; FreeType (fc-scan) reads the family', { timeou
 });
 
 test('detection of every new format from its bytes, and the text ones from content or name', async () => {
-  const { BINARY_BY_NAME, detectFormat, TEXT_EXTS } = await import('../formats/detect.js');
+  const { decidedByName, detectFormat } = await import('../formats/detect.js');
   // Formats without a signature of their own (VOB and ASF share MPEG-PS's and WMV's bytes): their name decides.
   for (const [key, path] of samples) {
     if (key.includes('>')) continue;
-    const found = await detectFormat(path, TEXT_EXTS.has(key) || BINARY_BY_NAME.has(key) ? `upload.${key}` : 'upload.bin');
+    const found = await detectFormat(path, decidedByName(key) ? `upload.${key}` : 'upload.bin');
     assert.equal(found?.ext, key, path);
   }
   // A gzip of something else is not an archive we take.

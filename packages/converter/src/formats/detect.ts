@@ -362,13 +362,18 @@ function detectOle(head: Buffer, ext: string): Detection {
 }
 
 /** Text formats told apart only by the name (their content has no reliable marker). */
-export const TEXT_EXTS: ReadonlySet<string> = new Set([
+const TEXT_EXTS: ReadonlySet<string> = new Set([
   'txt', 'csv', 'md', 'rst', 'org', 'tex', 'html', 'muse', 'textile', 'wiki', 'dokuwiki', 'jira', 't2t', 'creole', 'adoc', 'texi', 'ms', 'man',
   // Issue 12's data formats (JSON and XML are also found by content), MicroDVD, LRC and OBJ files without their usual start.
   'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'ini', 'sub', 'lrc', 'obj',
   // Markup and data without a signature of their own.
   'haddock', 'tikiwiki', 'twiki', 'vimwiki', 'json5', 'properties', 'geojson',
 ]);
+
+/** Whether only the client's file name tells `ext` apart: a text format without a signature, or a binary one in {@link BINARY_BY_NAME}. */
+export function decidedByName(ext: string): boolean {
+  return TEXT_EXTS.has(ext) || BINARY_BY_NAME.has(ext);
+}
 
 /** XML documents by their root element (and namespace or doctype where the name alone is ambiguous). */
 function detectXml(start: string, ext = ''): string | null {
