@@ -46,6 +46,12 @@ export default tseslint.config(
       'packages/converter/src/testing/tools.ts',
       // The hostile-file generators build their files with the real tools (qpdf and the like).
       'packages/converter/src/testing/hostile-files.ts',
+      // The exploit generators (tar/zip by Python) and the compromised test engine (mknod).
+      'packages/converter/src/testing/exploit-files.ts',
+      // The output guard's test makes FIFOs and device nodes (mkfifo, mknod as root).
+      'packages/converter/src/guards/output-guard.test.ts',
+      // The exploit suite reads outputs with independent tools (qpdf, pdftotext, bsdtar, tesseract).
+      'services/convert-api/src/routes/v1/exploits.test.ts',
       'packages/platform/src/testing/processes.ts',
       // The fault tests' own PostgreSQL and Redis (initdb, pg_ctl, redis-server).
       'packages/platform/src/testing/own-services.ts',

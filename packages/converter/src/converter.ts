@@ -4,7 +4,7 @@
  * metadata and SHA-256, or with a {@link ConversionFailure} (errors are data here).
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { constants as fsConstants } from 'node:fs';
 import { chmod, copyFile, link, mkdir, mkdtemp, rename, rm, stat, symlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -46,6 +46,7 @@ import { provenPairs, readProof } from './proven-pairs.js';
 import { Registry, type Route } from './registry.js';
 import { applyPdfOperations, cutPages, sandboxFolder, splitPdfPages, unlockPdf, zipFiles } from './pdf-operations.js';
 import { DEFAULT_INPUT_LIMITS, inspectInput, type InputFacts, type InputLimits } from './guards/input-guard.js';
+import { acceptEngineOutput, openEngineOutput, UnsafeOutputError, type SecurityEvent } from './guards/output-guard.js';
 
 /** Converter settings (the service maps its `CONVERT_*` settings onto these). */
 export interface ConverterConfig {
@@ -75,6 +76,11 @@ export interface ConverterConfig {
   readonly proofFile?: string;
   /** Pages of one PDF that OCR reads at the same time; default the cores, at most 4. */
   readonly ocrConcurrency?: number;
+  /**
+   * Tests only: engines that stand in for the built-in engine of the same name (the exploit
+   * suite's compromised engine, which leaves links and device nodes as its output).
+   */
+  readonly replaceEngines?: readonly Engine[];
 }
 
 /** One conversion. */
@@ -114,7 +120,7 @@ const DEFAULT_QUALITY: Readonly<Record<string, number>> = { pdf: 90, jpg: 85, we
 /** The conversion engine. */
 export class Converter {
   private constructor(
-    private readonly config: Required<Omit<ConverterConfig, 'libreoffice' | 'prestart' | 'inputLimits' | 'maxCpuSeconds' | 'candidatePairs' | 'proofFile' | 'ocrConcurrency'>> & { maxCpuSeconds?: number; limits: InputLimits },
+    private readonly config: Required<Omit<ConverterConfig, 'libreoffice' | 'prestart' | 'inputLimits' | 'maxCpuSeconds' | 'candidatePairs' | 'proofFile' | 'ocrConcurrency' | 'replaceEngines'>> & { maxCpuSeconds?: number; limits: InputLimits },
     private readonly engines: ReadonlyMap<string, Engine>,
     private readonly probeResults: readonly EngineProbe[],
     /** The routing data (formats and targets listings). */
@@ -124,7 +130,7 @@ export class Converter {
   /** Probes every engine (missing ones are disabled with a warning) and builds the registry. */
   static async create(config: ConverterConfig): Promise<Converter> {
     await prepareSandboxRoot(config.workDir);
-    const all: Engine[] = [
+    const builtIn: Engine[] = [
       new LibreOfficeEngine({ ...config.libreoffice, workDir: join(config.workDir, 'libreoffice') }),
       new PandocEngine(),
       new CalibreEngine(),
@@ -150,6 +156,7 @@ export class Converter {
       new FontForgeEngine(),
       new PodEngine(),
     ];
+    const all = builtIn.map((e) => config.replaceEngines?.find((r) => r.name === e.name) ?? e);
     const probes = await Promise.all(all.map((e) => e.probe()));
     const available = all.filter((_, i) => probes[i]?.available);
     const proven = config.candidatePairs ? undefined : provenPairs(await readProof(config.proofFile));
@@ -169,6 +176,18 @@ export class Converter {
     );
     if (config.prestart) await converter.libreoffice?.start();
     return converter;
+  }
+
+  private readonly securityListeners = new Set<(event: SecurityEvent) => void>();
+
+  /**
+   * Tells `listener` of every engine file the service refused to read (a symlink, hard link,
+   * FIFO, device node or a path out of the job folder: guards/output-guard.ts), for the
+   * service's log and metrics. Answers the function that stops telling it.
+   */
+  onSecurityEvent(listener: (event: SecurityEvent) => void): () => void {
+    this.securityListeners.add(listener);
+    return () => this.securityListeners.delete(listener);
   }
 
   /** Probe results of every engine, for `/readyz`. */
@@ -317,7 +336,7 @@ export class Converter {
       if (pages > this.config.limits.maxPages) throw failed(`The merged PDF would have ${pages} pages, over the ${this.config.limits.maxPages} pages a conversion accepts.`);
       const merged = join(job.dir, 'merged.pdf');
       await qpdf.merge(inputs, merged, job);
-      await assertOutput(merged, 'qpdf', true);
+      await acceptEngineOutput(merged, job, 'qpdf');
       return { ok: true, output: await this.finish(merged, formatInfo('pdf') as FormatInfo, outputPath, job) };
     } catch (e) {
       return { ok: false, error: toFailure(e) };
@@ -343,6 +362,9 @@ export class Converter {
       maxMemoryBytes: this.config.maxMemoryBytes,
       ...(this.config.maxCpuSeconds ? { maxCpuSeconds: this.config.maxCpuSeconds } : {}),
       ...(signal ? { signal } : {}),
+      onSecurityEvent: (event) => {
+        for (const listener of this.securityListeners) listener(event);
+      },
     };
     const input = join(dir, `source.${ext}`);
     try {
@@ -447,7 +469,8 @@ export class Converter {
         return await this.runRoute(input, source, target, options, route, job, quality, `a${attempt}r${r}`);
       } catch (e) {
         lastError = e;
-        if (!(e instanceof ConversionError) || e.code !== 'conversion_failed' || job.signal?.aborted) throw e;
+        // A refused engine file ends the job: no other route gets to run on what may be a compromise.
+        if (!(e instanceof ConversionError) || e.code !== 'conversion_failed' || e instanceof UnsafeOutputError || job.signal?.aborted) throw e;
       }
     }
     throw lastError;
@@ -485,8 +508,9 @@ export class Converter {
       if (!engine) throw failed(`The ${s.engine} engine is not available.`);
       const out = join(job.dir, `${tag}-step${i}.${s.to}`);
       const variant = await engine.convert({ input: current, from: s.from, to: s.to, output: out, options, quality, qualityRequested, job });
-      // Text may legitimately be empty (OCR of a photo, a PDF of scans); nothing else may.
-      await assertOutput(out, s.engine, s.to !== 'txt');
+      // Hostile until checked (guards/output-guard.ts). Text may legitimately be empty (OCR
+      // of a photo, a PDF of scans); nothing else may.
+      await acceptEngineOutput(out, job, s.engine, { allowEmpty: s.to === 'txt' });
       engines.push(variant || s.engine);
       current = out;
       if (s.to === 'pdf') current = await selectPages(current);
@@ -500,6 +524,7 @@ export class Converter {
     if (target.ext === 'pdf' && gs && wantsCompression && !options.preset?.pdfa) {
       const out = join(job.dir, `${tag}-compressed.pdf`);
       await gs.convert({ input: current, from: 'pdf', to: 'pdf', output: out, options, quality, qualityRequested, job });
+      await acceptEngineOutput(out, job, 'ghostscript');
       // Re-distilling an already lean PDF can make it bigger: keep the smaller one (grey was asked for: keep it).
       if (grayscale || (await stat(out)).size < (await stat(current)).size) {
         current = out;
@@ -509,8 +534,13 @@ export class Converter {
     return { file: current, engines };
   }
 
-  /** Copies the result to its destination, hashing the bytes as they stream (one pass). */
+  /**
+   * Copies the result to its destination, hashing the bytes as they stream (one pass). The
+   * file is opened through the output guard and read from that descriptor only.
+   */
   private async finish(file: string, target: FormatInfo, outputPath: string, job: JobContext): Promise<OutputMetadata> {
+    const opened = await openEngineOutput(file, job, 'output');
+    if (!opened) throw failed('The conversion produced no output.', 'the final output is missing');
     await mkdir(dirname(outputPath), { recursive: true });
     const hash = createHash('sha256');
     let size = 0;
@@ -521,7 +551,7 @@ export class Converter {
         cb(null, chunk);
       },
     });
-    await pipeline(createReadStream(file), tap, createWriteStream(outputPath, { mode: 0o600 }));
+    await pipeline(opened.handle.createReadStream({ autoClose: true }), tap, createWriteStream(outputPath, { mode: 0o600 }));
     // Described from the job's copy: the sandboxed probes cannot see the destination folder.
     const meta: { -readonly [K in keyof OutputMetadata]: OutputMetadata[K] } = {
       path: outputPath,
@@ -576,15 +606,6 @@ export class Converter {
   }
 }
 
-async function assertOutput(path: string, engine: string, nonEmpty: boolean): Promise<void> {
-  try {
-    const { size } = await stat(path);
-    if (size > 0 || !nonEmpty) return;
-  } catch {
-    // missing
-  }
-  throw failed('The conversion produced no output.', `${engine} wrote no output`);
-}
 
 function toFailure(e: unknown): ConversionFailure {
   if (e instanceof ConversionError) return e.toFailure();

@@ -5,6 +5,7 @@
 export { Converter, type ConverterConfig, type ConvertRequest, type ConvertResult, type OutputMetadata } from './converter.js';
 export { ConversionError, quote, type ConversionErrorCode, type ConversionFailure } from './errors.js';
 export { DEFAULT_INPUT_LIMITS, type InputFacts, type InputLimits } from './guards/input-guard.js';
+export { UnsafeOutputError, type OutputViolation, type SecurityEvent } from './guards/output-guard.js';
 export { detectFormat, type Detection } from './formats/detect.js';
 export { FORMATS, formatInfo, normaliseExtension, type FormatFamily, type FormatInfo } from './formats/catalogue.js';
 export { MAX_WATERMARK_CHARS, OCR_LANGUAGES, PDF_COMPRESSION, PDF_ROTATIONS, PRESETS, parseOptions, parsePageRange, type ConversionOptions, type PageSpan, type PdfCompression, type Preset } from './options.js';

@@ -7,12 +7,13 @@
  * rewrite would undo linearization and could not read the encrypted file.
  * Compression and grey conversion happen earlier, in the route's Ghostscript step.
  */
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { failed } from './errors.js';
 import type { ArchiveEngine } from './engines/archive.engine.js';
 import type { Engine, JobContext, Step } from './engines/engine.js';
 import { ownForSandbox } from './exec/exec.js';
+import { acceptEngineOutput } from './guards/output-guard.js';
 import type { GhostscriptEngine } from './engines/ghostscript.engine.js';
 import type { QpdfEngine } from './engines/qpdf.engine.js';
 import type { ConversionOptions } from './options.js';
@@ -39,7 +40,7 @@ export async function applyPdfOperations(
     if (!gs) throw failed('Watermarks are not available (Ghostscript is missing).');
     const out = join(job.dir, 'watermarked.pdf');
     await gs.watermark(step(current, out), options.watermark);
-    await nonEmpty(out, 'ghostscript');
+    await acceptEngineOutput(out, job, 'ghostscript');
     current = out;
     used('ghostscript');
   }
@@ -47,7 +48,7 @@ export async function applyPdfOperations(
     if (!gs) throw failed('Removing active content is not available (Ghostscript is missing).');
     const out = join(job.dir, 'inert.pdf');
     await gs.removeActiveContent(step(current, out));
-    await nonEmpty(out, 'ghostscript');
+    await acceptEngineOutput(out, job, 'ghostscript');
     current = out;
     used('ghostscript');
   }
@@ -56,7 +57,7 @@ export async function applyPdfOperations(
     if (!gs) throw failed('PDF/A is not available (Ghostscript is missing).');
     const out = join(job.dir, 'pdfa.pdf');
     await gs.toPdfA(step(current, out));
-    await nonEmpty(out, 'ghostscript');
+    await acceptEngineOutput(out, job, 'ghostscript');
     current = out;
     used('ghostscript');
   }
@@ -69,7 +70,7 @@ export async function applyPdfOperations(
       linearize,
       ...(options.setPassword !== undefined ? { encrypt: options.setPassword } : {}),
     }, job);
-    await nonEmpty(out, 'qpdf');
+    await acceptEngineOutput(out, job, 'qpdf');
     current = out;
     used('qpdf');
   }
@@ -102,6 +103,8 @@ export async function cutPages(file: string, job: JobContext, available: Readonl
   const dir = await sandboxFolder(job, 'pages');
   const names = await qpdf.splitPages(file, dir, job);
   if (!names.length) throw failed('The PDF could not be split into pages.', 'qpdf --split-pages wrote no pages');
+  // Each page is read again (by engines, into the zip): hostile until checked.
+  for (const name of names) await acceptEngineOutput(join(dir, name), job, 'qpdf');
   return { dir, names };
 }
 
@@ -111,7 +114,7 @@ export async function zipFiles(dir: string, names: readonly string[], options: C
   if (!bsdtar) throw failed('Splitting into pages is not available (bsdtar is missing).');
   const zip = join(job.dir, 'pages.zip');
   await bsdtar.pack({ input: join(dir, names[0] ?? ''), output: zip, from: 'pdf', to: 'zip', options, quality: 100, qualityRequested: false, job }, dir, names);
-  await nonEmpty(zip, 'bsdtar');
+  await acceptEngineOutput(zip, job, 'bsdtar');
   return zip;
 }
 
@@ -132,11 +135,7 @@ export async function unlockPdf(input: string, password: string, job: JobContext
   if (!qpdf) throw failed('Opening encrypted PDFs is not available (qpdf is missing).');
   const out = join(job.dir, 'unlocked.pdf');
   await qpdf.decrypt(input, out, password, job);
-  await nonEmpty(out, 'qpdf');
+  await acceptEngineOutput(out, job, 'qpdf');
   return out;
 }
 
-async function nonEmpty(path: string, engine: string): Promise<void> {
-  const size = await stat(path).then((s) => s.size, () => 0);
-  if (size === 0) throw failed('The conversion produced no output.', `${engine} wrote no output`);
-}

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ServiceCore } from '@mailconv/platform';
-import type { PoolStats } from '@mailconv/converter';
+import type { PoolStats, SecurityEvent } from '@mailconv/converter';
 import type { ConvertTables } from './db/schema.js';
 
 /** Conversion durations in seconds: 50 ms to 10 min (the default engine time-out is 120 s a step). */
@@ -13,7 +13,11 @@ const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
  * pool's own counters (`pool`: null when the engine is absent); and the queue read from
  * the database at each scrape (all processes together).
  */
-export function registerConvertMetrics(registry: Registry, core: ServiceCore<ConvertTables>, pool: PoolStats | null): { onFinished: (f: { engine: string; outcome: string; seconds: number }) => void } {
+export function registerConvertMetrics(
+  registry: Registry,
+  core: ServiceCore<ConvertTables>,
+  pool: PoolStats | null,
+): { onFinished: (f: { engine: string; outcome: string; seconds: number }) => void; onSecurityEvent: (e: SecurityEvent) => void } {
   const conversions = new Counter({ name: 'convert_conversions_total', help: 'Conversions this process finished, by engine(s) (`+`-joined, none when none ran) and outcome (completed or the error code).', labelNames: ['engine', 'outcome'], registers: [registry] });
   const duration = new Histogram({ name: 'convert_conversion_duration_seconds', help: 'Time the engines took per conversion, by engine(s) and outcome.', labelNames: ['engine', 'outcome'], buckets: DURATION_BUCKETS, registers: [registry] });
   new Gauge({
@@ -51,7 +55,16 @@ export function registerConvertMetrics(registry: Registry, core: ServiceCore<Con
       this.set(pool?.queued ?? 0);
     },
   });
+  const security = new Counter({
+    name: 'convert_security_events_total',
+    help: 'Engine files this process refused to read (symlink, hardlink, special_file, escape, foreign_owner, swapped), by engine: each is a possible exploit and failed its conversion.',
+    labelNames: ['kind', 'engine'],
+    registers: [registry],
+  });
   return {
+    onSecurityEvent: ({ kind, engine }) => {
+      security.inc({ kind, engine });
+    },
     onFinished: ({ engine, outcome, seconds }) => {
       conversions.inc({ engine, outcome });
       duration.observe({ engine, outcome }, seconds);

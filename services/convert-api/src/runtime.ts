@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Converter } from '@mailconv/converter';
+import { Converter, type SecurityEvent } from '@mailconv/converter';
 import { BullWorkQueue, type ServiceCore } from '@mailconv/platform';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ConvertConfig } from './config.js';
@@ -51,9 +51,17 @@ export function createConvertRuntime(options: {
   log: FastifyBaseLogger;
   /** Told of every conversion this process finished (metrics). */
   onFinished?: (finished: { engine: string; outcome: string; seconds: number }) => void;
+  /** Told of every engine file the converter refused to read (metrics); each is logged here too. */
+  onSecurityEvent?: (event: SecurityEvent) => void;
 }): ConvertRuntime {
   const { config, core, clock, log } = options;
   const { store, converter } = options.engines;
+  // An engine that leaves a link, a FIFO or a device as its output has been made to run the
+  // upload's code: the conversion fails, and the operator must hear of it (docs/operations.md).
+  const stopWatching = converter.onSecurityEvent((event) => {
+    log.error({ security_event: event.kind, engine: event.engine, path: event.path, detail: event.detail }, 'security: an engine left a file the service refuses to read (possible exploit); the conversion failed');
+    options.onSecurityEvent?.(event);
+  });
   const uploads = new UploadsRepository(core.database);
   const repository = new ConversionsRepository(core.database);
   const queue = config.redisUrl ? new BullWorkQueue<ConversionMessage>(config.redisUrl, config.queueName, log) : null;
@@ -109,6 +117,7 @@ export function createConvertRuntime(options: {
       sweeper.unref();
     },
     async stop() {
+      stopWatching();
       clearInterval(sweeper);
       await worker?.stop();
       await queue?.close();

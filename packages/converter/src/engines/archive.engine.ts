@@ -8,9 +8,12 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { failed } from '../errors.js';
 import { ownForSandbox } from '../exec/exec.js';
+import { checkUnpackedTree } from '../guards/archive-guard.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
 const BSDTAR = '/usr/bin/bsdtar';
+/** The walk of an unpacked tree stops here (the listing's own cap, configurable, is checked first). */
+const UNPACKED_ENTRY_CAP = 1_000_000;
 /** bsdtar's write options per target. */
 const WRITE: Readonly<Record<string, readonly string[]>> = {
   zip: ['--format', 'zip'],
@@ -44,6 +47,8 @@ export class ArchiveEngine implements Engine {
     await ownForSandbox(tree);
     // No owners, no special permission bits, no ACLs or extended attributes from the archive.
     await runStep(step, BSDTAR, ['-x', '--no-same-owner', '--no-same-permissions', '--no-acls', '--no-xattrs', '--no-fflags', '-f', step.input, '-C', tree]);
+    // What bsdtar unpacked is the archive's, hence hostile: checked again as it lies on disk.
+    await checkUnpackedTree(tree, step.from, UNPACKED_ENTRY_CAP);
     const names = (await readdir(tree)).sort();
     if (!names.length) throw failed(`The ${step.from} file holds nothing to repack.`);
     await this.pack(step, tree, names);

@@ -5,6 +5,7 @@
  * folders inside the job folder (calibre writes its settings on first use) and Qt on the
  * offscreen platform (PDF output renders through Qt WebEngine, no display).
  */
+import { constants as fsConstants } from 'node:fs';
 import { copyFile, link, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ownForSandbox } from '../exec/exec.js';
@@ -51,7 +52,7 @@ export class CalibreEngine implements Engine {
     await ownForSandbox(home);
     const inputExt = INPUT_EXT[step.from];
     const input = inputExt ? `${step.output}.in.${inputExt}` : step.input;
-    if (inputExt) await link(step.input, input).catch(() => copyFile(step.input, input));
+    if (inputExt) await link(step.input, input).catch(() => copyFile(step.input, input, fsConstants.COPYFILE_EXCL));
     const args = [input, step.output];
     if (step.from === 'md') args.push('--formatting-type=markdown');
     await runStep(step, EBOOK_CONVERT, args, {

@@ -5,6 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { failed, type ConversionError } from '../errors.js';
 import { DEFAULT_MAX_MEMORY_BYTES, lastLine, runSandboxed, type ExecResult } from '../exec/exec.js';
+import type { SecurityEvent } from '../guards/output-guard.js';
 import type { ConversionOptions } from '../options.js';
 
 /** An engine's start-up probe, as `/readyz` reports it. */
@@ -31,6 +32,8 @@ export interface JobContext {
   /** CPU-time cap of every engine process, in seconds; default the time-out's seconds. */
   readonly maxCpuSeconds?: number;
   readonly signal?: AbortSignal;
+  /** Told when an engine leaves a file the service refuses to read (guards/output-guard.ts). */
+  readonly onSecurityEvent?: (event: SecurityEvent) => void;
 }
 
 /** One step of a conversion. */

@@ -5,7 +5,8 @@
  * quality; and PostScript (issue 12): EPS and PS read to PDF, PNG and each other, and PDF
  * written as PS or EPS (EPS holds one page: the first).
  */
-import { access, readdir, writeFile } from 'node:fs/promises';
+import { access, readdir } from 'node:fs/promises';
+import { writeJobFile } from '../guards/output-guard.js';
 import { failed } from '../errors.js';
 import type { PdfCompression } from '../options.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
@@ -102,7 +103,7 @@ export class GhostscriptEngine implements Engine {
    */
   async watermark(step: Step, text: string): Promise<void> {
     const ps = `${step.output}.ps`;
-    await writeFile(ps, watermarkPostScript(text));
+    await writeJobFile(ps, watermarkPostScript(text));
     await runStep(step, GS, [
       // Transparency operators (.setfillconstantalpha) are off in PostScript unless allowed.
       '-dSAFER', '-dALLOWPSTRANSPARENCY', '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwrite', '-dCompatibilityLevel=1.7',
@@ -121,7 +122,7 @@ export class GhostscriptEngine implements Engine {
   async toPdfA(step: Step): Promise<void> {
     const icc = await ghostscriptRgbProfile();
     const def = `${step.output}.def.ps`;
-    await writeFile(def, [
+    await writeJobFile(def, [
       `/ICCProfile (${icc}) def`,
       '[/_objdef {icc_PDFA} /type /stream /OBJ pdfmark',
       '[{icc_PDFA} << /N 3 >> /PUT pdfmark',

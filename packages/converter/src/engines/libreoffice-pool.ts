@@ -19,6 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import { chmod, copyFile, link, mkdir, readFile, readdir, readlink, rename, rm, writeFile } from 'node:fs/promises';
+import { copyEngineOutput } from '../guards/output-guard.js';
 import { availableParallelism } from 'node:os';
 import { dirname, extname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -247,8 +248,10 @@ class Instance {
         await chmod(input, 0o444);
       }
       await this.convert({ ...job, input, output }, timeoutMs, signal);
+      // A move keeps whatever soffice left as it is (a link stays a link, for the converter's
+      // output guard to refuse); a copy, across file systems, goes through the guard itself.
       await rename(output, job.output).catch(async () => {
-        await copyFile(output, job.output);
+        await copyEngineOutput(output, job.output, { dir: this.dir }, 'libreoffice');
       });
     } finally {
       await rm(input, { force: true });

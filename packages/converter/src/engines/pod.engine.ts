@@ -4,8 +4,8 @@
  * HTML (registry chains: pod → html → docx/pdf/epub …). pod2html keeps its link cache in the
  * job's folder (the working directory), never in a shared place.
  */
-import { readFile, writeFile } from 'node:fs/promises';
-import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
+import { readEngineText, writeJobFile } from '../guards/output-guard.js';
+import { probeBinaries, runStep, type Engine, type EngineProbe, type JobContext, type Step } from './engine.js';
 
 const PERL = '/usr/bin/perl';
 const POD2HTML = '/usr/bin/pod2html';
@@ -32,7 +32,7 @@ export class PodEngine implements Engine {
       case 'html':
         // No cross-page link search (--nopodpath is not in every version; an empty --podpath is).
         await runStep(step, POD2HTML, [`--infile=${step.input}`, `--outfile=${step.output}`, '--title=Document', `--cachedir=${step.job.dir}`, '--podpath=.', '--podroot=.', '--quiet']);
-        await dropXmlDeclaration(step.output);
+        await dropXmlDeclaration(step.output, step.job);
         return;
       case 'man':
         await runStep(step, POD2MAN, ['--utf8', '--name=DOCUMENT', '--section=1', '--center=Documentation', '--release= ', '--date= ', step.input, step.output]);
@@ -47,8 +47,8 @@ export class PodEngine implements Engine {
  * pod2html writes XHTML 1.0 with an XML declaration in front, which makes it an XML file to
  * libmagic and to browsers sniffing it; without the declaration it is the HTML it says it is.
  */
-async function dropXmlDeclaration(path: string): Promise<void> {
-  const text = await readFile(path, 'utf8');
+async function dropXmlDeclaration(path: string, job: JobContext): Promise<void> {
+  const text = (await readEngineText(path, job, 'pod2html')) ?? '';
   const body = text.replace(/^<\?xml[^>]*\?>\s*/, '');
-  if (body !== text) await writeFile(path, body, { mode: 0o644 });
+  if (body !== text) await writeJobFile(path, body);
 }

@@ -2,7 +2,8 @@
  * qpdf for PDF structure work: page counts, page selection (`page_range`) and a clean
  * rewrite for PDF → PDF. It never rasterises, so it is fast and lossless.
  */
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
+import { writeJobFile } from '../guards/output-guard.js';
 import { join } from 'node:path';
 import { ConversionError, failed } from '../errors.js';
 import { runSandboxed, shareWithSandbox } from '../exec/exec.js';
@@ -93,7 +94,7 @@ export class QpdfEngine implements Engine {
   /** Runs qpdf with its arguments in a file (`@file`), so passwords never appear in a process list. */
   private async runWithArgFile(job: JobContext, args: readonly string[]): Promise<void> {
     const file = join(job.dir, `qpdf-args-${process.hrtime.bigint()}.txt`);
-    await writeFile(file, `${args.join('\n')}\n`, { mode: 0o600 });
+    await writeJobFile(file, `${args.join('\n')}\n`, 0o600);
     await shareWithSandbox(file);
     await this.run(job, [`@${file}`]);
   }

@@ -13,7 +13,8 @@
  * for it (see the registry). Languages come from `ocr_language` (default `eng`).
  */
 import { availableParallelism } from 'node:os';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { rename } from 'node:fs/promises';
+import { readEngineText, writeJobFile } from '../guards/output-guard.js';
 import { join } from 'node:path';
 import { failed } from '../errors.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
@@ -174,7 +175,7 @@ export class TesseractEngine implements Engine {
       // tesseract's layout analysis now and then drops a whole scanned page as "no text" at
       // one scale and reads it at another (seen at 300 dpi on a line of Arabic that 250 and
       // 350 dpi read right): a scan that came back empty gets one more reading at 4/3 scale.
-      if (p.imagePpi > 0 && step.to !== 'hocr' && (await readFile(`${base}.txt`, 'utf8')).trim() === '') {
+      if (p.imagePpi > 0 && step.to !== 'hocr' && ((await readEngineText(`${base}.txt`, step.job, 'tesseract')) ?? '').trim() === '') {
         await this.ocrPage(step, p, Math.round((dpi * 4) / 3), base, true);
       }
       return { page: p.page, file: `${base}.${step.to}` };
@@ -185,12 +186,12 @@ export class TesseractEngine implements Engine {
       for (const p of pages) {
         const file = byPage.get(p.page);
         // Every page ends with a form feed, as pdftotext writes them (a single-page tesseract run writes none).
-        const text = file ? (await readFile(file, 'utf8')).replace(/\f/g, '').trimEnd() : p.text;
+        const text = file ? ((await readEngineText(file, step.job, 'tesseract')) ?? '').replace(/\f/g, '').trimEnd() : p.text;
         parts.push(`${text}\n\f`);
       }
-      await writeFile(step.output, parts.join(''));
+      await writeJobFile(step.output, parts.join(''));
     } else if (step.to === 'hocr') {
-      await writeFile(step.output, mergeHocr(await Promise.all(outputs.map((o) => readFile(o.file, 'utf8')))));
+      await writeJobFile(step.output, mergeHocr(await Promise.all(outputs.map(async (o) => (await readEngineText(o.file, step.job, 'tesseract')) ?? ''))));
     } else if (!outputs.length) {
       // Every page had text already: the PDF is searchable as it is.
       await runStep(step, QPDF, ['--', step.input, step.output], { okExitCodes: [3] });

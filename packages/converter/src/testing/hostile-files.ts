@@ -213,3 +213,4 @@ export function assertSafeMessage(message: string): void {
   if (/\b\d+\.\d+\.\d+\b/.test(message)) throw new Error(`message names a version: ${message}`);
   if (message.length > 400) throw new Error(`message is ${message.length} characters long`);
 }
+export * from './exploit-files.js';

@@ -3,7 +3,8 @@
  * the pure modules and writes the output. Runs under the limits {@link runInWorker} sets (heap,
  * stack, wall time); the input size is checked before the file is read.
  */
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
+import { writeJobFile } from '../../guards/output-guard.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import { readEvents, readVcards, writeEvents, writeVcards } from './contacts.js';
 import { DataError, parseBytes, writeData } from './records.js';
@@ -50,7 +51,7 @@ async function run(job: WorkerJob): Promise<WorkerAnswer> {
   }
   const bytes = typeof out === 'string' ? Buffer.from(out, 'utf8') : out;
   if (bytes.length > job.maxOutputBytes) return { ok: false, message: `The ${job.to} output would be over ${job.maxOutputBytes} bytes.` };
-  await writeFile(job.output, bytes, { mode: 0o644 });
+  await writeJobFile(job.output, bytes);
   return { ok: true };
 }
 
