@@ -59,6 +59,8 @@ export default tseslint.config(
       'packages/verifier/src/checks/lists.check.test.ts',
       'packages/verifier/src/cli.test.ts',
       'services/convert-api/src/process.test.ts',
+      // `npm start` itself, run as root, to check the uids of what it starts.
+      'services/convert-api/src/least-privilege.test.ts',
       'services/convert-api/src/routes/v1/conversions.test.ts',
       'services/email-api/src/process.test.ts',
       'services/email-api/src/jobs/jobs-crash.test.ts',

@@ -1,7 +1,9 @@
 // `npm run admin -- <email|convert> <command> [options]`: account and key administration of
-// one service, on that service's own database. Setup output goes to stderr so that
+// one service, on that service's own database (as the service user when run by root). Setup output goes to stderr so that
 // `--json` output on stdout can be parsed.
-import { runBuilt } from './lib/ensure.mjs';
+import { runBuilt, ROOT } from './lib/ensure.mjs';
+import { existsSync, statSync } from 'node:fs';
+import { asServiceUser, dataFolders, SERVICE_USER, userIds } from './lib/service-user.mjs';
 
 const SERVICES = { email: 'email-api', convert: 'convert-api' };
 const [service, ...rest] = process.argv.slice(2);
@@ -14,4 +16,10 @@ if (!service || !(service in SERVICES)) {
   );
   process.exit(2);
 }
-runBuilt(`services/${SERVICES[service]}/dist/admin.js`, rest);
+// Run by root on the default database that `npm start` handed to the service user: as that
+// user, so that the files SQLite writes stay the service's. Any other database: as the caller.
+const ids = process.getuid?.() === 0 ? userIds(SERVICE_USER) : null;
+const folder = dataFolders()[service === 'email' ? 0 : 1];
+const ownedByService = ids !== null && !process.env[`${service.toUpperCase()}_DATABASE_URL`] && existsSync(folder) && statSync(folder).uid === ids.uid;
+const drop = ownedByService ? ids : null;
+runBuilt(`services/${SERVICES[service]}/dist/admin.js`, rest, ROOT, asServiceUser(drop));

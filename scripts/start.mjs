@@ -1,10 +1,13 @@
 // `npm start`: install what is missing, then run both services on their embedded defaults
 // (SQLite files under data/, in-process workers), each in its own process. On first start
 // each service gets an owner account whose API key is printed once. Ctrl-C stops both.
+// Run as root, it installs as root and then runs the services as the unprivileged user
+// `mailconv` (engines as `mailconv-engine`): scripts/lib/service-user.mjs.
 import { spawn, spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { ensureAll, log, ROOT } from './lib/ensure.mjs';
+import { asServiceUser, ensureServiceUsers } from './lib/service-user.mjs';
 
 const SERVICES = [
   { name: 'email', dir: 'email-api', label: 'Email verification API' },
@@ -12,10 +15,17 @@ const SERVICES = [
 ];
 
 ensureAll({ includeTest: false });
+// Root only installs: the services run as the unprivileged service user from here on.
+const drop = ensureServiceUsers();
+const prefix = asServiceUser(drop);
+const serviceEnv = { ...process.env, ...(drop && !process.env.CONVERT_ENGINE_USER ? { CONVERT_ENGINE_USER: drop.engineUser } : {}) };
+/** A program run as the service user (or as the caller when not root). */
+const command = (args) => (prefix.length ? [prefix[0], [...prefix.slice(1), process.execPath, ...args]] : [process.execPath, args]);
 
 // Owner accounts first (each in the service's own database), so their keys can be shown.
 for (const s of SERVICES) {
-  const res = spawnSync(process.execPath, [join(ROOT, 'services', s.dir, 'dist', 'admin.js'), 'bootstrap-owner', '--json'], { cwd: ROOT, encoding: 'utf8' });
+  const [cmd, args] = command([join(ROOT, 'services', s.dir, 'dist', 'admin.js'), 'bootstrap-owner', '--json']);
+  const res = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', env: serviceEnv });
   if (res.status !== 0) {
     process.stderr.write(res.stderr);
     process.exit(1);
@@ -51,7 +61,8 @@ process.on('SIGTERM', () => stopAll(0));
 const ready = SERVICES.map(
   (s) =>
     new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [join(ROOT, 'services', s.dir, 'dist', 'server.js')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      const [cmd, args] = command([join(ROOT, 'services', s.dir, 'dist', 'server.js')]);
+      const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: serviceEnv });
       children.push(child);
       for (const stream of [child.stdout, child.stderr]) {
         createInterface({ input: stream }).on('line', (line) => {
@@ -90,6 +101,9 @@ if (!stopping) {
     '================================================================================',
     ` ${email.label}: ${email.url}   (OpenAPI: ${email.url}/openapi.json)`,
     ` ${convert.label}:    ${convert.url}   (OpenAPI: ${convert.url}/openapi.json)`,
+    drop
+      ? ` Running as the unprivileged user ${drop.user} (uid ${drop.uid}); conversion engines as ${drop.engineUser}.`
+      : ` Running as uid ${process.getuid?.()} (not root: no separate service or engine user).`,
     ` Dashboards: ${email.url}/dashboard/ and ${convert.url}/dashboard/ (sign in after setting a password:`,
     `   npm run admin -- email set-password --email owner@localhost --password-stdin)`,
     '',

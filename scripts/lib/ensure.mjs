@@ -130,9 +130,10 @@ export function commandExists(cmd) {
  * Runs a built entry point of the project after making sure it is installed and built
  * (setup output on stderr, so the command's stdout stays its own), and exits with its code.
  */
-export function runBuilt(relativePath, args, cwd = ROOT) {
+export function runBuilt(relativePath, args, cwd = ROOT, prefix = []) {
   ensureNodeModules();
   ensureBuild();
-  const res = spawnSync(process.execPath, [join(ROOT, relativePath), ...args], { cwd, stdio: 'inherit' });
+  const argv = [...prefix.slice(1), process.execPath, join(ROOT, relativePath), ...args];
+  const res = spawnSync(prefix[0] ?? argv.shift(), argv, { cwd, stdio: 'inherit' });
   process.exit(res.status ?? 1);
 }

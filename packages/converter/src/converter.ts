@@ -6,13 +6,13 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { constants as fsConstants } from 'node:fs';
-import { chmod, copyFile, link, mkdir, mkdtemp, rename, rm, stat, symlink } from 'node:fs/promises';
+import { chmod, copyFile, link, mkdir, mkdtemp, rename, stat, symlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import sharp from 'sharp';
 import { ConversionError, failed, invalid, quote, type ConversionFailure } from './errors.js';
-import { ownForSandbox, prepareSandboxRoot, runSandboxed, sandboxCapabilities, SANDBOX_GID, type SandboxCapabilities } from './exec/exec.js';
+import { ownForSandbox, prepareSandboxRoot, removeSandboxTree, runSandboxed, sandboxCapabilities, useEngineUser, type SandboxCapabilities } from './exec/exec.js';
 import type { Engine, EngineProbe, JobContext } from './engines/engine.js';
 import { packageFile } from './engines/engine.js';
 import { CalibreEngine } from './engines/calibre.engine.js';
@@ -77,6 +77,11 @@ export interface ConverterConfig {
   /** Pages of one PDF that OCR reads at the same time; default the cores, at most 4. */
   readonly ocrConcurrency?: number;
   /**
+   * The user engines run as (a name): required for a separate engine user when the service
+   * is not root (then reached through a sudo rule); default `nobody` when it is root.
+   */
+  readonly engineUser?: string;
+  /**
    * Tests only: engines that stand in for the built-in engine of the same name (the exploit
    * suite's compromised engine, which leaves links and device nodes as its output).
    */
@@ -120,7 +125,7 @@ const DEFAULT_QUALITY: Readonly<Record<string, number>> = { pdf: 90, jpg: 85, we
 /** The conversion engine. */
 export class Converter {
   private constructor(
-    private readonly config: Required<Omit<ConverterConfig, 'libreoffice' | 'prestart' | 'inputLimits' | 'maxCpuSeconds' | 'candidatePairs' | 'proofFile' | 'ocrConcurrency' | 'replaceEngines'>> & { maxCpuSeconds?: number; limits: InputLimits },
+    private readonly config: Required<Omit<ConverterConfig, 'libreoffice' | 'prestart' | 'inputLimits' | 'maxCpuSeconds' | 'candidatePairs' | 'proofFile' | 'ocrConcurrency' | 'replaceEngines' | 'engineUser'>> & { maxCpuSeconds?: number; limits: InputLimits },
     private readonly engines: ReadonlyMap<string, Engine>,
     private readonly probeResults: readonly EngineProbe[],
     /** The routing data (formats and targets listings). */
@@ -129,6 +134,7 @@ export class Converter {
 
   /** Probes every engine (missing ones are disabled with a warning) and builds the registry. */
   static async create(config: ConverterConfig): Promise<Converter> {
+    useEngineUser(config.engineUser);
     await prepareSandboxRoot(config.workDir);
     const builtIn: Engine[] = [
       new LibreOfficeEngine({ ...config.libreoffice, workDir: join(config.workDir, 'libreoffice') }),
@@ -283,7 +289,7 @@ export class Converter {
     } catch (e) {
       return { ok: false, error: toFailure(e) };
     } finally {
-      if (dir) await rm(dir, { recursive: true, force: true });
+      if (dir) await removeSandboxTree(dir);
     }
   }
 
@@ -305,7 +311,7 @@ export class Converter {
     } catch (e) {
       return { ok: false, error: toFailure(e) };
     } finally {
-      if (dir) await rm(dir, { recursive: true, force: true });
+      if (dir) await removeSandboxTree(dir);
     }
   }
 
@@ -341,7 +347,7 @@ export class Converter {
     } catch (e) {
       return { ok: false, error: toFailure(e) };
     } finally {
-      if (dir) await rm(dir, { recursive: true, force: true });
+      if (dir) await removeSandboxTree(dir);
     }
   }
 
@@ -371,7 +377,7 @@ export class Converter {
       await this.placeInput(inputPath, input);
     } catch (e) {
       // The caller's file is gone (shredded meanwhile) or unreadable: leave no folder behind.
-      await rm(dir, { recursive: true, force: true });
+      await removeSandboxTree(dir);
       throw e;
     }
     return { job, input };
@@ -385,7 +391,7 @@ export class Converter {
       return;
     }
     const st = await stat(inputPath);
-    const readable = caps.sandbox_uid === null || (st.mode & 0o004) !== 0 || (st.gid === SANDBOX_GID && (st.mode & 0o040) !== 0);
+    const readable = caps.sandbox_uid === null || (st.mode & 0o004) !== 0 || (st.gid === caps.sandbox_gid && (st.mode & 0o040) !== 0);
     try {
       if (!readable) throw new Error('not readable by the sandbox user');
       await link(inputPath, input);

@@ -17,6 +17,7 @@ const ConvertSettings = z.object({
   CONVERT_MAX_RUNNING: z.coerce.number().int('must be a whole number').positive('must be positive').optional(),
   CONVERT_TIMEOUT_SECONDS: setting.positiveInt(120),
   CONVERT_LIBREOFFICE_INSTANCES: z.coerce.number().int('must be a whole number').positive('must be positive').optional(),
+  CONVERT_ENGINE_USER: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/, 'must be a user name').optional(),
   CONVERT_OCR_CONCURRENCY: z.coerce.number().int('must be a whole number').positive('must be positive').max(64, 'must be at most 64').optional(),
   CONVERT_PRESTART: setting.bool(false),
   CONVERT_ROLE: z.enum(['all', 'api', 'worker'], { message: 'must be all, api or worker' }).default('all'),
@@ -43,6 +44,8 @@ export interface ConvertConfig extends CommonServiceConfig {
   libreofficeInstances: number | undefined;
   /** Pages one OCR conversion recognises at once (tesseract processes); default min(4, cores). */
   ocrConcurrency: number | undefined;
+  /** The user engines run as (`CONVERT_ENGINE_USER`); see docs/operations.md, "Users". */
+  engineUser: string | undefined;
   /** Start the LibreOffice pool at start-up rather than on the first office job. */
   prestart: boolean;
   /** `api`: HTTP only; `worker`: conversions and the retention sweeper, no HTTP; `all` (default): both. */
@@ -70,6 +73,7 @@ export function loadConvertConfig(env: Readonly<Record<string, string | undefine
     timeoutMs: (parsed.CONVERT_TIMEOUT_SECONDS as number) * 1000,
     libreofficeInstances: parsed.CONVERT_LIBREOFFICE_INSTANCES as number | undefined,
     ocrConcurrency: parsed.CONVERT_OCR_CONCURRENCY as number | undefined,
+    engineUser: parsed.CONVERT_ENGINE_USER as string | undefined,
     prestart: parsed.CONVERT_PRESTART as boolean,
     role: parsed.CONVERT_ROLE as ConvertRole,
     leaseMs: parsed.CONVERT_LEASE_MS as number,

@@ -38,6 +38,7 @@ export async function openEngines(config: ConvertConfig, lent?: Converter): Prom
     timeoutMs: config.timeoutMs,
     ...(config.libreofficeInstances ? { libreoffice: { instances: config.libreofficeInstances } } : {}),
     ...(config.ocrConcurrency ? { ocrConcurrency: config.ocrConcurrency } : {}),
+    ...(config.engineUser ? { engineUser: config.engineUser } : {}),
   });
   return { store, converter, owned: true };
 }

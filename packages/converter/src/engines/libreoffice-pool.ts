@@ -25,7 +25,7 @@ import { dirname, extname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { ConversionError, failed } from '../errors.js';
-import { ownForSandbox, prepareSandboxRoot, spawnSandboxed, treeCpuSeconds, treeRssBytes, type SandboxedProcess } from '../exec/exec.js';
+import { ownForSandbox, prepareSandboxRoot, removeSandboxTree, spawnSandboxed, treeCpuSeconds, treeRssBytes, type SandboxedProcess } from '../exec/exec.js';
 import { packageFile } from './engine.js';
 
 /** The soffice binary itself (the `soffice` wrapper is a shell script we do not need). */
@@ -347,7 +347,7 @@ class Instance {
     const uid = process.getuid?.() ?? 0;
     for (const path of new Set([...this.sockets, `/tmp/OSL_PIPE_${uid}_${this.pipe}`])) await rm(path, { force: true });
     this.sockets = [];
-    if (this.dir) await rm(this.dir, { recursive: true, force: true });
+    if (this.dir) await removeSandboxTree(this.dir);
   }
 }
 

@@ -3,11 +3,11 @@
  * formats, through the warm {@link LibreOfficePool}. Export filters are named explicitly;
  * import filters only where detection is ambiguous (CSV and plain text).
  */
-import { access, constants, copyFile, link, mkdtemp, rename, rm } from 'node:fs/promises';
+import { access, constants, copyFile, link, mkdtemp, rename } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { formatInfo } from '../formats/catalogue.js';
 import { ConversionError, failed } from '../errors.js';
-import { ownForSandbox, runSandboxed } from '../exec/exec.js';
+import { ownForSandbox, removeSandboxTree, runSandboxed } from '../exec/exec.js';
 import { effectiveQuality } from '../options.js';
 import { probeBinaries, type Engine, type EngineProbe, type Step } from './engine.js';
 import { LibreOfficePool, PYTHON, SOFFICE_BIN, prepareProfile, type LibreOfficeJob, type LibreOfficePoolOptions } from './libreoffice-pool.js';
@@ -189,7 +189,7 @@ export class LibreOfficeEngine implements Engine {
     } catch {
       throw failed('LibreOffice could not convert the document.', `cold soffice exited ${r.exitCode ?? r.signal}: ${r.stderr.slice(-300)}`);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await removeSandboxTree(dir);
     }
   }
 

@@ -16,21 +16,25 @@
  *   list of `/etc` entries read-only, its job folder read-write, the files the engine names
  *   read-only, fresh `/proc`, `/dev` and `/tmp`; nothing else exists for it (no `/home`, no
  *   storage folder, no `/etc/passwd`). It gets new user, PID, IPC, UTS and network namespaces
- *   (an empty network: only a down loopback), no capabilities, and when the service runs as
- *   root it runs as an unprivileged user (`SANDBOX_UID`, `nobody` by default) outside the
- *   namespaces too;
+ *   (an empty network: only a down loopback), no capabilities, and it runs as an unprivileged
+ *   user of its own outside the namespaces too: when the service runs as root, `nobody` (or
+ *   the configured engine user) through `setpriv`; when it runs as an unprivileged user (as
+ *   `npm start` runs it), the engine user named by {@link useEngineUser} through `sudo`,
+ *   whose rule lets the service run commands as that user and no other;
  * - fall back, where bubblewrap cannot make its namespaces, to the older guard (an empty
  *   network namespace via `unshare -n`); {@link sandboxCapabilities} says what holds.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { chmod, chown, mkdir, stat } from 'node:fs/promises';
+import { chmod, chown, mkdir, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 const UNSHARE = '/usr/bin/unshare';
 const PRLIMIT = '/usr/bin/prlimit';
 const SETPRIV = '/usr/bin/setpriv';
 const BWRAP = '/usr/bin/bwrap';
+const SUDO = '/usr/bin/sudo';
+const ENV = '/usr/bin/env';
 /** `/usr/local/bin` is left out on purpose: engines run the distribution's binaries only. */
 const SAFE_PATH = '/usr/bin:/bin';
 /** The unprivileged user engines run as when the service runs as root (Debian's `nobody`). */
@@ -57,16 +61,52 @@ export interface SandboxCapabilities {
   readonly filesystem_isolated: boolean;
   /** Engines run as this uid (outside their namespaces); null when they keep the service's. */
   readonly sandbox_uid: number | null;
+  /** …and this gid (the group the service shares inputs and folders with); null likewise. */
+  readonly sandbox_gid: number | null;
 }
+
+/** How engines get their own user: `setpriv` (the service is root), `sudo` (it is not), or not at all. */
+type UserSwitch = 'setpriv' | 'sudo' | null;
 
 interface Probed {
   caps: SandboxCapabilities;
   unsharePrefix: string[];
   orphanGuard: boolean;
   bwrap: boolean;
+  /** Engines run as another user than the service's (and {@link Probed.engine} is it). */
   dropUser: boolean;
+  switchBy: UserSwitch;
+  engine: EngineUser;
 }
 let capabilities: Probed | undefined;
+
+/** The user engines run as. */
+interface EngineUser {
+  readonly name: string | null;
+  readonly uid: number;
+  readonly gid: number;
+}
+let engineUserName: string | undefined;
+
+/**
+ * Names the user engines run as (the service's `CONVERT_ENGINE_USER`), before the first
+ * engine runs. A root service switches to it with `setpriv` (default `nobody`); a service
+ * running as an unprivileged user needs it, and a sudo rule that lets the service run
+ * commands as that user (`scripts/lib/service-user.mjs` writes one), else engines keep the
+ * service's own uid inside bubblewrap's user namespace.
+ */
+export function useEngineUser(name: string | undefined): void {
+  if (name === engineUserName) return;
+  engineUserName = name;
+  capabilities = undefined;
+}
+
+/** uid and gid of a user, from the system's user database (`getent`). */
+function lookUpUser(name: string): EngineUser | null {
+  const r = spawnSync('/usr/bin/getent', ['passwd', name], { encoding: 'utf8', timeout: 10_000, env: { PATH: SAFE_PATH } });
+  const fields = r.status === 0 ? r.stdout.trim().split(':') : [];
+  return fields.length >= 4 ? { name, uid: Number(fields[2]), gid: Number(fields[3]) } : null;
+}
 
 function works(cmd: string, args: string[]): boolean {
   try {
@@ -80,8 +120,14 @@ function works(cmd: string, args: string[]): boolean {
 function probeCapabilities(): Probed {
   if (capabilities) return capabilities;
   const root = process.getuid?.() === 0;
-  const dropUser = root && works(SETPRIV, ['--reuid', String(SANDBOX_UID), '--regid', String(SANDBOX_GID), '--clear-groups', '--', '/bin/true']);
-  const userPrefix = dropUser ? userArgs() : [];
+  const named = engineUserName ? lookUpUser(engineUserName) : null;
+  if (engineUserName && !named) throw new Error(`the engine user ${engineUserName} does not exist (CONVERT_ENGINE_USER)`);
+  const engine: EngineUser = named ?? { name: null, uid: SANDBOX_UID, gid: SANDBOX_GID };
+  let switchBy: UserSwitch = null;
+  if (root && works(SETPRIV, [...setprivArgs(engine).slice(1), '--', '/bin/true'])) switchBy = 'setpriv';
+  else if (!root && engine.name && works(SUDO, [...sudoArgs(engine).slice(1), ENV, '-i', '/bin/true'])) switchBy = 'sudo';
+  const dropUser = switchBy !== null;
+  const userPrefix = switchBy === 'setpriv' ? [...setprivArgs(engine), '--'] : switchBy === 'sudo' ? [...sudoArgs(engine), ENV, '-i'] : [];
   // The whole sandbox, tried once as it will be used: if the kernel (or a container's
   // seccomp profile) refuses a namespace, bwrap fails here and we fall back.
   const bwrap = existsSync(BWRAP) && works(userPrefix[0] ?? BWRAP, [...userPrefix.slice(1), ...(userPrefix.length ? [BWRAP] : []), ...bwrapArgs({ cwd: '/', network: false }), '/bin/true']);
@@ -106,18 +152,26 @@ function probeCapabilities(): Probed {
       network_method: method,
       resource_limits: resource,
       filesystem_isolated: bwrap,
-      sandbox_uid: bwrap && dropUser ? SANDBOX_UID : null,
+      sandbox_uid: bwrap && dropUser ? engine.uid : null,
+      sandbox_gid: bwrap && dropUser ? engine.gid : null,
     },
     unsharePrefix,
     orphanGuard,
     bwrap,
     dropUser: bwrap && dropUser,
+    switchBy: bwrap ? switchBy : null,
+    engine,
   };
   return capabilities;
 }
 
-function userArgs(): string[] {
-  return [SETPRIV, '--reuid', String(SANDBOX_UID), '--regid', String(SANDBOX_GID), '--clear-groups', '--inh-caps=-all'];
+function setprivArgs(engine: EngineUser): string[] {
+  return [SETPRIV, '--reuid', String(engine.uid), '--regid', String(engine.gid), '--clear-groups', '--inh-caps=-all'];
+}
+
+/** `sudo` to the engine user, non-interactive; sudo resets the environment, so `env -i` sets ours after it. */
+function sudoArgs(engine: EngineUser): string[] {
+  return [SUDO, '-n', '-u', `#${engine.uid}`, '-g', `#${engine.gid}`, '--'];
 }
 
 /** The top-level symlinks of a merged-/usr system (`/bin` → `usr/bin`), or binds where they are folders. */
@@ -162,7 +216,30 @@ export function sandboxCapabilities(): SandboxCapabilities {
  * when engines keep the service's own uid). The service, as root, still reads and removes it.
  */
 export async function ownForSandbox(path: string): Promise<void> {
-  if (probeCapabilities().dropUser) await chown(path, SANDBOX_UID, SANDBOX_GID);
+  const { switchBy, engine } = probeCapabilities();
+  if (switchBy === 'setpriv') await chown(path, engine.uid, engine.gid);
+  else if (switchBy === 'sudo') {
+    // Not root: the folder stays the service's, shared with the engine user's group (the
+    // service is a member), set-gid so what the engines make there keeps that group.
+    await chown(path, process.getuid?.() ?? -1, engine.gid);
+    await chmod(path, 0o2770);
+  }
+}
+
+/**
+ * Removes a folder engines worked in. An unprivileged service cannot remove what an engine
+ * user made inside folders of its own: that part is removed as the engine user first.
+ */
+export async function removeSandboxTree(path: string): Promise<void> {
+  try {
+    await rm(path, { recursive: true, force: true });
+    return;
+  } catch (e) {
+    const { switchBy, engine } = probeCapabilities();
+    if (switchBy !== 'sudo' || !['EACCES', 'EPERM', 'ENOTEMPTY'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+    spawnSync(SUDO, [...sudoArgs(engine).slice(1), ENV, '-i', `PATH=${SAFE_PATH}`, '/usr/bin/rm', '-rf', '--one-file-system', '--', path], { stdio: 'ignore', timeout: 60_000 });
+  }
+  await rm(path, { recursive: true, force: true });
 }
 
 /**
@@ -200,8 +277,9 @@ export async function allowSandboxTraversal(dir: string): Promise<void> {
  * holds it stays closed to that user. No-op without a user switch.
  */
 export async function shareWithSandbox(path: string): Promise<void> {
-  if (!probeCapabilities().dropUser) return;
-  await chown(path, process.getuid?.() ?? 0, SANDBOX_GID);
+  const { dropUser, engine } = probeCapabilities();
+  if (!dropUser) return;
+  await chown(path, process.getuid?.() ?? 0, engine.gid);
   await chmod(path, 0o640);
 }
 
@@ -249,10 +327,15 @@ function buildEnv(opts: SandboxOptions): Record<string, string> {
 
 function wrap(command: string, args: readonly string[], opts: SandboxOptions): { cmd: string; argv: string[] } {
   if (!command.startsWith('/')) throw new Error(`sandboxed programs need an absolute path, got ${command}`);
-  const { caps, unsharePrefix, orphanGuard, bwrap, dropUser } = probeCapabilities();
+  const { caps, unsharePrefix, orphanGuard, bwrap, switchBy, engine } = probeCapabilities();
   const prefix: string[] = [];
-  if (dropUser) prefix.push(...userArgs(), ...(orphanGuard ? ['--pdeathsig', 'KILL'] : []), '--');
-  else if (orphanGuard) prefix.push(SETPRIV, '--pdeathsig', 'KILL', '--');
+  if (switchBy === 'setpriv') prefix.push(...setprivArgs(engine), ...(orphanGuard ? ['--pdeathsig', 'KILL'] : []), '--');
+  else if (switchBy === 'sudo') {
+    // The engine dies with sudo (its parent); sudo itself shares the service's real uid, so
+    // the service's kill of the process group reaches it.
+    const env = Object.entries(buildEnv(opts)).map(([k, v]) => `${k}=${v}`);
+    prefix.push(...sudoArgs(engine), ENV, '-i', ...env, ...(orphanGuard ? [SETPRIV, '--pdeathsig', 'KILL', '--'] : []));
+  } else if (orphanGuard) prefix.push(SETPRIV, '--pdeathsig', 'KILL', '--');
   if (caps.resource_limits) {
     prefix.push(PRLIMIT, `--fsize=${opts.maxFileBytes ?? 4 * 1024 ** 3}`);
     const mem = opts.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES;
