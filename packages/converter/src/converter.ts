@@ -267,8 +267,9 @@ export class Converter {
       const prepared = await this.prepare(req.inputPath, source.ext, req.signal);
       dir = prepared.job.dir;
       const { job } = prepared;
-      const input = options.password !== undefined ? await unlockPdf(prepared.input, options.password, job, this.engines) : prepared.input;
-      await inspectInput(input, source.ext, this.config.limits, job);
+      const unlocked = options.password !== undefined ? await unlockPdf(prepared.input, options.password, job, this.engines) : prepared.input;
+      // The engines read what the checks answer: an XML source's entity-free copy (issue 21).
+      const { input } = await inspectInput(unlocked, source.ext, this.config.limits, job);
       if (options.split && target.family === 'image') {
         const split = await this.pagesToImages(input, source, target, options, job);
         const output = await this.finish(split.file, formatInfo('zip') as FormatInfo, req.outputPath, job);
@@ -305,7 +306,7 @@ export class Converter {
       const prepared = await this.prepare(inputPath, source.ext);
       dir = prepared.job.dir;
       const input = options.password !== undefined ? await unlockPdf(prepared.input, options.password, prepared.job, this.engines) : prepared.input;
-      const facts = await inspectInput(input, source.ext, this.config.limits, prepared.job);
+      const { facts } = await inspectInput(input, source.ext, this.config.limits, prepared.job);
       if (options.pageRange && facts.pages !== undefined) resolvePageRange(options.pageRange, facts.pages);
       return { ok: true, facts };
     } catch (e) {
@@ -338,7 +339,7 @@ export class Converter {
         inputs.push(input);
       }
       let pages = 0;
-      for (const input of inputs) pages += (await inspectInput(input, 'pdf', this.config.limits, job)).pages ?? 0;
+      for (const input of inputs) pages += (await inspectInput(input, 'pdf', this.config.limits, job)).facts.pages ?? 0;
       if (pages > this.config.limits.maxPages) throw failed(`The merged PDF would have ${pages} pages, over the ${this.config.limits.maxPages} pages a conversion accepts.`);
       const merged = join(job.dir, 'merged.pdf');
       await qpdf.merge(inputs, merged, job);

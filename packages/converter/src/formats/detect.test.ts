@@ -212,6 +212,11 @@ test('text formats by content: notebooks, DocBook, OPML, FB2, TEI, flat ODF, rof
   assert.equal(await detectBytes("<?xml version='1.0'?>\n<chapter lang='de' id='c'><title>T</title></chapter>", 'de.dbk'), 'dbk');
   assert.equal(await detectBytes("<?xml version='1.0'?>\n<chapter lang='de' id='c'><title>T</title></chapter>", 'de.xml'), 'xml');
   assert.equal(await detectBytes('<article><p>not docbook</p></article>', 'a.xml'), 'xml');
+  // Issue 21: markup inside the internal subset's entity values is not the root; a subset
+  // longer than the head read leaves the DOCTYPE's name.
+  assert.equal(await detectBytes('<?xml version="1.0"?>\n<!DOCTYPE article PUBLIC "-//OASIS//DTD DocBook XML V4.5//EN" "x" [\n<!ENTITY warn "<emphasis>Careful</emphasis>">\n]>\n<article><para>&warn;</para></article>', 'a.xml'), 'dbk');
+  assert.equal(await detectBytes('<!DOCTYPE svg [<!ENTITY Viewport "<rect x=\'.5\' width=\'49\' height=\'29\'/>">]><svg xmlns="http://www.w3.org/2000/svg">&Viewport;</svg>', 'upload'), 'svg');
+  assert.equal(await detectBytes(`<!DOCTYPE svg [${'<!ENTITY e "<g/>">'.repeat(400)}]><svg xmlns="http://www.w3.org/2000/svg"/>`, 'upload'), 'svg');
   assert.equal(await detectBytes('<?xml version="1.0"?>\n<!-- outline -->\n<opml version="2.0"><head/><body/></opml>', 'x.txt'), 'opml');
   assert.equal(await detectBytes('<?xml version="1.0" encoding="utf-8"?>\n<FictionBook xmlns="http://www.gribuser.ru/xml/fictionbook/2.0"></FictionBook>', 'x'), 'fb2');
   assert.equal(await detectBytes('<?xml version="1.0"?>\n<TEI xmlns="http://www.tei-c.org/ns/1.0"></TEI>', 'x'), 'tei');

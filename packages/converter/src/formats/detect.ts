@@ -379,7 +379,15 @@ export function decidedByName(ext: string): boolean {
 function detectXml(start: string, ext = ''): string | null {
   // Skip the declaration, processing instructions, comments and the doctype to the root element.
   const doctype = /<!doctype\s+([^\s>[]+)([^>]*)/i.exec(start);
-  const root = /<(?!\?|!)([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)([^>]*)>/.exec(start.replace(/<!--[\s\S]*?-->/g, ''));
+  // The root is looked for after the DOCTYPE's internal subset, whose entity values may hold
+  // markup (DocBook's `<!ENTITY warn "<emphasis>…">`, Illustrator's `<!ENTITY Viewport "<rect …/>">`,
+  // issue 21); a subset running past the head leaves the DOCTYPE's name, which names the root.
+  const text = start.replace(/<!--[\s\S]*?-->/g, '');
+  const subset = /<!doctype[^[>]*\[/i.exec(text);
+  const subsetEnd = subset ? /\][ \t\r\n]*>/.exec(text.slice(subset.index)) : null;
+  const body = !subset ? text : subsetEnd ? text.slice(subset.index + subsetEnd.index + subsetEnd[0].length) : '';
+  const root = /<(?!\?|!)([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)([^>]*)>/.exec(body) ??
+    (subset && !subsetEnd && doctype ? ['', undefined, doctype[1], ''] as const : null);
   if (!root) return null;
   const [, , name = '', attrs = ''] = root;
   const lower = name.toLowerCase();

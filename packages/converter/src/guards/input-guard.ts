@@ -8,7 +8,10 @@
  *   `password_required`) and the page count (`qpdf --show-npages`);
  * - audio and video: the duration from `ffprobe`, with the demuxer forced and only the
  *   `file` protocol allowed (as the engine reads it);
- * - XML sources (flat ODF, DocBook, OPML, FB2, TEI): the head, for a DTD that declares entities;
+ * - XML sources (flat ODF, DocBook, OPML, FB2, TEI, SVG, …): the prolog; a document whose
+ *   DOCTYPE declares internal entities is rewritten without them (`xml-entities.ts`: expanded
+ *   under {@link InputLimits.maxEntityExpansion}, external and parameter entities refused) and
+ *   the engines read that copy;
  * - zip containers (docx, xlsx, xlsb, pptx, odt, ods, odp, epub, htmlz, txtz): the central directory through
  *   yauzl — entry count, declared expansion and ratio — and the head of every XML part for
  *   a DTD that declares entities (OOXML, ODF and EPUB never need one; entity expansion and
@@ -21,14 +24,16 @@
  */
 import sharp from 'sharp';
 import yauzl from 'yauzl';
-import { open } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { chmod, open } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { ConversionError, failed } from '../errors.js';
 import { runSandboxed } from '../exec/exec.js';
 import { packageFile, jobLimits, type JobContext } from '../engines/engine.js';
 import { FFMPEG_DEMUXERS } from '../engines/ffmpeg.engine.js';
 import { formatInfo } from '../formats/catalogue.js';
 import { inspectArchive } from './archive-guard.js';
+import { decodeXml, MAX_REWRITE_BYTES, parseProlog, PROLOG_BYTES, sniffEncoding } from './xml-entities.js';
+import { expandInWorker } from './xml-entities-run.js';
 
 /** What a bomb check allows. */
 export interface InputLimits {
@@ -44,6 +49,11 @@ export interface InputLimits {
   readonly maxArchiveBytes: number;
   /** Declared uncompressed size ÷ file size, checked past 50 MiB expanded; default 100. */
   readonly maxArchiveRatio: number;
+  /**
+   * Characters an XML source's internal entities may expand to, in total (each expansion
+   * counts its replacement text, nested expansions included); default 10 million.
+   */
+  readonly maxEntityExpansion: number;
 }
 
 export const DEFAULT_INPUT_LIMITS: InputLimits = {
@@ -53,6 +63,7 @@ export const DEFAULT_INPUT_LIMITS: InputLimits = {
   maxArchiveEntries: 10_000,
   maxArchiveBytes: 1024 ** 3,
   maxArchiveRatio: 100,
+  maxEntityExpansion: 10_000_000,
 };
 
 /** What the checks measured (for logs and tests). */
@@ -64,44 +75,90 @@ export interface InputFacts {
   duration_s?: number;
   entries?: number;
   expanded_bytes?: number;
+  /** Entity references an XML source's pre-pass expanded (nested ones included). */
+  entity_references?: number;
+}
+
+/** What {@link inspectInput} answers: the facts, and the file the engines must read. */
+export interface Inspected {
+  readonly facts: InputFacts;
+  /** The input itself, or the entity-free copy the XML pre-pass wrote beside it. */
+  readonly input: string;
 }
 
 const ZIP_CONTAINERS = new Set(['docx', 'xlsx', 'xlsb', 'pptx', 'odt', 'ods', 'odp', 'epub', 'htmlz', 'txtz']);
-/** XML sources, read whole by their engine's XML parser: refused when they declare entities, as zip parts are. */
+/** XML sources, read whole by their engine's XML parser: internal entities expanded by the pre-pass, the rest refused. */
 const XML_SOURCES = new Set(['fodt', 'fods', 'fodp', 'dbk', 'opml', 'fb2', 'tei', 'svg', 'dae', 'xml', 'smi']);
 /** The demuxer ffprobe is forced to: the engine's own table, so the guard reads a file as FFmpeg will. */
 const DEMUXER = FFMPEG_DEMUXERS;
-/** Bytes of each XML part read for a DTD; declarations come before the root element. */
+/** Bytes of each zip XML part read for a DTD; declarations come before the root element. */
 const XML_HEAD_BYTES = 16 * 1024;
 const MAX_XML_PARTS_READ = 2_000;
 
 /**
  * Checks `path` (a file in the job's folder, readable by the sandbox user) of detected
  * format `ext` against `limits`; throws a {@link ConversionError} when it is over one.
+ * Answers what it measured and the file the engines must read instead of `path` (an XML
+ * source with internal entities is rewritten without them into the job's folder).
  */
-export async function inspectInput(path: string, ext: string, limits: InputLimits, job: JobContext): Promise<InputFacts> {
+export async function inspectInput(path: string, ext: string, limits: InputLimits, job: JobContext): Promise<Inspected> {
+  if (XML_SOURCES.has(ext)) return inspectXml(path, ext, limits, job);
+  return { facts: await inspectFacts(path, ext, limits, job), input: path };
+}
+
+async function inspectFacts(path: string, ext: string, limits: InputLimits, job: JobContext): Promise<InputFacts> {
   const family = formatInfo(ext)?.family;
   if (ext === 'pdf') return inspectPdf(path, limits, job);
   if (family === 'image') return inspectImage(path, ext, limits, job);
   if (family === 'audio' || family === 'video') return inspectMedia(path, ext, limits, job);
   if (ZIP_CONTAINERS.has(ext)) return inspectZip(path, ext, limits);
   if (family === 'archive') return inspectArchive(path, ext, limits, job);
-  if (XML_SOURCES.has(ext)) return inspectXml(path, ext);
   return {};
 }
 
-async function inspectXml(path: string, ext: string): Promise<InputFacts> {
+/**
+ * The XML pre-pass (issue 21): the prolog is read from the first MiB (on the event loop:
+ * bounded and linear). No internal entities declared: the file goes on as it is
+ * (references to undeclared names are the engine's to refuse, as before). Internal entities
+ * declared: the whole document is expanded in a worker thread and written, entity-free and
+ * in UTF-8, beside the input, and the engines read that copy.
+ */
+async function inspectXml(path: string, ext: string, limits: InputLimits, job: JobContext): Promise<Inspected> {
   const fh = await open(path, 'r');
+  let size: number;
+  let head: Buffer;
   try {
-    const buf = Buffer.alloc(XML_HEAD_BYTES);
-    const { bytesRead } = await fh.read(buf, 0, XML_HEAD_BYTES, 0);
-    if (/<!ENTITY/i.test(buf.subarray(0, bytesRead).toString('latin1'))) {
-      throw failed(`The ${ext} file declares XML entities (entity expansion or external entities); such files are refused.`);
-    }
+    size = (await fh.stat()).size;
+    head = Buffer.alloc(Math.min(size, PROLOG_BYTES));
+    head = head.subarray(0, (await fh.read(head, 0, head.length, 0)).bytesRead);
   } finally {
     await fh.close();
   }
-  return {};
+  const enc = sniffEncoding(head);
+  const headText = decodeXml(head, enc, false);
+  const parsed = parseProlog(headText, ext);
+  if (parsed.kind === 'incomplete' && size > head.length) {
+    // Declarations could hide past the head (behind a long comment): none is read unseen.
+    throw failed(`The ${ext} file's prolog (its XML declaration, comments and DOCTYPE) runs past its first ${PROLOG_BYTES / 1024 ** 2} MiB; such files are refused.`);
+  }
+  if (parsed.kind !== 'prolog') {
+    // A prolog we cannot read (broken, or cut short): the engine's parser fails on it, but
+    // may read declarations before it fails, so entities there stay refused, as before issue 21.
+    if (/<!ENTITY/i.test(headText)) {
+      throw failed(`The ${ext} file declares XML entities in a DOCTYPE that cannot be read; such files are refused.`);
+    }
+    return { facts: {}, input: path };
+  }
+  if (!parsed.prolog.doctype?.entities.size) return { facts: {}, input: path };
+  if (size > MAX_REWRITE_BYTES) {
+    throw failed(`The ${ext} file declares XML entities and is ${size} bytes; entities are expanded in files of at most ${MAX_REWRITE_BYTES} bytes.`);
+  }
+  if (!enc.label) throw failed(`The ${ext} file declares XML entities and is written in ${enc.declared}, an encoding the converter cannot rewrite.`);
+  const out = join(job.dir, `source-expanded.${ext}`);
+  const references = await expandInWorker({ input: path, output: out, ext, encoding: enc, maxExpansion: limits.maxEntityExpansion }, job);
+  // Readable by the sandbox user whatever the umask, as prepare()'s copies are.
+  await chmod(out, 0o444);
+  return { facts: { entity_references: references }, input: out };
 }
 
 async function probe(cmd: string, args: string[], job: JobContext, env?: Record<string, string>) {
