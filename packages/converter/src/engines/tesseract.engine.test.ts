@@ -11,7 +11,7 @@ import { Converter } from '../converter.js';
 import { detectFormat } from '../formats/detect.js';
 import { OCR_LANGUAGES } from '../options.js';
 import { characterBagErrorRate, characterErrorRate, levenshtein, OCR_SAMPLES, renderSentence } from '../testing/ocr-samples.js';
-import { pdfPages, scratchDir, tool } from '../testing/tools.js';
+import { identify, pdfPages, scratchDir, tool } from '../testing/tools.js';
 import { boundedAll, mergeHocr, ocrDpi, parsePages } from './tesseract.engine.js';
 
 let dir: string;
@@ -112,11 +112,61 @@ test('pages that already have text keep it; only the scanned ones are OCRed', as
   assert.equal(txt.split('\f').filter((s) => s.trim()).length, 2);
 });
 
+// Issue 21: scanners and phones often declare 72 or 96 dpi for images scanned at ~200–300
+// px/in, which makes the PDF page huge. Such a scan is read at its own pixels (it was
+// rendered at 200 dpi: four to eight times the pixels, 6.5× OCRmyPDF's time) and tesseract
+// is told the resolution the pixels have on the page, so the text layer lies on the words.
+for (const declared of [96, 72]) {
+  test(`a scan declared at ${declared} dpi is read at its own pixels, its text layer on the page's words (issue 21)`, async () => {
+    const eng = OCR_SAMPLES.find((s) => s.code === 'eng');
+    assert.ok(eng);
+    const png = join(dir, `low-${declared}.png`);
+    await renderSentence(eng, png);
+    const { width, height } = identify(png);
+    const scan = join(dir, `low-${declared}.pdf`);
+    tool('/usr/bin/img2pdf', ['--imgsize', `${declared}dpix${declared}dpi`, '--output', scan, png]);
+    const pageSize = (pdf: string): string => /^Page size:\s+(.*?)\s+pts/m.exec(tool('/usr/bin/pdfinfo', [pdf]))?.[1] ?? '';
+    assert.equal(pageSize(scan), `${(width * 72) / declared} x ${(height * 72) / declared}`, 'the page is the image at its declared resolution');
+    const run = async (to: string): Promise<string> => {
+      const out = join(dir, 'out', `low-${declared}.${to}`);
+      const r = await conv.convert({ inputPath: scan, sourceFormat: 'pdf', targetFormat: to, options: { ocr_language: 'eng' }, outputPath: out });
+      if (!r.ok) assert.fail(`${declared} dpi scan → ${to}: ${JSON.stringify(r.error)}`);
+      return out;
+    };
+
+    // hOCR's page box is the size of the image tesseract was given: the scan's own pixels.
+    const hocr = await readFile(await run('hocr'), 'utf8');
+    assert.match(hocr, new RegExp(`class='ocr_page'[^>]*bbox 0 0 ${width} ${height};`), 'the image tesseract read has the scan\'s pixel size');
+    const boxes = [...hocr.matchAll(/class='ocrx_word'[^>]*bbox (\d+) (\d+) (\d+) (\d+)[^>]*>([^<]*)</g)].map((m) => ({ text: m[5] ?? '', x: Number(m[1]), y: (Number(m[2]) + Number(m[4])) / 2 }));
+    assert.ok(characterErrorRate(eng.sentence, boxes.map((b) => b.text).join(' ')) <= eng.maxCer, boxes.map((b) => b.text).join(' '));
+
+    // The searchable PDF: the same page size, its words read, each where the image has it.
+    const pdf = await run('pdf');
+    assert.equal(pageSize(pdf), pageSize(scan));
+    const layer = tool('/usr/bin/pdftotext', ['-bbox', pdf, '-']);
+    const words = [...layer.matchAll(/<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">([^<]*)<\/word>/g)]
+      .map((m) => ({ text: m[4] ?? '', x: (Number(m[1]) * declared) / 72, y: ((Number(m[2]) + Number(m[3])) / 2) * (declared / 72) }));
+    assert.ok(characterErrorRate(eng.sentence, words.map((w) => w.text).join(' ')) <= eng.maxCer, layer);
+    const lineHeight = Math.max(...boxes.map((b) => b.y)) - Math.min(...boxes.map((b) => b.y)) + 20;
+    for (const w of words) {
+      const b = boxes.filter((o) => o.text === w.text).sort((p, q) => Math.abs(p.x - w.x) - Math.abs(q.x - w.x))[0];
+      assert.ok(b, `"${w.text}" is in the hOCR`);
+      // In image pixels: the word starts where tesseract found it, on its line.
+      assert.ok(Math.abs(w.x - b.x) <= 3 && Math.abs(w.y - b.y) <= lineHeight, `"${w.text}" at (${w.x.toFixed(1)}, ${w.y.toFixed(1)}) px, in the image at (${b.x}, ${b.y})`);
+    }
+  });
+}
+
 test('helpers: resolution choice, page plan parsing, hOCR merge, bounded concurrency', async () => {
   assert.equal(ocrDpi(0), 300);
   assert.equal(ocrDpi(200), 200);
   assert.equal(ocrDpi(150), 200);
   assert.equal(ocrDpi(600), 400);
+  // A scan at its own resolution (issue 21), however low, within what tesseract believes.
+  assert.equal(ocrDpi(96, 96), 96);
+  assert.equal(ocrDpi(72, 72), 72);
+  assert.equal(ocrDpi(50, 50), 70);
+  assert.equal(ocrDpi(600, 600), 400);
   const info = 'Pages: 2\nPage    1 size: 612 x 792 pts (letter)\nPage    1 rot:  0\nPage    2 size: 595.2 x 841.8 pts (A4)\n';
   const list = 'page   num  type   width height color comp bpc  enc interp  object ID x-ppi y-ppi size ratio\n'
     + '--------------------------------------------------------------------------------------------\n'
@@ -130,8 +180,11 @@ test('helpers: resolution choice, page plan parsing, hOCR merge, bounded concurr
   // One image filling the page (1654 px at 200 ppi = 595.4 pt): read natively, unless the page is turned.
   const scan = 'x\n-\n   1     0 image    1654  2339  gray    1   8  image  no        16  0   200   200 2476K  64%\n';
   assert.deepEqual(parsePages('Page    1 size: 595.2 x 841.8 pts (A4)\nPage    1 rot:  0\n', scan, ['']), [
-    { page: 1, widthPt: 595.2, heightPt: 841.8, imagePpi: 200, text: '', nativeImage: { ppi: 200 } },
+    { page: 1, widthPt: 595.2, heightPt: 841.8, imagePpi: 200, text: '', scanPpi: 200, nativeImage: { ppi: 200 } },
   ]);
+  // The same pixels declared at 96 dpi make a page of 1240.6 x 1754.4 pt: still read as stored.
+  const at96 = scan.replace(' 200   200 ', '  96    96 ');
+  assert.deepEqual(parsePages('Page    1 size: 1240.6 x 1754.4 pts\nPage    1 rot:  0\n', at96, [''])[0]?.nativeImage, { ppi: 96 });
   assert.equal(parsePages('Page    1 size: 595.2 x 841.8 pts (A4)\nPage    1 rot:  90\n', scan, [''])[0]?.nativeImage, undefined);
   // A small picture on a page is not a scan.
   assert.equal(parsePages('Page    1 size: 595.2 x 841.8 pts\n', scan.replace('1654  2339', ' 400   300'), [''])[0]?.nativeImage, undefined);

@@ -3,8 +3,9 @@
  * with an invisible text layer), and scanned PDFs likewise.
  *
  * Scanned PDFs are done the way OCRmyPDF does them, page by page with bounded concurrency:
- * each page is rendered with poppler at the resolution of its scan (200–400 dpi; 300 for
- * pages without an image), read by its own tesseract run (`OMP_THREAD_LIMIT=1`: one core
+ * a page that is one scan image is read at that image's own pixels whatever resolution it
+ * declares (like OCRmyPDF); other pages are rendered with poppler at 200–400 dpi (300 for
+ * pages without an image). Each page is read by its own tesseract run (`OMP_THREAD_LIMIT=1`: one core
  * per page beats OpenMP threads fighting over a small shared machine), and for PDF targets
  * tesseract writes only the text (`textonly_pdf`), which qpdf lays *under* the original
  * page. The page itself is never re-encoded: same image, same size, the text is selectable.
@@ -44,17 +45,32 @@ export interface OcrPage {
   readonly imagePpi: number;
   /** The text it already has (empty for a scan). */
   readonly text: string;
+  /**
+   * Set when one image fills the page (a scan): its effective resolution, its pixels per
+   * inch of the page, whatever the image file declared.
+   */
+  readonly scanPpi?: number;
   /** Set when the page is one upright image filling it (a scan): OCR reads that image as it is. */
   readonly nativeImage?: { readonly ppi: number };
 }
 
 /**
- * The resolution a page is rendered at for OCR: the scan's own (no detail is invented by
- * upsampling and none is lost), within 200–400 dpi where tesseract reads best; 300 for
- * pages without an image. Measured on the issue-12 scan: 200 dpi native read as well as
- * 300 dpi upsampled and took half the time.
+ * tesseract's lowest believable resolution: below it, it ignores `--dpi` and takes 70, and
+ * the text layer's page would not match the page it goes under.
  */
-export function ocrDpi(imagePpi: number): number {
+const MIN_TESSERACT_DPI = 70;
+
+/**
+ * The resolution a page is rendered at for OCR. A scan (`scanPpi`, one image filling the
+ * page) at its own pixels, however few inches it claims, up to 400: a 1718 × 2214 px scan
+ * declared at 96 dpi rendered at 200 was four times the pixels and 6.5× OCRmyPDF's time
+ * for fewer words (issue 21). Other pages at their largest image's resolution within
+ * 200–400 dpi, where tesseract reads best (a small picture says nothing about the size of
+ * the page's text); 300 for pages without an image. Measured on the issue-12 scan: 200 dpi
+ * native read as well as 300 dpi upsampled and took half the time.
+ */
+export function ocrDpi(imagePpi: number, scanPpi?: number): number {
+  if (scanPpi !== undefined && scanPpi > 0) return Math.min(400, Math.max(MIN_TESSERACT_DPI, Math.round(scanPpi)));
   if (!(imagePpi >= 72)) return 300;
   return Math.min(400, Math.max(200, Math.round(imagePpi)));
 }
@@ -80,10 +96,14 @@ export function parsePages(pdfinfo: string, imageList: string, texts: readonly s
     const photos = list.filter((i) => i.kind === 'image');
     const imagePpi = Math.max(0, ...photos.map((i) => i.ppi));
     const only = list.length === 1 ? photos[0] : undefined;
-    // A scan: one image, no mask, upright, filling the page at a resolution tesseract reads well.
+    // A scan: one image, no mask, filling the page. Its resolution is what it has on this
+    // page (pixels / page inches), which is what pdfimages prints, rounded.
     const fills = only !== undefined && Math.abs((only.width * 72) / only.ppi - widthPt) <= widthPt * 0.02 && Math.abs((only.height * 72) / only.ppi - heightPt) <= heightPt * 0.02;
-    const native = fills && only && (rotation.get(page) ?? 0) === 0 && only.ppi >= 150 && only.ppi <= 600 ? { ppi: Math.round(only.ppi) } : undefined;
-    pages.push({ page, widthPt, heightPt, imagePpi, text: (texts[page - 1] ?? '').trim(), ...(native ? { nativeImage: native } : {}) });
+    const scanPpi = fills && only ? Math.round((only.width * 72) / widthPt) : undefined;
+    // Read as stored when upright (the layer is laid unturned) and tesseract can be told its
+    // resolution; above 600 dpi rendering at 400 is cheaper and reads as well.
+    const native = scanPpi !== undefined && (rotation.get(page) ?? 0) === 0 && scanPpi >= MIN_TESSERACT_DPI && scanPpi <= 600 ? { ppi: scanPpi } : undefined;
+    pages.push({ page, widthPt, heightPt, imagePpi, text: (texts[page - 1] ?? '').trim(), ...(scanPpi !== undefined ? { scanPpi } : {}), ...(native ? { nativeImage: native } : {}) });
   }
   return pages;
 }
@@ -170,7 +190,7 @@ export class TesseractEngine implements Engine {
     const dir = step.job.dir;
     const outputs = await boundedAll(todo, this.concurrency, async (p) => {
       const base = join(dir, `ocr-${p.page}-text`);
-      const dpi = ocrDpi(p.imagePpi);
+      const dpi = ocrDpi(p.imagePpi, p.scanPpi);
       await this.ocrPage(step, p, dpi, base);
       // tesseract's layout analysis now and then drops a whole scanned page as "no text" at
       // one scale and reads it at another (seen at 300 dpi on a line of Arabic that 250 and
@@ -206,13 +226,16 @@ export class TesseractEngine implements Engine {
   /**
    * Reads one page: a scan's own image as it is stored (no resampling: measured on the
    * issue-12 scan, this reads as well as OCRmyPDF's rendering, where pdftoppm's cost a word
-   * or two), any other page rendered at `wantedDpi`. PDF targets also get the page's text
-   * (to see whether any was found).
+   * or two) when it is within the pixel budget, any other page rendered at `wantedDpi`.
+   * tesseract is told the resolution the pixels have on the page, so the text layer it
+   * writes has the page's size. PDF targets also get the page's text (to see whether any
+   * was found).
    */
   private async ocrPage(step: Step, p: OcrPage, wantedDpi: number, base: string, render = false): Promise<void> {
     const image = join(step.job.dir, `ocr-${p.page}`);
     let dpi: number;
-    if (p.nativeImage && !render) {
+    const native = p.nativeImage && !render && renderDpi(p.widthPt, p.heightPt, p.nativeImage.ppi, step.job.maxInputPixels) === p.nativeImage.ppi;
+    if (p.nativeImage && native) {
       await runStep(step, PDFIMAGES, ['-f', String(p.page), '-l', String(p.page), '-png', step.input, image], { maxMemoryBytes: MAX_MEMORY });
       await rename(`${image}-000.png`, `${image}.png`);
       dpi = p.nativeImage.ppi;
