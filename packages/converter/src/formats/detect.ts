@@ -368,6 +368,8 @@ const TEXT_EXTS: ReadonlySet<string> = new Set([
   'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'ini', 'sub', 'lrc', 'obj',
   // Markup and data without a signature of their own.
   'haddock', 'tikiwiki', 'twiki', 'vimwiki', 'json5', 'properties', 'geojson',
+  // Typst (issue 21): by its name, or by a leading directive when the name says nothing (looksLikeTypst).
+  'typ',
 ]);
 
 /** Whether only the client's file name tells `ext` apart: a text format without a signature, or a binary one in {@link BINARY_BY_NAME}. */
@@ -451,7 +453,19 @@ function detectText(head: Buffer, ext: string): Detection {
   const byContent = detectTextContent(head.subarray(0, end).toString(encoding), ext, head.length < HEAD_BYTES);
   if (byContent) return formatInfo(byContent) ?? null;
   if (TEXT_EXTS.has(ext) && formatInfo(ext)) return formatInfo(ext) ?? null;
+  if (looksLikeTypst(text)) return formatInfo('typ') ?? null;
   return formatInfo('txt') ?? null;
+}
+
+/**
+ * A Typst document without its name: after blank lines and comments, the first line is a
+ * set/show/let/import/include rule (`#set page(…)`) — code mode, which no other text format
+ * here starts with (a Markdown heading is `# ` with a space; a shell script `#!`). Only asked
+ * when the name is not a text format's: a `.txt` starting like this stays text.
+ */
+export function looksLikeTypst(text: string): boolean {
+  const body = text.replace(/^\uFEFF/, '').replace(/^(?:\s+|\/\/[^\n]*|\/\*[\s\S]*?\*\/)*/, '');
+  return /^#(?:set|show|let|import|include)\s/.test(body);
 }
 
 /** Whether `b` reads as single-byte text: no C0 control bytes but tab, line feed, form feed, carriage return. */
