@@ -41,6 +41,7 @@ import { RsvgEngine } from './engines/rsvg.engine.js';
 import { SoxEngine } from './engines/sox.engine.js';
 import { SubtitleEngine } from './engines/subtitle.engine.js';
 import { TypstEngine } from './engines/typst.engine.js';
+import { QoiEngine } from './engines/qoi.engine.js';
 import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { effectiveQuality, parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { provenPairs, readProof } from './proven-pairs.js';
@@ -151,6 +152,7 @@ export class Converter {
       new FontForgeEngine(),
       new PodEngine(),
       new TypstEngine(),
+      new QoiEngine(),
     ];
     const probes = await Promise.all(all.map((e) => e.probe()));
     const available = all.filter((_, i) => probes[i]?.available);

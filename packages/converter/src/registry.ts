@@ -50,7 +50,7 @@ export const ENGINE_ORDER = [
   // Perl's POD formatters (markup → HTML/man/text; the rest through HTML).
   'pod',
   // Issue 21: Typst (→ PDF/SVG) and QOI (↔ the common rasters).
-  'typst',
+  'typst', 'qoi',
 ] as const;
 
 /**

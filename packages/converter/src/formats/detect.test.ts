@@ -351,3 +351,21 @@ test('Typst by its name, or by a leading rule when the name says nothing; never 
   assert.equal(await detectBytes('# Heading\n\ntext\n', 'upload.bin'), 'txt');
   assert.equal(await detectBytes('#!/bin/sh\n#set -e\necho hi\n', 'upload.bin'), 'txt');
 });
+
+test('QOI by its magic and a plausible header, whatever the name; "qoif" with a bad header is not QOI (issue 21)', async () => {
+  const head = (channels: number, colorspace: number): Buffer => {
+    const b = Buffer.alloc(30);
+    b.write('qoif', 0, 'latin1');
+    b.writeUInt32BE(2, 4);
+    b.writeUInt32BE(2, 8);
+    b[12] = channels;
+    b[13] = colorspace;
+    b.writeUInt8(1, 29);
+    return b;
+  };
+  assert.equal(await detectBytes(head(4, 0), 'picture.qoi'), 'qoi');
+  assert.equal(await detectBytes(head(3, 1), 'upload.bin'), 'qoi');
+  assert.equal(await detectBytes(head(3, 0), 'photo.png'), 'qoi');
+  assert.equal(await detectBytes(head(5, 0), 'picture.qoi'), undefined);
+  assert.equal(await detectBytes(head(4, 2), 'picture.qoi'), undefined);
+});

@@ -156,6 +156,8 @@ function detectLongTail(b: Buffer): string | null {
   if (startsWith(b, [0x8a, 0x4d, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'mng';
   if (startsWith(b, [0x8b, 0x4a, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'jng';
   if (startsWith(b, 'gimp xcf')) return 'xcf';
+  // QOI: magic, then width and height, 3 or 4 channels, colour space 0 or 1 (issue 21).
+  if (startsWith(b, 'qoif') && b.length >= 14 && (b[12] === 3 || b[12] === 4) && (b[13] === 0 || b[13] === 1)) return 'qoi';
   // CBOR's self-describe tag 55799 (RFC 8949 §3.4.6).
   if (startsWith(b, [0xd9, 0xd9, 0xf7])) return 'cbor';
   if (startsWith(b, 'LBLSIZE=')) return 'vicar';
