@@ -40,6 +40,8 @@ import { PotraceEngine } from './engines/potrace.engine.js';
 import { RsvgEngine } from './engines/rsvg.engine.js';
 import { SoxEngine } from './engines/sox.engine.js';
 import { SubtitleEngine } from './engines/subtitle.engine.js';
+import { TypstEngine } from './engines/typst.engine.js';
+import { QoiEngine } from './engines/qoi.engine.js';
 import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { effectiveQuality, parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { provenPairs, readProof } from './proven-pairs.js';
@@ -161,6 +163,8 @@ export class Converter {
       new AssimpEngine(),
       new FontForgeEngine(),
       new PodEngine(),
+      new TypstEngine(),
+      new QoiEngine(),
     ];
     const all = builtIn.map((e) => config.replaceEngines?.find((r) => r.name === e.name) ?? e);
     const probes = await Promise.all(all.map((e) => e.probe()));

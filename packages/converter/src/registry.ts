@@ -49,6 +49,8 @@ export const ENGINE_ORDER = [
   'data', 'subtitles', 'rsvg', 'inkscape', 'potrace', 'libheif', 'libjxl', 'libraw', 'sox', 'bsdtar', 'assimp', 'fontforge',
   // Perl's POD formatters (markup → HTML/man/text; the rest through HTML).
   'pod',
+  // Issue 21: Typst (→ PDF/SVG) and QOI (↔ the common rasters).
+  'typst', 'qoi',
 ] as const;
 
 /**
@@ -78,6 +80,12 @@ export const INTERMEDIATES: Readonly<Partial<Record<FormatFamily, readonly strin
   contact: ['csv'],
   calendar: ['csv'],
 };
+
+/**
+ * Intermediates of single formats, in place of their family's: Typst is markup, but its
+ * compiler writes PDF and SVG only, so its other targets (PNG and the rest) come from the PDF.
+ */
+export const FORMAT_INTERMEDIATES: ReadonlyMap<string, readonly string[]> = new Map([['typ', ['pdf']]]);
 
 /** The pairs the matrix runner proved (proven-pairs.json): pair key `from>to` → engine chain. */
 export type ProvenPairs = ReadonlyMap<string, readonly string[]>;
@@ -154,7 +162,7 @@ export class Registry {
     const out: Route[] = [];
     // Never a round trip to the same format.
     if (from === to) return out;
-    for (const via of (family && INTERMEDIATES[family]) ?? []) {
+    for (const via of FORMAT_INTERMEDIATES.get(from) ?? (family && INTERMEDIATES[family]) ?? []) {
       if (via === from || via === to) continue;
       for (const first of this.direct(from, via)) {
         // A first hop through OCR would turn a document into its recognised text: never.

@@ -108,8 +108,8 @@ export function jobLimits(job: JobContext, engineMemory?: number): { maxMemoryBy
   };
 }
 
-/** Out-of-memory as engines report it: C++ `bad_alloc`, glibc, GHC's RTS, Python, Ghostscript. */
-const OUT_OF_MEMORY = /bad_alloc|out of memory|cannot allocate|memory exhausted|unable to commit|MemoryError|heap overflow|failed to allocate|VMerror/i;
+/** Out-of-memory as engines report it: C++ `bad_alloc`, glibc, GHC's RTS, Python, Ghostscript, Rust (Typst). */
+const OUT_OF_MEMORY = /bad_alloc|memory allocation of \d+ bytes failed|out of memory|cannot allocate|memory exhausted|unable to commit|MemoryError|heap overflow|failed to allocate|VMerror/i;
 
 /**
  * A failed run as a {@link ConversionError} with a message that names the cause (cancelled,

@@ -342,3 +342,35 @@ test('audio and video containers by their bytes, whatever the name (issue 12)', 
   assert.notEqual(await detectBytes(notTs, 'upload.bin'), 'ts');
   assert.equal(await detectBytes(Buffer.from([0xff, 0xfd, 0xf4, 0x00, 1, 2, 3, 4]), 'upload.bin'), undefined);
 });
+
+test('Typst by its name, or by a leading rule when the name says nothing; never plain text by name (issue 21)', async () => {
+  const doc = '// report\n#set page(width: 10cm)\n= Quarterly\n\n#table(columns: 2, [a], [b])\n';
+  assert.equal(await detectBytes(doc, 'report.typ'), 'typ');
+  assert.equal(await detectBytes(doc, 'upload.bin'), 'typ');
+  assert.equal(await detectBytes(doc, ''), 'typ');
+  // Markup only a name tells from text: a Typst body that opens with prose is Typst by name, text without.
+  assert.equal(await detectBytes('= Quarterly\n\nSome *strong* text.\n', 'notes.typ'), 'typ');
+  assert.equal(await detectBytes('= Quarterly\n\nSome *strong* text.\n', 'upload.bin'), 'txt');
+  // A name of another text format wins over the sniff; a Markdown heading or a shell script is no Typst.
+  assert.equal(await detectBytes(doc, 'notes.txt'), 'txt');
+  assert.equal(await detectBytes('# Heading\n\ntext\n', 'upload.bin'), 'txt');
+  assert.equal(await detectBytes('#!/bin/sh\n#set -e\necho hi\n', 'upload.bin'), 'txt');
+});
+
+test('QOI by its magic and a plausible header, whatever the name; "qoif" with a bad header is not QOI (issue 21)', async () => {
+  const head = (channels: number, colorspace: number): Buffer => {
+    const b = Buffer.alloc(30);
+    b.write('qoif', 0, 'latin1');
+    b.writeUInt32BE(2, 4);
+    b.writeUInt32BE(2, 8);
+    b[12] = channels;
+    b[13] = colorspace;
+    b.writeUInt8(1, 29);
+    return b;
+  };
+  assert.equal(await detectBytes(head(4, 0), 'picture.qoi'), 'qoi');
+  assert.equal(await detectBytes(head(3, 1), 'upload.bin'), 'qoi');
+  assert.equal(await detectBytes(head(3, 0), 'photo.png'), 'qoi');
+  assert.equal(await detectBytes(head(5, 0), 'picture.qoi'), undefined);
+  assert.equal(await detectBytes(head(4, 2), 'picture.qoi'), undefined);
+});

@@ -156,6 +156,8 @@ function detectLongTail(b: Buffer): string | null {
   if (startsWith(b, [0x8a, 0x4d, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'mng';
   if (startsWith(b, [0x8b, 0x4a, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'jng';
   if (startsWith(b, 'gimp xcf')) return 'xcf';
+  // QOI: magic, then width and height, 3 or 4 channels, colour space 0 or 1 (issue 21).
+  if (startsWith(b, 'qoif') && b.length >= 14 && (b[12] === 3 || b[12] === 4) && (b[13] === 0 || b[13] === 1)) return 'qoi';
   // CBOR's self-describe tag 55799 (RFC 8949 §3.4.6).
   if (startsWith(b, [0xd9, 0xd9, 0xf7])) return 'cbor';
   if (startsWith(b, 'LBLSIZE=')) return 'vicar';
@@ -368,6 +370,8 @@ const TEXT_EXTS: ReadonlySet<string> = new Set([
   'tsv', 'json', 'ndjson', 'yaml', 'toml', 'xml', 'ini', 'sub', 'lrc', 'obj',
   // Markup and data without a signature of their own.
   'haddock', 'tikiwiki', 'twiki', 'vimwiki', 'json5', 'properties', 'geojson',
+  // Typst (issue 21): by its name, or by a leading directive when the name says nothing (looksLikeTypst).
+  'typ',
 ]);
 
 /** Whether only the client's file name tells `ext` apart: a text format without a signature, or a binary one in {@link BINARY_BY_NAME}. */
@@ -459,7 +463,19 @@ function detectText(head: Buffer, ext: string): Detection {
   const byContent = detectTextContent(head.subarray(0, end).toString(encoding), ext, head.length < HEAD_BYTES);
   if (byContent) return formatInfo(byContent) ?? null;
   if (TEXT_EXTS.has(ext) && formatInfo(ext)) return formatInfo(ext) ?? null;
+  if (looksLikeTypst(text)) return formatInfo('typ') ?? null;
   return formatInfo('txt') ?? null;
+}
+
+/**
+ * A Typst document without its name: after blank lines and comments, the first line is a
+ * set/show/let/import/include rule (`#set page(…)`) — code mode, which no other text format
+ * here starts with (a Markdown heading is `# ` with a space; a shell script `#!`). Only asked
+ * when the name is not a text format's: a `.txt` starting like this stays text.
+ */
+export function looksLikeTypst(text: string): boolean {
+  const body = text.replace(/^\uFEFF/, '').replace(/^(?:\s+|\/\/[^\n]*|\/\*[\s\S]*?\*\/)*/, '');
+  return /^#(?:set|show|let|import|include)\s/.test(body);
 }
 
 /** Whether `b` reads as single-byte text: no C0 control bytes but tab, line feed, form feed, carriage return. */

@@ -30,6 +30,7 @@ import { ConversionError, failed } from '../errors.js';
 import { runSandboxed } from '../exec/exec.js';
 import { packageFile, jobLimits, type JobContext } from '../engines/engine.js';
 import { FFMPEG_DEMUXERS } from '../engines/ffmpeg.engine.js';
+import { checkQoiBounds, qoiHeader, QoiError, QOI_HEADER_BYTES } from '../engines/qoi/codec.js';
 import { formatInfo } from '../formats/catalogue.js';
 import { inspectArchive } from './archive-guard.js';
 import { decodeXml, MAX_REWRITE_BYTES, parseProlog, PROLOG_BYTES, sniffEncoding } from './xml-entities.js';
@@ -191,6 +192,7 @@ async function inspectPdf(path: string, limits: InputLimits, job: JobContext): P
 }
 
 async function inspectImage(path: string, ext: string, limits: InputLimits, job: JobContext): Promise<InputFacts> {
+  if (ext === 'qoi') return inspectQoi(path, limits);
   let width: number | undefined;
   let height: number | undefined;
   let frames = 1;
@@ -224,6 +226,22 @@ async function inspectImage(path: string, ext: string, limits: InputLimits, job:
     }
   }
   return { ...(width ? { width } : {}), ...(height ? { height } : {}), frames };
+}
+
+/** QOI: neither libvips nor ImageMagick 6 reads it; its 14-byte header has the sides (issue 21). */
+async function inspectQoi(path: string, limits: InputLimits): Promise<InputFacts> {
+  const fh = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(QOI_HEADER_BYTES);
+    await fh.read(head, 0, QOI_HEADER_BYTES, 0);
+    const h = qoiHeader(head);
+    checkQoiBounds(h, (await fh.stat()).size, limits.maxInputPixels);
+    return { width: h.width, height: h.height, frames: 1 };
+  } catch (e) {
+    throw e instanceof QoiError ? failed(e.message) : e;
+  } finally {
+    await fh.close();
+  }
 }
 
 async function inspectMedia(path: string, ext: string, limits: InputLimits, job: JobContext): Promise<InputFacts> {

@@ -1,6 +1,6 @@
 /**
  * One small sample of every format issue 12's engines read, made by independent tools
- * (FFmpeg, SoX, Python's zipfile/tarfile, 7-Zip, ImageMagick, Netpbm) or written here as text, and,
+ * (FFmpeg, SoX, Python's zipfile/tarfile, 7-Zip, ImageMagick, Netpbm; FFmpeg's QOI encoder) or written here as text, and,
  * where only the engine itself writes a format (EMF, WMF, fonts, most 3D formats), by that
  * engine's own binary run directly. Each sample holds a marker the checks look for.
  * Used by the registry matrix and the engine tests only.
@@ -183,6 +183,8 @@ export async function makeExtraSamples(dir: string): Promise<Map<string, string>
   const png = fixture('sample.png');
   made('heic', '/usr/bin/heif-enc', (p) => ['-q', '80', '-o', p, png]);
   made('jxl', '/usr/bin/cjxl', (p) => [png, p]);
+  // QOI by FFmpeg's own encoder (independent of qoijs).
+  made('qoi', '/usr/bin/ffmpeg', (p) => ['-v', 'error', '-y', '-i', png, '-c:v', 'qoi', '-f', 'image2', '-update', '1', p]);
   made('pgm', '/usr/bin/convert', (p) => [png, `pgm:${p}`]);
   made('pbm', '/usr/bin/convert', (p) => [png, '-threshold', '50%', `pbm:${p}`]);
   await put('dng', makeDng());

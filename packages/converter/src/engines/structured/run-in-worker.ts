@@ -35,32 +35,43 @@ export const DEFAULT_WORKER_LIMITS: WorkerLimits = { maxInputBytes: 32 * 1024 **
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 
 /** Runs one step in a fresh worker; throws `conversion_failed` with a safe message on any failure. */
-export function runInWorker(step: Step, kind: WorkerJob['kind'], limits: WorkerLimits = DEFAULT_WORKER_LIMITS): Promise<void> {
-  const jobHeap = step.job.maxMemoryBytes ? Math.floor(step.job.maxMemoryBytes / 1024 ** 2) : limits.maxHeapMb;
-  const heap = Math.max(32, Math.min(limits.maxHeapMb, jobHeap));
+export async function runInWorker(step: Step, kind: WorkerJob['kind'], limits: WorkerLimits = DEFAULT_WORKER_LIMITS): Promise<void> {
   const job: WorkerJob = {
     kind, input: step.input, output: step.output, from: step.from, to: step.to,
     maxInputBytes: limits.maxInputBytes, maxOutputBytes: Math.min(step.job.maxFileBytes, 4 * limits.maxInputBytes + 1024 ** 2),
   };
-  return new Promise<void>((resolve, reject) => {
+  await runWorkerThread<{ ok: true }>(WORKER_URL, job, step, kind, limits.maxHeapMb);
+}
+
+/**
+ * Runs `url` in a fresh worker thread with `data` as its `workerData` and answers its message
+ * (`{ok: true, …}`), under the step's limits: a heap cap of `maxHeapMb` (lower if the job's
+ * memory cap is), a 4 MiB stack, the step's time-out then `terminate()`, its cancel signal.
+ * An `{ok: false, message, detail?}` answer, a crash or a limit throws `conversion_failed`.
+ * `transfer`: buffers moved to the worker instead of copied.
+ */
+export function runWorkerThread<T extends { readonly ok: true }>(url: URL, data: unknown, step: Step, kind: string, maxHeapMb: number, transfer: readonly ArrayBuffer[] = []): Promise<T> {
+  const jobHeap = step.job.maxMemoryBytes ? Math.floor(step.job.maxMemoryBytes / 1024 ** 2) : maxHeapMb;
+  const heap = Math.max(32, Math.min(maxHeapMb, jobHeap));
+  return new Promise<T>((resolve, reject) => {
     if (step.job.signal?.aborted) return reject(failed('The conversion was cancelled.', `${kind} worker aborted`));
-    const worker = new Worker(WORKER_URL, { workerData: job, resourceLimits: { maxOldGenerationSizeMb: heap, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 }, stdout: true, stderr: true });
+    const worker = new Worker(url, { workerData: data, transferList: [...transfer], resourceLimits: { maxOldGenerationSizeMb: heap, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 }, stdout: true, stderr: true });
     let settled = false;
-    const finish = (err?: Error): void => {
+    const finish = (err?: Error, answer?: T): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       step.job.signal?.removeEventListener('abort', onAbort);
       void worker.terminate();
       if (err) reject(err);
-      else resolve();
+      else resolve(answer as T);
     };
     const timer = setTimeout(() => finish(failed('The conversion took too long and was stopped.', `${kind} worker timed out after ${step.job.timeoutMs} ms`)), step.job.timeoutMs);
     const onAbort = (): void => finish(failed('The conversion was cancelled.', `${kind} worker aborted`));
     step.job.signal?.addEventListener('abort', onAbort, { once: true });
-    worker.once('message', (a: WorkerAnswer) => finish(a.ok ? undefined : failed(a.message, a.detail ?? a.message)));
+    worker.once('message', (a: T | { ok: false; message: string; detail?: string }) => (a.ok ? finish(undefined, a) : finish(failed(a.message, a.detail ?? a.message))));
     worker.once('error', (e: Error & { code?: string }) => {
-      if (e.code === 'ERR_WORKER_OUT_OF_MEMORY') finish(failed(`The file needs more memory to convert than the ${heap} MiB allowed per data conversion; it was stopped.`, e.message));
+      if (e.code === 'ERR_WORKER_OUT_OF_MEMORY') finish(failed(`The file needs more memory to convert than the ${heap} MiB allowed per ${kind} conversion; it was stopped.`, e.message));
       else finish(failed(`The ${step.from} file could not be converted to ${step.to}.`, e.message));
     });
     worker.once('exit', (code) => finish(failed(`The ${step.from} file could not be converted to ${step.to}.`, `${kind} worker exited with ${code}`)));

@@ -37,4 +37,6 @@ export const MARKUP: readonly FormatEntry[] = [
   { ext: 'vimwiki', mime_type: 'text/x-vimwiki', family: 'markup', name: 'Vimwiki markup' },
   // Perl's documentation format (perlpod), read by Perl's own pod2html/pod2man/pod2text.
   { ext: 'pod', mime_type: 'text/x-pod', family: 'markup', name: 'Perl POD' },
+  // Typst, compiled by the Typst compiler npm ships for Node (to PDF and SVG; the rest through PDF).
+  { ext: 'typ', aliases: ['typst'], mime_type: 'text/x-typst', family: 'markup', name: 'Typst document' },
 ];

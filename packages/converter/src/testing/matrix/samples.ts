@@ -26,7 +26,7 @@ export interface Sample {
 /** The marker words of the roots (the words are in the fixtures). */
 const MARKERS: Readonly<Record<string, string>> = {
   docx: 'Quarterly', md: 'Quarterly', xlsx: 'widget', pptx: 'Slides', epub: 'Quarterly', t2t: 'Quarterly', creole: 'Quarterly',
-  bib: 'Quarterly', pod: 'Quarterly', tikiwiki: 'Quarterly', twiki: 'Quarterly', vimwiki: 'Quarterly',
+  bib: 'Quarterly', pod: 'Quarterly', tikiwiki: 'Quarterly', twiki: 'Quarterly', vimwiki: 'Quarterly', typ: 'Quarterly',
 };
 
 /** Which root each family's samples are converted from. */
@@ -113,7 +113,7 @@ export async function makeSamples(conv: Converter, wanted: readonly string[], di
   return out;
 }
 
-/** Markup that is read but not written here (bibliographies, POD, three wiki dialects), written by hand. */
+/** Markup that is read but not written here (bibliographies, POD, three wiki dialects, Typst), written by hand. */
 const READ_ONLY_MARKUP: Readonly<Record<string, string>> = {
   bib: '@article{lovelace1843,\n  author = {Lovelace, Ada},\n  title = {Notes on the Analytical Engine: a Quarterly report},\n  journal = {Scientific Memoirs},\n'
     + '  year = {1843},\n  volume = {3},\n  pages = {666--731}\n}\n\n@book{hopper1952,\n  author = {Hopper, Grace},\n  title = {The Education of a Computer},\n'
@@ -123,6 +123,9 @@ const READ_ONLY_MARKUP: Readonly<Record<string, string>> = {
   tikiwiki: '! Quarterly report\n\nThis is a __small__ TikiWiki document.\n\n* apples\n* oranges\n',
   twiki: '---+ Quarterly report\n\nThis is a *small* TWiki document.\n\n   * apples\n   * oranges\n',
   vimwiki: '= Quarterly report =\n\nThis is a *small* Vimwiki document.\n\n- apples\n- oranges\n',
+  // Typst (issue 21): a heading, a table and an equation, in a Debian font.
+  typ: '#set text(font: "DejaVu Sans")\n= Quarterly report\n\nThis is a *small* Typst document.\n\n'
+    + '#table(columns: 2, [Fruit], [Crates], [apples], [12], [oranges], [7])\n\n$ A = pi r^2 $\n',
 };
 
 /** The roots: fixtures, plus files made by independent tools for formats no fixture has. */

@@ -51,7 +51,7 @@ const MAGIC: Readonly<Record<string, readonly string[]>> = {
   tbz2: ['application/x-bzip2'], txz: ['application/x-xz'], cpio: ['application/x-cpio'], iso: ['application/x-iso9660-image'],
   ttf: ['font/sfnt', 'application/font-sfnt'], otf: ['application/vnd.ms-opentype', 'font/otf', 'font/sfnt'], woff: ['font/woff'], woff2: ['font/woff2'],
   pfb: ['font/x-postscript-pfb', 'application/x-font-type1'], sfd: ['application/vnd.font-fontforge-sfd'],
-  glb: ['model/gltf-binary'], dae: ['model/vnd.collada+xml'],
+  glb: ['model/gltf-binary'], dae: ['model/vnd.collada+xml'], qoi: ['image/x-qoi'],
 };
 const ARCHIVES = new Set(['zip', '7z', 'tar', 'tgz', 'tbz2', 'txz', 'cpio', 'iso']);
 const FONTS = new Set(['ttf', 'otf', 'woff', 'woff2', 'pfb']);
@@ -126,6 +126,7 @@ export async function judgeExtra(path: string, to: string): Promise<string> {
   if (MODELS.has(to)) return `parsed: ${await meshVertices(path, to)} vertices`;
   if (to in MAGIC) {
     const m = await expectMagic(path, to);
+    if (to === 'qoi') return `${m}; ${await qoiReferee(path)}`;
     if (to === 'heic' || to === 'jxl') {
       // ImageMagick decodes HEIC through libheif (libheif-examples wrote it); JPEG XL through jxlinfo's container check.
       const r = to === 'heic' ? await run('/usr/bin/identify', [path]) : await run('/usr/bin/jxlinfo', [path]);
@@ -134,6 +135,21 @@ export async function judgeExtra(path: string, to: string): Promise<string> {
     return m;
   }
   throw new Error(`no independent check for ${to}`);
+}
+
+/**
+ * A QOI output (qoijs wrote it): its header parsed here, its end marker present, and every
+ * pixel decoded by FFmpeg's own QOI decoder — as many RGBA pixels as the header declares.
+ */
+export async function qoiReferee(path: string): Promise<string> {
+  const b = await readFile(path);
+  if (b.length < 22 || b.toString('latin1', 0, 4) !== 'qoif') throw new Error('qoi header: no "qoif" magic');
+  const [width, height, channels, colorspace] = [b.readUInt32BE(4), b.readUInt32BE(8), b[12], b[13]];
+  if (!(width > 0 && height > 0) || (channels !== 3 && channels !== 4) || (colorspace !== 0 && colorspace !== 1)) throw new Error(`qoi header: ${width}x${height}, ${channels} channels, colour space ${colorspace}`);
+  if (!b.subarray(b.length - 8).equals(Buffer.from([0, 0, 0, 0, 0, 0, 0, 1]))) throw new Error('qoi: no end marker');
+  const r = await run('/usr/bin/ffmpeg', ['-v', 'error', '-f', 'qoi_pipe', '-i', path, '-f', 'rawvideo', '-pix_fmt', 'rgba', '-']);
+  if (r.code !== 0 || r.stdout.length !== width * height * 4) throw new Error(`ffmpeg qoi: ${r.stdout.length} bytes decoded for ${width}x${height} (${r.stderr.trim().split('\n')[0] ?? ''})`);
+  return `qoi header: ${width}x${height}, ${channels} channels; ffmpeg qoi: ${width * height} pixels decoded`;
 }
 
 /** Vertices of a 3D file, parsed here (assimp wrote it); throws when there are none. */
