@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { constants as fsConstants } from 'node:fs';
-import { chmod, copyFile, link, mkdir, mkdtemp, rename, stat, symlink } from 'node:fs/promises';
+import { chmod, copyFile, link, mkdir, mkdtemp, rename, rm, stat, symlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -518,6 +518,9 @@ export class Converter {
       const engine = this.engines.get(s.engine);
       if (!engine) throw failed(`The ${s.engine} engine is not available.`);
       const out = join(job.dir, `${tag}-step${i}.${s.to}`);
+      // Nothing an earlier engine planted under this name (a link to a host file) may be
+      // written through by an in-process engine (sharp, the QOI and data workers).
+      await rm(out, { force: true });
       const variant = await engine.convert({ input: current, from: s.from, to: s.to, output: out, options, quality, qualityRequested, job });
       // Hostile until checked (guards/output-guard.ts). Text may legitimately be empty (OCR
       // of a photo, a PDF of scans); nothing else may.

@@ -3,7 +3,8 @@
  * copied) or encodes pixels (moved here) to a QOI file, so that the service's event loop never
  * runs the codec. The header is read and checked before the rest of the file.
  */
-import { open, writeFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
+import { writeJobFile } from '../../guards/output-guard.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import { checkQoiBounds, decodeQoi, encodeQoi, qoiHeader, QoiError, QOI_HEADER_BYTES } from './codec.js';
 
@@ -38,7 +39,7 @@ async function decode(job: Extract<QoiJob, { op: 'decode' }>): Promise<QoiAnswer
 async function encode(job: Extract<QoiJob, { op: 'encode' }>): Promise<QoiAnswer> {
   const bytes = encodeQoi(job.pixels, job.width, job.height, job.channels);
   if (bytes.byteLength > job.maxOutputBytes) return { ok: false, message: `The qoi output would be over ${job.maxOutputBytes} bytes.` };
-  await writeFile(job.output, bytes, { mode: 0o644 });
+  await writeJobFile(job.output, bytes);
   return { ok: true, width: job.width, height: job.height, channels: job.channels };
 }
 
