@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { constants as fsConstants } from 'node:fs';
-import { chmod, copyFile, link, mkdir, mkdtemp, rename, rm, stat, symlink } from 'node:fs/promises';
+import { chmod, copyFile, link, lstat, mkdir, mkdtemp, readdir, rename, rm, stat, symlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -102,6 +102,11 @@ export interface ConvertRequest {
   readonly outputPath: string;
   /** Cancels the conversion (shred of a running job). */
   readonly signal?: AbortSignal;
+  /**
+   * Names the job folder (`job-<tag>-…`, e.g. the conversion id), so that a shred or a
+   * reconciliation pass finds what a killed process left behind ({@link Converter.removeJobFolders}).
+   */
+  readonly jobTag?: string;
 }
 
 /** The output's metadata, as the conversion record's `output` (less the filename). */
@@ -268,7 +273,7 @@ export class Converter {
     let dir: string | undefined;
     try {
       const { source, target, options, routes } = this.planOrThrow(req.sourceFormat, req.targetFormat, req.options ?? {});
-      const prepared = await this.prepare(req.inputPath, source.ext, req.signal);
+      const prepared = await this.prepare(req.inputPath, source.ext, req.signal, req.jobTag);
       dir = prepared.job.dir;
       const { job } = prepared;
       const unlocked = options.password !== undefined ? await unlockPdf(prepared.input, options.password, job, this.engines) : prepared.input;
@@ -302,12 +307,12 @@ export class Converter {
    * Checks an input before any work is charged or queued (the service's preflight): the
    * plan, the bomb limits, an encrypted PDF, and a `page_range` against the PDF's pages.
    */
-  async preflight(inputPath: string, sourceFormat: string, targetFormat: string, rawOptions: Readonly<Record<string, unknown>> = {}):
+  async preflight(inputPath: string, sourceFormat: string, targetFormat: string, rawOptions: Readonly<Record<string, unknown>> = {}, jobTag?: string):
     Promise<{ ok: true; facts: InputFacts } | { ok: false; error: ConversionFailure }> {
     let dir: string | undefined;
     try {
       const { source, options } = this.planOrThrow(sourceFormat, targetFormat, rawOptions);
-      const prepared = await this.prepare(inputPath, source.ext);
+      const prepared = await this.prepare(inputPath, source.ext, undefined, jobTag);
       dir = prepared.job.dir;
       const input = options.password !== undefined ? await unlockPdf(prepared.input, options.password, prepared.job, this.engines) : prepared.input;
       const { facts } = await inspectInput(input, source.ext, this.config.limits, prepared.job);
@@ -326,14 +331,14 @@ export class Converter {
    * `password_required`), the merged page count must stay within the page limit, and qpdf
    * joins them losslessly. Answers the output's size and SHA-256 (hashed while copied).
    */
-  async mergePdfs(inputPaths: readonly string[], outputPath: string, signal?: AbortSignal):
+  async mergePdfs(inputPaths: readonly string[], outputPath: string, signal?: AbortSignal, jobTag?: string):
     Promise<{ ok: true; output: OutputMetadata } | { ok: false; error: ConversionFailure }> {
     let dir: string | undefined;
     try {
       if (inputPaths.length < 2) throw invalid('upload_ids', 'Merging needs at least two PDFs.');
       const qpdf = this.engines.get('qpdf') as QpdfEngine | undefined;
       if (!qpdf) throw failed('Merging PDFs is not available (qpdf is missing).');
-      const prepared = await this.prepare(inputPaths[0] as string, 'pdf', signal);
+      const prepared = await this.prepare(inputPaths[0] as string, 'pdf', signal, jobTag);
       dir = prepared.job.dir;
       const { job } = prepared;
       const inputs = [prepared.input];
@@ -362,8 +367,8 @@ export class Converter {
    * input is hard-linked in when the sandbox user may read it (the service stores uploads
    * group-readable by it), else copied (reflinked where the filesystem can).
    */
-  private async prepare(inputPath: string, ext: string, signal?: AbortSignal): Promise<{ job: JobContext; input: string }> {
-    const dir = await mkdtemp(join(this.config.workDir, 'job-'));
+  private async prepare(inputPath: string, ext: string, signal?: AbortSignal, tag?: string): Promise<{ job: JobContext; input: string }> {
+    const dir = await mkdtemp(join(this.config.workDir, `job-${tag ? `${safeTag(tag)}-` : ''}`));
     await ownForSandbox(dir);
     const job: JobContext = {
       dir,
@@ -614,12 +619,47 @@ export class Converter {
     return {};
   }
 
+  /**
+   * The job folders in the work folder: each with its tag (null when the job had none) and
+   * when it was last changed. A process killed mid-conversion leaves its folder (with a link
+   * to, or a copy of, the customer's file) behind: the service's shred and reconciliation
+   * remove them with {@link removeJobFolders} / {@link removeJobFolder}.
+   */
+  async jobFolders(): Promise<{ name: string; tag: string | null; changedMs: number }[]> {
+    const out: { name: string; tag: string | null; changedMs: number }[] = [];
+    for (const name of await readdir(this.config.workDir).catch(() => [] as string[])) {
+      const m = /^job-(?:([a-z0-9_]+)-)?[A-Za-z0-9]{6}$/.exec(name);
+      if (!m) continue;
+      const st = await lstat(join(this.config.workDir, name)).catch(() => null);
+      if (st?.isDirectory()) out.push({ name, tag: m[1] ?? null, changedMs: st.mtimeMs });
+    }
+    return out;
+  }
+
+  /** Removes every job folder tagged `tag` (a shredded or expired conversion's, left by a killed process). */
+  async removeJobFolders(tag: string): Promise<number> {
+    const mine = (await this.jobFolders()).filter((f) => f.tag === safeTag(tag));
+    for (const f of mine) await this.removeJobFolder(f.name);
+    return mine.length;
+  }
+
+  /** Removes one job folder by name (from {@link jobFolders}). */
+  async removeJobFolder(name: string): Promise<void> {
+    if (!/^job-[A-Za-z0-9_-]+$/.test(name)) throw new Error(`not a job folder: ${name}`);
+    await removeSandboxTree(join(this.config.workDir, name));
+  }
+
   /** Stops the LibreOffice pool and any other long-lived process. */
   async close(): Promise<void> {
     await Promise.all([...this.engines.values()].map((e) => e.close?.()));
   }
 }
 
+
+/** A tag as it appears in a job folder's name: lower-case letters, digits and `_`, at most 64. */
+function safeTag(tag: string): string {
+  return tag.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 64);
+}
 
 function toFailure(e: unknown): ConversionFailure {
   if (e instanceof ConversionError) return e.toFailure();

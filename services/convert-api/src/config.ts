@@ -14,6 +14,7 @@ const ConvertSettings = z.object({
   CONVERT_STORAGE_DIR: z.string().optional(),
   CONVERT_RETENTION_HOURS: z.coerce.number().positive().max(24 * 365).default(24),
   CONVERT_SWEEP_INTERVAL_SECONDS: setting.positiveInt(300),
+  CONVERT_RECONCILE_GRACE_SECONDS: setting.positiveInt(900),
   CONVERT_MAX_RUNNING: z.coerce.number().int('must be a whole number').positive('must be positive').optional(),
   CONVERT_TIMEOUT_SECONDS: setting.positiveInt(120),
   CONVERT_LIBREOFFICE_INSTANCES: z.coerce.number().int('must be a whole number').positive('must be positive').optional(),
@@ -36,6 +37,8 @@ export interface ConvertConfig extends CommonServiceConfig {
   retentionMs: number;
   /** How often the retention sweeper runs, in ms. */
   sweepIntervalMs: number;
+  /** Files no record owns are removed once idle this long (`CONVERT_RECONCILE_GRACE_SECONDS`). */
+  reconcileGraceMs: number;
   /** Conversions running at once in this process, all accounts together (default: the core count). */
   maxRunning: number;
   /** Time-out of one engine step, in ms. */
@@ -69,6 +72,7 @@ export function loadConvertConfig(env: Readonly<Record<string, string | undefine
     storageDir: storage ? resolve(root, storage) : resolve(common.dataDir, 'storage'),
     retentionMs: Math.round((parsed.CONVERT_RETENTION_HOURS as number) * 3_600_000),
     sweepIntervalMs: (parsed.CONVERT_SWEEP_INTERVAL_SECONDS as number) * 1000,
+    reconcileGraceMs: (parsed.CONVERT_RECONCILE_GRACE_SECONDS as number) * 1000,
     maxRunning: (parsed.CONVERT_MAX_RUNNING as number | undefined) ?? availableParallelism(),
     timeoutMs: (parsed.CONVERT_TIMEOUT_SECONDS as number) * 1000,
     libreofficeInstances: parsed.CONVERT_LIBREOFFICE_INSTANCES as number | undefined,

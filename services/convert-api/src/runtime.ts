@@ -5,6 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { ConvertConfig } from './config.js';
 import { ConversionService } from './conversion/conversion.service.js';
 import { ConversionWorker, type ConversionMessage } from './conversion/conversion-worker.js';
+import { reconcileStorage } from './conversion/reconcile.js';
 import type { ConvertTables } from './db/schema.js';
 import { ConversionsRepository } from './repositories/conversions.repository.js';
 import { MaintenanceLeasesRepository } from './repositories/maintenance-leases.repository.js';
@@ -102,9 +103,13 @@ export function createConvertRuntime(options: {
   const leases = new MaintenanceLeasesRepository(core.database);
   const sweeperId = randomUUID();
   let sweeper: NodeJS.Timeout | undefined;
+  const reconcile = () => reconcileStorage({ store, converter, uploads, conversions: repository, clock, graceMs: config.reconcileGraceMs, log });
   const sweep = async () => {
     // The lease outlives two intervals, so a live sweeper keeps it and a dead one's passes on.
-    if (await leases.hold(SWEEP_LEASE, sweeperId, clock(), 2 * config.sweepIntervalMs + 10_000)) await conversions.sweep();
+    if (await leases.hold(SWEEP_LEASE, sweeperId, clock(), 2 * config.sweepIntervalMs + 10_000)) {
+      await conversions.sweep();
+      await reconcile();
+    }
   };
   return {
     store,
@@ -114,6 +119,8 @@ export function createConvertRuntime(options: {
     start() {
       if (!worker) return;
       worker.start();
+      // At start-up: what a killed predecessor left behind goes before the first interval.
+      void sweep().catch((err: unknown) => log.error({ err }, 'retention sweep failed'));
       sweeper = setInterval(() => void sweep().catch((err: unknown) => log.error({ err }, 'retention sweep failed')), config.sweepIntervalMs);
       sweeper.unref();
     },

@@ -210,6 +210,8 @@ export class ConversionWorker {
           options: Object.fromEntries(Object.entries(options).filter(([, v]) => v !== null)),
           outputPath,
           signal,
+          // The job folder carries the id: a shred finds it even if this process dies mid-run.
+          jobTag: row.id,
         });
       } catch (err) {
         this.o.log.error({ err, conversion: row.id }, 'converter threw');

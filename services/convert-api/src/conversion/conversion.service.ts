@@ -184,7 +184,7 @@ export class ConversionService {
     const now = this.deps.clock();
     const id = newId('upl', now.getTime());
     const path = this.deps.store.uploadPath(id);
-    const merged = await this.deps.converter.mergePdfs(uploads.map((u) => this.deps.store.uploadPath(u.id)), path);
+    const merged = await this.deps.converter.mergePdfs(uploads.map((u) => this.deps.store.uploadPath(u.id)), path, undefined, id);
     if (!merged.ok) {
       await this.deps.store.remove(path);
       throw failureError(merged.error);
@@ -216,6 +216,7 @@ export class ConversionService {
 
   /** Removes an upload nobody saw (a one-step request that failed after storing its file). */
   async discardUpload(upload: UploadRow): Promise<void> {
+    await this.deps.converter.removeJobFolders(upload.id);
     await this.deps.store.remove(this.deps.store.uploadPath(upload.id));
     await this.deps.uploads.markDeleted(upload.id, this.deps.clock());
   }
@@ -385,6 +386,10 @@ export class ConversionService {
       if (previous.lease_owner && !(await this.deps.worker?.abortLocal(row.id))) await this.awaitRelease(row.id);
     }
     await removeOutputs(this.deps.store, row);
+    // Every copy: a process killed mid-conversion left a job folder holding a link to (or a
+    // copy of) the upload; so may a killed preflight (tagged with the upload's id).
+    await this.deps.converter.removeJobFolders(row.id);
+    await this.deps.converter.removeJobFolders(row.upload_id);
     await this.deps.store.remove(this.deps.store.uploadPath(row.upload_id));
     await this.deps.uploads.markDeleted(row.upload_id, now);
     return this.find(owner, id);
@@ -432,11 +437,13 @@ export class ConversionService {
     // Files go first, records after: a record that reads `expired` has nothing left on disk.
     const uploads = await this.deps.uploads.expired(now);
     for (const upload of uploads) {
+      await this.deps.converter.removeJobFolders(upload.id);
       await this.deps.store.remove(this.deps.store.uploadPath(upload.id));
       await this.deps.uploads.markDeleted(upload.id, now);
     }
     const conversions = await this.deps.conversions.expired(now);
     for (const row of conversions) {
+      await this.deps.converter.removeJobFolders(row.id);
       await removeOutputs(this.deps.store, row);
       await this.deps.conversions.close(row.id, 'expired', now);
     }

@@ -19,7 +19,7 @@ export async function preflightUpload(
   targetFormat: string,
   rawOptions: Readonly<Record<string, unknown>>,
 ): Promise<void> {
-  const checked = await converter.preflight(uploadPath, upload.format, targetFormat, rawOptions);
+  const checked = await converter.preflight(uploadPath, upload.format, targetFormat, rawOptions, upload.id);
   if (checked.ok) return;
   // The upload may have been shredded while the request was on its way: that is 410, not a failed conversion.
   const present = await access(uploadPath).then(() => true, () => false);

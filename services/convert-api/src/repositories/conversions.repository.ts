@@ -115,6 +115,12 @@ export class ConversionsRepository {
     return this.database.db.selectFrom('conversions').select('id').where('account_id', '=', accountId).where('status', '=', 'queued').orderBy('created_at').orderBy('id').limit(1).executeTakeFirst();
   }
 
+  /** Status, lease and stored output of each of `ids` that has a row (the reconciliation pass). */
+  async byIds(ids: readonly string[]): Promise<Pick<ConversionRow, 'id' | 'status' | 'lease_until' | 'output_path'>[]> {
+    if (!ids.length) return [];
+    return this.database.db.selectFrom('conversions').select(['id', 'status', 'lease_until', 'output_path']).where('id', 'in', ids).execute();
+  }
+
   /** Status and lease of a conversion (waiting for it from another process). */
   async state(id: string): Promise<Pick<ConversionRow, 'status' | 'lease_owner' | 'lease_until'> | undefined> {
     return this.database.db.selectFrom('conversions').select(['status', 'lease_owner', 'lease_until']).where('id', '=', id).executeTakeFirst();

@@ -21,6 +21,12 @@ export class UploadsRepository {
     await this.database.db.updateTable('uploads').set({ deleted_at: now.toISOString() }).where('id', '=', id).where('deleted_at', 'is', null).execute();
   }
 
+  /** Which of `ids` have a row, and whether it is deleted (the reconciliation pass). */
+  async byIds(ids: readonly string[]): Promise<Pick<UploadRow, 'id' | 'deleted_at'>[]> {
+    if (!ids.length) return [];
+    return this.database.db.selectFrom('uploads').select(['id', 'deleted_at']).where('id', 'in', ids).execute();
+  }
+
   /** Uploads whose bytes are still on disk after their expiry. */
   async expired(now: Date, limit = 500): Promise<UploadRow[]> {
     return this.database.db.selectFrom('uploads').selectAll().where('deleted_at', 'is', null).where('expires_at', '<=', now.toISOString()).limit(limit).execute();
