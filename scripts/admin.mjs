@@ -2,9 +2,11 @@
 // one service, on that service's own database (as the service user when run by root). Setup output goes to stderr so that
 // `--json` output on stdout can be parsed.
 import { runBuilt, ROOT } from './lib/ensure.mjs';
+import { ensureSupportedNode } from './lib/runtime.mjs';
 import { existsSync, statSync } from 'node:fs';
 import { asServiceUser, dataFolders, SERVICE_USER, userIds } from './lib/service-user.mjs';
 
+await ensureSupportedNode();
 const SERVICES = { email: 'email-api', convert: 'convert-api' };
 const [service, ...rest] = process.argv.slice(2);
 if (!service || !(service in SERVICES)) {

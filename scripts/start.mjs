@@ -7,6 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { ensureAll, log, ROOT } from './lib/ensure.mjs';
+import { ensureSupportedNode } from './lib/runtime.mjs';
 import { asServiceUser, ensureServiceUsers } from './lib/service-user.mjs';
 
 const SERVICES = [
@@ -14,6 +15,8 @@ const SERVICES = [
   { name: 'convert', dir: 'convert-api', label: 'File conversion API' },
 ];
 
+// On a Node older than 22.12 this runs again under the pinned Node 24 (scripts/lib/runtime.mjs).
+const runtime = await ensureSupportedNode();
 ensureAll({ includeTest: false });
 // Root only installs: the services run as the unprivileged service user from here on.
 const drop = ensureServiceUsers();
@@ -101,6 +104,7 @@ if (!stopping) {
     '================================================================================',
     ` ${email.label}: ${email.url}   (OpenAPI: ${email.url}/openapi.json)`,
     ` ${convert.label}:    ${convert.url}   (OpenAPI: ${convert.url}/openapi.json)`,
+    ` Node ${runtime.version} from ${runtime.source}.`,
     drop
       ? ` Running as the unprivileged user ${drop.user} (uid ${drop.uid}); conversion engines as ${drop.engineUser}.`
       : ` Running as uid ${process.getuid?.()} (not root: no separate service or engine user).`,

@@ -5,8 +5,12 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ensureAll, log, ROOT, run } from './lib/ensure.mjs';
+import { ensureSupportedNode } from './lib/runtime.mjs';
 import { ensurePostgres, ensureRedis } from './lib/services.mjs';
 
+// On a Node older than 22.12 this runs again under the pinned Node 24 (scripts/lib/runtime.mjs).
+const runtime = await ensureSupportedNode();
+log(`Node ${runtime.version} from ${runtime.source}`);
 const filters = process.argv.slice(2);
 
 ensureAll({ includeTest: true });

@@ -1,5 +1,5 @@
-// Makes a fresh clone runnable: Debian packages, npm dependencies (with the native SQLite
-// driver built from source), and the TypeScript build. Every step checks first and does
+// Makes a fresh clone runnable: Debian packages, npm dependencies (native addons prebuilt,
+// nothing compiled), and the TypeScript build. Every step checks first and does
 // nothing when its work is already done, so `npm start` and `npm test` stay fast.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -70,18 +70,16 @@ export function ensureNodeModules() {
   const lock = join(ROOT, 'package-lock.json');
   const manifests = [join(ROOT, 'package.json'), lock];
   const stale = !existsSync(marker) || manifests.some((m) => existsSync(m) && newer(m, marker));
-  // Build native addons from source: fetching prebuilt binaries from outside the npm
-  // registry is not allowed (and fails) on the machines this project runs on.
-  const env = { npm_config_build_from_source: 'true', npm_config_fund: 'false', npm_config_audit: 'false' };
+  // Native addons come prebuilt inside their npm packages (better-sqlite3 13's N-API
+  // binaries, msgpackr-extract's platform package): nothing is compiled, and no install step
+  // fetches anything from outside the npm registry. npm runs under the Node that runs this.
+  const env = { npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' };
   if (stale) {
-    log('installing npm dependencies (the SQLite driver is compiled once; this takes a few minutes)');
+    log('installing npm dependencies');
     run('npm', [existsSync(lock) ? 'ci' : 'install', '--no-fund', '--no-audit'], { env });
   }
   const probe = spawnSync(process.execPath, ['-e', "new (require('better-sqlite3'))(':memory:').prepare('select 1').get()"], { cwd: ROOT, encoding: 'utf8' });
-  if (probe.status !== 0) {
-    log('building the native SQLite driver');
-    run('npm', ['rebuild', 'better-sqlite3'], { env });
-  }
+  if (probe.status !== 0) throw new Error(`the SQLite driver (better-sqlite3) does not load under Node ${process.version}: ${probe.stderr.trim().split('\n').pop()}`);
 }
 
 /** Compiles every workspace (incremental: a no-op when nothing changed). */
