@@ -101,7 +101,8 @@ test('both services run as the unprivileged user mailconv, with no capabilities'
   assert.ok(service > 0, 'the user mailconv exists');
   const servers = descendants(start.pid!).filter((p) => {
     try {
-      return proc(p).name === 'node' && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('server.js');
+      // By command line: Node 24 names its main thread "MainThread", not "node".
+      return readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').some((arg) => arg.endsWith('/dist/server.js'));
     } catch {
       return false;
     }
