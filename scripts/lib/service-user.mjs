@@ -6,7 +6,7 @@
 // nothing. Nothing here runs when `npm start` is run by an ordinary user.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { log, ROOT, run } from './ensure.mjs';
 
 export const SERVICE_USER = 'mailconv';
@@ -70,6 +70,8 @@ export function ensureServiceUsers(env = process.env) {
   ensureSudoRule();
   const service = userIds(SERVICE_USER);
   for (const dir of dataFolders(env)) {
+    // Folders made on the way (data/) stay passable (0755): the service user must reach its own below.
+    mkdirSync(dirname(dir), { recursive: true, mode: 0o755 });
     mkdirSync(dir, { recursive: true, mode: 0o750 });
     // Only what is not the service's yet (a first start as root, files of an older version):
     // the owner changes, groups stay (uploads are shared with the engines' group).

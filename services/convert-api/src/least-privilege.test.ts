@@ -63,8 +63,9 @@ before(async () => {
     ...process.env,
     EMAIL_PORT: String(await freePort()),
     CONVERT_PORT: String(await freePort()),
-    EMAIL_DATA_DIR: join(data, 'email'),
-    CONVERT_DATA_DIR: join(data, 'convert'),
+    // As the default layout (data/email, data/convert): the folder above is made on the way.
+    EMAIL_DATA_DIR: join(data, 'data', 'email'),
+    CONVERT_DATA_DIR: join(data, 'data', 'convert'),
     CONVERT_PRESTART: 'true',
     CONVERT_LIBREOFFICE_INSTANCES: '1',
   };
@@ -115,7 +116,7 @@ test('both services run as the unprivileged user mailconv, with no capabilities'
   }
   assert.match(output, /Running as the unprivileged user mailconv/);
   // The data folders and the databases are the service user's.
-  for (const file of [join(data, 'email', 'email.db'), join(data, 'convert', 'convert.db'), join(data, 'convert', 'storage', 'uploads')]) {
+  for (const file of [join(data, 'data', 'email', 'email.db'), join(data, 'data', 'convert', 'convert.db'), join(data, 'data', 'convert', 'storage', 'uploads')]) {
     assert.equal(statSync(file).uid, service, file);
   }
 });
@@ -153,5 +154,5 @@ test('the engines run as mailconv-engine, and conversions through them work', { 
     assert.equal(record.output?.engines.join(','), engines);
   }
   // Every job folder was removed, what the engine user made in it included.
-  assert.deepEqual(readdirSync(join(data, 'convert', 'storage', 'work')).filter((n) => n.startsWith('job-')), []);
+  assert.deepEqual(readdirSync(join(data, 'data', 'convert', 'storage', 'work')).filter((n) => n.startsWith('job-')), []);
 });
