@@ -79,6 +79,12 @@ export function openDatabase<DB>(target: DatabaseTarget, options: OpenDatabaseOp
   const pool = new pg.Pool({ connectionString: target.url, max: options.maxConnections ?? 10 });
   // An idle client losing its server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
+  // Nor a checked-out one (a transaction in flight, issue 28): pg emits its connection's
+  // error on the client, which with no listener is an uncaught exception that ends the
+  // process. The query in flight still rejects with that error; the pool drops the client.
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
