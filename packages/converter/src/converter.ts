@@ -638,8 +638,9 @@ export class Converter {
 
   /** Removes every job folder tagged `tag` (a shredded or expired conversion's, left by a killed process). */
   async removeJobFolders(tag: string): Promise<number> {
-    const mine = (await this.jobFolders()).filter((f) => f.tag === safeTag(tag));
-    for (const f of mine) await this.removeJobFolder(f.name);
+    const prefix = `job-${safeTag(tag)}-`;
+    const mine = (await readdir(this.config.workDir).catch(() => [] as string[])).filter((n) => n.startsWith(prefix) && n.length === prefix.length + 6);
+    for (const name of mine) await this.removeJobFolder(name);
     return mine.length;
   }
 

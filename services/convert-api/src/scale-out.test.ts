@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { findProjectRoot, openServiceCore } from '@mailconv/platform';
 import { createTestDatabase, freePort, startProcess, stopProcess, testBackends, testRedisUrl, type StartedProcess } from '@mailconv/platform/testing';
+import { pcmWav } from '@mailconv/converter/testing';
 import { CONVERT_KEY_PREFIX } from './app.js';
 import { loadConvertConfig } from './config.js';
 import { CONVERT_MIGRATIONS } from './db/migrations.js';
@@ -21,26 +22,13 @@ const LEASE_MS = 5000;
 /** A mono 16-bit PCM WAV of `seconds` of a tone with a little noise: a few seconds of ffmpeg work per conversion. */
 function longWav(seconds: number): Buffer {
   const rate = 44_100;
-  const samples = rate * seconds;
-  const wav = Buffer.alloc(44 + samples * 2);
-  wav.write('RIFF', 0, 'latin1');
-  wav.writeUInt32LE(36 + samples * 2, 4);
-  wav.write('WAVEfmt ', 8, 'latin1');
-  wav.writeUInt32LE(16, 16);
-  wav.writeUInt16LE(1, 20);
-  wav.writeUInt16LE(1, 22);
-  wav.writeUInt32LE(rate, 24);
-  wav.writeUInt32LE(rate * 2, 28);
-  wav.writeUInt16LE(2, 32);
-  wav.writeUInt16LE(16, 34);
-  wav.write('data', 36, 'latin1');
-  wav.writeUInt32LE(samples * 2, 40);
+  const samples = Buffer.alloc(rate * seconds * 2);
   let seed = 1;
-  for (let i = 0; i < samples; i++) {
+  for (let i = 0; i < rate * seconds; i++) {
     seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff;
-    wav.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate) + ((seed % 2000) - 1000)), 44 + i * 2);
+    samples.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate) + ((seed % 2000) - 1000)), i * 2);
   }
-  return wav;
+  return pcmWav(samples, rate, 16);
 }
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');

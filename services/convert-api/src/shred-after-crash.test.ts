@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openServiceCore } from '@mailconv/platform';
 import { createTestDatabase, freePort, startProcess, stopProcess, testBackends, type StartedProcess } from '@mailconv/platform/testing';
+import { pcmWav } from '@mailconv/converter/testing';
 import { CONVERT_KEY_PREFIX } from './app.js';
 import { loadConvertConfig } from './config.js';
 import { CONVERT_MIGRATIONS } from './db/migrations.js';
@@ -24,22 +25,7 @@ const SERVER = fileURLToPath(new URL('./server.js', import.meta.url));
 
 /** A WAV of noise (unique bytes) long enough that its conversion to MP3 takes a few seconds. */
 function noiseWav(seconds: number): Buffer {
-  const rate = 44_100;
-  const data = randomBytes(rate * seconds * 2);
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0, 'latin1');
-  header.writeUInt32LE(36 + data.length, 4);
-  header.write('WAVEfmt ', 8, 'latin1');
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(rate, 24);
-  header.writeUInt32LE(rate * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36, 'latin1');
-  header.writeUInt32LE(data.length, 40);
-  return Buffer.concat([header, data]);
+  return pcmWav(randomBytes(44_100 * seconds * 2), 44_100, 16);
 }
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');

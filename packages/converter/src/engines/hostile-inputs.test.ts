@@ -11,7 +11,7 @@ import { ConversionError, type ConversionFailure } from '../errors.js';
 import { Converter } from '../converter.js';
 import { detectFormat } from '../formats/detect.js';
 import {
-  activeContentKeys, assertSafeMessage, encryptPdf, ENTITY_PROLOG, makePdf, para, PASSWD_MARKER, pixelFloodPng, svgWithEntities,
+  activeContentKeys, assertSafeMessage, encryptPdf, ENTITY_PROLOG, makePdf, para, PASSWD_MARKER, pcmWav, pixelFloodPng, svgWithEntities,
   writeDocx, writeLinkedDocx, writeManyEntriesDocx, writeZipBombDocx,
 } from '../testing/hostile-files.js';
 import { packageFile, type JobContext } from './engine.js';
@@ -249,21 +249,8 @@ describe('hostile inputs through the converter (#13)', () => {
     // claims a long duration does not count: ffprobe measures WAV data by the file's size.)
     const seconds = 61.5;
     const data = Buffer.alloc(Math.round(8000 * seconds), 0x80);
-    const header = Buffer.alloc(44);
-    header.write('RIFF', 0, 'latin1');
-    header.writeUInt32LE(36 + data.length, 4);
-    header.write('WAVEfmt ', 8, 'latin1');
-    header.writeUInt32LE(16, 16);
-    header.writeUInt16LE(1, 20); // PCM
-    header.writeUInt16LE(1, 22); // mono
-    header.writeUInt32LE(8000, 24);
-    header.writeUInt32LE(8000, 28);
-    header.writeUInt16LE(1, 32);
-    header.writeUInt16LE(8, 34);
-    header.write('data', 36, 'latin1');
-    header.writeUInt32LE(data.length, 40);
     const wav = join(dir, 'long.wav');
-    await writeFile(wav, Buffer.concat([header, data]));
+    await writeFile(wav, pcmWav(data, 8000, 8));
     failsWith(await convert(wav, 'mp3'), 'conversion_failed', /lasts 62 s, over the 60 s/);
   });
 

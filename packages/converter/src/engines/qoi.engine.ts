@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import sharp, { type OutputInfo } from 'sharp';
 import { failed } from '../errors.js';
 import type { Engine, EngineProbe, Step } from './engine.js';
-import { runWorkerThread } from './structured/run-in-worker.js';
+import { runWorkerThread, stepFailure } from './structured/run-in-worker.js';
 import type { QoiAnswer, QoiJob } from './qoi/worker.js';
 
 const WORKER_URL = new URL('./qoi/worker.js', import.meta.url);
@@ -51,7 +51,7 @@ export class QoiEngine implements Engine {
 
   private async decode(step: Step): Promise<void> {
     const job: QoiJob = { op: 'decode', input: step.input, maxPixels: step.job.maxInputPixels };
-    const img = await runWorkerThread<Decoded>(WORKER_URL, job, step, 'qoi', HEAP_MB);
+    const img = await runWorkerThread<Decoded>(WORKER_URL, job, step.job, { kind: 'qoi', maxHeapMb: HEAP_MB, failure: stepFailure(step) });
     if (!img.pixels) throw failed('The QOI image could not be decoded.', 'qoi worker sent no pixels');
     try {
       await sharp(img.pixels, { raw: { width: img.width, height: img.height, channels: img.channels }, limitInputPixels: step.job.maxInputPixels })
@@ -80,6 +80,6 @@ export class QoiEngine implements Engine {
     // A copy the worker owns (sharp's buffer may share a pool), moved to it.
     const pixels = new Uint8Array(raw.data);
     const job: QoiJob = { op: 'encode', output: step.output, pixels, width, height, channels, maxOutputBytes: step.job.maxFileBytes };
-    await runWorkerThread<Decoded>(WORKER_URL, job, step, 'qoi', HEAP_MB, [pixels.buffer]);
+    await runWorkerThread<Decoded>(WORKER_URL, job, step.job, { kind: 'qoi', maxHeapMb: HEAP_MB, failure: stepFailure(step), transfer: [pixels.buffer] });
   }
 }

@@ -123,11 +123,10 @@ function probeCapabilities(): Probed {
   const named = engineUserName ? lookUpUser(engineUserName) : null;
   if (engineUserName && !named) throw new Error(`the engine user ${engineUserName} does not exist (CONVERT_ENGINE_USER)`);
   const engine: EngineUser = named ?? { name: null, uid: SANDBOX_UID, gid: SANDBOX_GID };
-  let switchBy: UserSwitch = null;
-  if (root && works(SETPRIV, [...setprivArgs(engine).slice(1), '--', '/bin/true'])) switchBy = 'setpriv';
-  else if (!root && engine.name && works(SUDO, [...sudoArgs(engine).slice(1), ENV, '-i', '/bin/true'])) switchBy = 'sudo';
+  const candidate: UserSwitch = root ? 'setpriv' : engine.name ? 'sudo' : null;
+  const switchBy: UserSwitch = candidate && works(...run(asEngineUser(candidate, engine), '/bin/true')) ? candidate : null;
   const dropUser = switchBy !== null;
-  const userPrefix = switchBy === 'setpriv' ? [...setprivArgs(engine), '--'] : switchBy === 'sudo' ? [...sudoArgs(engine), ENV, '-i'] : [];
+  const userPrefix = switchBy ? asEngineUser(switchBy, engine) : [];
   // The whole sandbox, tried once as it will be used: if the kernel (or a container's
   // seccomp profile) refuses a namespace, bwrap fails here and we fall back.
   const bwrap = existsSync(BWRAP) && works(userPrefix[0] ?? BWRAP, [...userPrefix.slice(1), ...(userPrefix.length ? [BWRAP] : []), ...bwrapArgs({ cwd: '/', network: false }), '/bin/true']);
@@ -165,13 +164,21 @@ function probeCapabilities(): Probed {
   return capabilities;
 }
 
-function setprivArgs(engine: EngineUser): string[] {
-  return [SETPRIV, '--reuid', String(engine.uid), '--regid', String(engine.gid), '--clear-groups', '--inh-caps=-all'];
+/**
+ * The command line that runs what follows it as the engine user: `setpriv` (the service is
+ * root) or non-interactive `sudo` then `env -i` with `env` (sudo resets the environment), and,
+ * with `dieWithParent`, a parent-death SIGKILL for what it starts.
+ */
+function asEngineUser(by: 'setpriv' | 'sudo', engine: EngineUser, env: readonly string[] = [], dieWithParent = false): string[] {
+  if (by === 'setpriv') {
+    return [SETPRIV, '--reuid', String(engine.uid), '--regid', String(engine.gid), '--clear-groups', '--inh-caps=-all', ...(dieWithParent ? ['--pdeathsig', 'KILL'] : []), '--'];
+  }
+  return [SUDO, '-n', '-u', `#${engine.uid}`, '-g', `#${engine.gid}`, '--', ENV, '-i', ...env, ...(dieWithParent ? [SETPRIV, '--pdeathsig', 'KILL', '--'] : [])];
 }
 
-/** `sudo` to the engine user, non-interactive; sudo resets the environment, so `env -i` sets ours after it. */
-function sudoArgs(engine: EngineUser): string[] {
-  return [SUDO, '-n', '-u', `#${engine.uid}`, '-g', `#${engine.gid}`, '--'];
+/** `prefix` and `args` as the two arguments of {@link works} and `spawnSync`. */
+function run(prefix: readonly string[], ...args: string[]): [string, string[]] {
+  return [prefix[0] as string, [...prefix.slice(1), ...args]];
 }
 
 /** The top-level symlinks of a merged-/usr system (`/bin` → `usr/bin`), or binds where they are folders. */
@@ -237,7 +244,7 @@ export async function removeSandboxTree(path: string): Promise<void> {
   } catch (e) {
     const { switchBy, engine } = probeCapabilities();
     if (switchBy !== 'sudo' || !['EACCES', 'EPERM', 'ENOTEMPTY'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
-    spawnSync(SUDO, [...sudoArgs(engine).slice(1), ENV, '-i', `PATH=${SAFE_PATH}`, '/usr/bin/rm', '-rf', '--one-file-system', '--', path], { stdio: 'ignore', timeout: 60_000 });
+    spawnSync(...run(asEngineUser('sudo', engine, [`PATH=${SAFE_PATH}`]), '/usr/bin/rm', '-rf', '--one-file-system', '--', path), { stdio: 'ignore', timeout: 60_000 });
   }
   await rm(path, { recursive: true, force: true });
 }
@@ -329,13 +336,10 @@ function wrap(command: string, args: readonly string[], opts: SandboxOptions): {
   if (!command.startsWith('/')) throw new Error(`sandboxed programs need an absolute path, got ${command}`);
   const { caps, unsharePrefix, orphanGuard, bwrap, switchBy, engine } = probeCapabilities();
   const prefix: string[] = [];
-  if (switchBy === 'setpriv') prefix.push(...setprivArgs(engine), ...(orphanGuard ? ['--pdeathsig', 'KILL'] : []), '--');
-  else if (switchBy === 'sudo') {
-    // The engine dies with sudo (its parent); sudo itself shares the service's real uid, so
-    // the service's kill of the process group reaches it.
-    const env = Object.entries(buildEnv(opts)).map(([k, v]) => `${k}=${v}`);
-    prefix.push(...sudoArgs(engine), ENV, '-i', ...env, ...(orphanGuard ? [SETPRIV, '--pdeathsig', 'KILL', '--'] : []));
-  } else if (orphanGuard) prefix.push(SETPRIV, '--pdeathsig', 'KILL', '--');
+  // Under sudo the engine dies with sudo (its parent); sudo keeps the service's real uid, so
+  // the service's kill of the process group reaches it.
+  if (switchBy) prefix.push(...asEngineUser(switchBy, engine, Object.entries(buildEnv(opts)).map(([k, v]) => `${k}=${v}`), orphanGuard));
+  else if (orphanGuard) prefix.push(SETPRIV, '--pdeathsig', 'KILL', '--');
   if (caps.resource_limits) {
     prefix.push(PRLIMIT, `--fsize=${opts.maxFileBytes ?? 4 * 1024 ** 3}`);
     const mem = opts.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES;

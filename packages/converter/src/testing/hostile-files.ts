@@ -13,6 +13,24 @@ function python(script: string, args: string[]): void {
   if (r.status !== 0) throw new Error(`python3 failed: ${r.stderr}`);
 }
 
+/** A mono PCM WAV file around `samples` (8-bit unsigned or 16-bit little-endian, as `bits` says). */
+export function pcmWav(samples: Buffer, rate: number, bits: 8 | 16): Buffer {
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'latin1');
+  header.writeUInt32LE(36 + samples.length, 4);
+  header.write('WAVEfmt ', 8, 'latin1');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20); // PCM
+  header.writeUInt16LE(1, 22); // mono
+  header.writeUInt32LE(rate, 24);
+  header.writeUInt32LE((rate * bits) / 8, 28);
+  header.writeUInt16LE(bits / 8, 32);
+  header.writeUInt16LE(bits, 34);
+  header.write('data', 36, 'latin1');
+  header.writeUInt32LE(samples.length, 40);
+  return Buffer.concat([header, samples]);
+}
+
 /** Writes a zip whose entries are `[name, text]` (deflated; `mimetype` stored first when present). */
 export function writeZip(path: string, entries: readonly (readonly [string, string])[]): void {
   const script = [

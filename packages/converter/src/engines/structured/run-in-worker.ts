@@ -6,7 +6,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { failed } from '../../errors.js';
-import type { Step } from '../engine.js';
+import type { JobContext, Step } from '../engine.js';
 
 /** What the worker is asked to do. */
 export interface WorkerJob {
@@ -34,46 +34,63 @@ export const DEFAULT_WORKER_LIMITS: WorkerLimits = { maxInputBytes: 32 * 1024 **
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 
+/** The message of a step whose worker crashed. */
+export function stepFailure(step: Step): string {
+  return `The ${step.from} file could not be converted to ${step.to}.`;
+}
+
 /** Runs one step in a fresh worker; throws `conversion_failed` with a safe message on any failure. */
 export async function runInWorker(step: Step, kind: WorkerJob['kind'], limits: WorkerLimits = DEFAULT_WORKER_LIMITS): Promise<void> {
   const job: WorkerJob = {
     kind, input: step.input, output: step.output, from: step.from, to: step.to,
     maxInputBytes: limits.maxInputBytes, maxOutputBytes: Math.min(step.job.maxFileBytes, 4 * limits.maxInputBytes + 1024 ** 2),
   };
-  await runWorkerThread<{ ok: true }>(WORKER_URL, job, step, kind, limits.maxHeapMb);
+  await runWorkerThread<{ ok: true }>(WORKER_URL, job, step.job, { kind, maxHeapMb: limits.maxHeapMb, failure: stepFailure(step) });
+}
+
+/** How {@link runWorkerThread} runs one worker. */
+export interface WorkerThreadOptions {
+  /** Names the worker in log details (`data`, `qoi`, `xml-entities`). */
+  readonly kind: string;
+  /** Heap cap in MiB (lowered to the job's memory cap). */
+  readonly maxHeapMb: number;
+  /** The message when the worker crashes or exits without answering. */
+  readonly failure: string;
+  /** Buffers moved to the worker instead of copied. */
+  readonly transfer?: readonly ArrayBuffer[];
 }
 
 /**
  * Runs `url` in a fresh worker thread with `data` as its `workerData` and answers its message
- * (`{ok: true, …}`), under the step's limits: a heap cap of `maxHeapMb` (lower if the job's
- * memory cap is), a 4 MiB stack, the step's time-out then `terminate()`, its cancel signal.
+ * (`{ok: true, …}`), under the job's limits: a heap cap of `maxHeapMb` (lower if the job's
+ * memory cap is), a 4 MiB stack, the job's time-out then `terminate()`, its cancel signal.
  * An `{ok: false, message, detail?}` answer, a crash or a limit throws `conversion_failed`.
- * `transfer`: buffers moved to the worker instead of copied.
  */
-export function runWorkerThread<T extends { readonly ok: true }>(url: URL, data: unknown, step: Step, kind: string, maxHeapMb: number, transfer: readonly ArrayBuffer[] = []): Promise<T> {
-  const jobHeap = step.job.maxMemoryBytes ? Math.floor(step.job.maxMemoryBytes / 1024 ** 2) : maxHeapMb;
-  const heap = Math.max(32, Math.min(maxHeapMb, jobHeap));
+export function runWorkerThread<T extends { readonly ok: true }>(url: URL, data: unknown, job: JobContext, opts: WorkerThreadOptions): Promise<T> {
+  const { kind } = opts;
+  const jobHeap = job.maxMemoryBytes ? Math.floor(job.maxMemoryBytes / 1024 ** 2) : opts.maxHeapMb;
+  const heap = Math.max(32, Math.min(opts.maxHeapMb, jobHeap));
   return new Promise<T>((resolve, reject) => {
-    if (step.job.signal?.aborted) return reject(failed('The conversion was cancelled.', `${kind} worker aborted`));
-    const worker = new Worker(url, { workerData: data, transferList: [...transfer], resourceLimits: { maxOldGenerationSizeMb: heap, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 }, stdout: true, stderr: true });
+    if (job.signal?.aborted) return reject(failed('The conversion was cancelled.', `${kind} worker aborted`));
+    const worker = new Worker(url, { workerData: data, transferList: [...(opts.transfer ?? [])], resourceLimits: { maxOldGenerationSizeMb: heap, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 }, stdout: true, stderr: true });
     let settled = false;
     const finish = (err?: Error, answer?: T): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      step.job.signal?.removeEventListener('abort', onAbort);
+      job.signal?.removeEventListener('abort', onAbort);
       void worker.terminate();
       if (err) reject(err);
       else resolve(answer as T);
     };
-    const timer = setTimeout(() => finish(failed('The conversion took too long and was stopped.', `${kind} worker timed out after ${step.job.timeoutMs} ms`)), step.job.timeoutMs);
+    const timer = setTimeout(() => finish(failed('The conversion took too long and was stopped.', `${kind} worker timed out after ${job.timeoutMs} ms`)), job.timeoutMs);
     const onAbort = (): void => finish(failed('The conversion was cancelled.', `${kind} worker aborted`));
-    step.job.signal?.addEventListener('abort', onAbort, { once: true });
+    job.signal?.addEventListener('abort', onAbort, { once: true });
     worker.once('message', (a: T | { ok: false; message: string; detail?: string }) => (a.ok ? finish(undefined, a) : finish(failed(a.message, a.detail ?? a.message))));
     worker.once('error', (e: Error & { code?: string }) => {
-      if (e.code === 'ERR_WORKER_OUT_OF_MEMORY') finish(failed(`The file needs more memory to convert than the ${heap} MiB allowed per ${kind} conversion; it was stopped.`, e.message));
-      else finish(failed(`The ${step.from} file could not be converted to ${step.to}.`, e.message));
+      if (e.code === 'ERR_WORKER_OUT_OF_MEMORY') finish(failed(`The file needs more memory to convert than the ${heap} MiB allowed per conversion; it was stopped.`, `${kind} worker: ${e.message}`));
+      else finish(failed(opts.failure, e.message));
     });
-    worker.once('exit', (code) => finish(failed(`The ${step.from} file could not be converted to ${step.to}.`, `${kind} worker exited with ${code}`)));
+    worker.once('exit', (code) => finish(failed(opts.failure, `${kind} worker exited with ${code}`)));
   });
 }
