@@ -55,6 +55,8 @@ export default tseslint.config(
       'packages/platform/src/testing/processes.ts',
       // The fault tests' own PostgreSQL and Redis (initdb, pg_ctl, redis-server).
       'packages/platform/src/testing/own-services.ts',
+      // The full-disk tests' small tmpfs volumes (mount, umount).
+      'packages/platform/src/testing/small-volume.ts',
       'packages/platform/src/quota/quota-ledger.test.ts',
       'packages/verifier/src/checks/lists.check.test.ts',
       'packages/verifier/src/cli.test.ts',

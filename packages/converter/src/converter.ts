@@ -6,12 +6,11 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { constants as fsConstants } from 'node:fs';
-import { chmod, copyFile, link, lstat, mkdir, mkdtemp, readdir, rename, rm, stat, symlink } from 'node:fs/promises';
+import { chmod, copyFile, link, lstat, mkdir, mkdtemp, readdir, rename, rm, stat, statfs, symlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import sharp from 'sharp';
-import { ConversionError, failed, invalid, quote, type ConversionFailure } from './errors.js';
+import { ConversionError, failed, invalid, OUT_OF_SPACE_MESSAGE, quote, saysOutOfSpace, type ConversionFailure } from './errors.js';
 import { ownForSandbox, prepareSandboxRoot, removeSandboxTree, runSandboxed, sandboxCapabilities, useEngineUser, type SandboxCapabilities } from './exec/exec.js';
 import type { Engine, EngineProbe, JobContext } from './engines/engine.js';
 import { packageFile } from './engines/engine.js';
@@ -48,7 +47,7 @@ import { provenPairs, readProof } from './proven-pairs.js';
 import { Registry, type Route } from './registry.js';
 import { applyPdfOperations, cutPages, sandboxFolder, splitPdfPages, unlockPdf, zipFiles } from './pdf-operations.js';
 import { DEFAULT_INPUT_LIMITS, inspectInput, type InputFacts, type InputLimits } from './guards/input-guard.js';
-import { acceptEngineOutput, openEngineOutput, UnsafeOutputError, type SecurityEvent } from './guards/output-guard.js';
+import { acceptEngineOutput, moveEngineOutput, openEngineOutput, UnsafeOutputError, type SecurityEvent } from './guards/output-guard.js';
 
 /** Converter settings (the service maps its `CONVERT_*` settings onto these). */
 export interface ConverterConfig {
@@ -297,7 +296,7 @@ export class Converter {
       const output = await this.finish(file, target, req.outputPath, job);
       return { ok: true, output, engines, options };
     } catch (e) {
-      return { ok: false, error: toFailure(e) };
+      return { ok: false, error: await blameStorage(toFailure(e), dir ?? this.config.workDir) };
     } finally {
       if (dir) await removeSandboxTree(dir);
     }
@@ -353,9 +352,10 @@ export class Converter {
       const merged = join(job.dir, 'merged.pdf');
       await qpdf.merge(inputs, merged, job);
       await acceptEngineOutput(merged, job, 'qpdf');
-      return { ok: true, output: await this.finish(merged, formatInfo('pdf') as FormatInfo, outputPath, job) };
+      // A new upload: hard-linked into later job folders, so it must be the service's own file.
+      return { ok: true, output: await this.finish(merged, formatInfo('pdf') as FormatInfo, outputPath, job, { ownCopy: true }) };
     } catch (e) {
-      return { ok: false, error: toFailure(e) };
+      return { ok: false, error: await blameStorage(toFailure(e), dir ?? this.config.workDir) };
     } finally {
       if (dir) await removeSandboxTree(dir);
     }
@@ -554,33 +554,36 @@ export class Converter {
   }
 
   /**
-   * Copies the result to its destination, hashing the bytes as they stream (one pass). The
-   * file is opened through the output guard and read from that descriptor only.
+   * Puts the result at its destination, hashing its bytes (one read of the checked
+   * descriptor). It is moved, not copied (issue 28: a copy needed twice the output's size
+   * free on the volume): renamed out of the job folder, then the destination checked to be
+   * the very file that was read and hashed. A destination on another file system, or an
+   * engine's file that must become the service's own (`ownCopy`: a merged upload that later
+   * jobs hard-link), is copied from the descriptor instead.
    */
-  private async finish(file: string, target: FormatInfo, outputPath: string, job: JobContext): Promise<OutputMetadata> {
+  private async finish(file: string, target: FormatInfo, outputPath: string, job: JobContext, opts: { ownCopy?: boolean } = {}): Promise<OutputMetadata> {
+    // Described first, in the job folder: the sandboxed probes cannot see the destination folder.
+    const described = await this.describe(file, target, job);
     const opened = await openEngineOutput(file, job, 'output');
     if (!opened) throw failed('The conversion produced no output.', 'the final output is missing');
-    await mkdir(dirname(outputPath), { recursive: true });
-    const hash = createHash('sha256');
-    let size = 0;
-    const tap = new Transform({
-      transform(chunk: Buffer, _enc, cb) {
+    try {
+      await mkdir(dirname(outputPath), { recursive: true });
+      const hash = createHash('sha256');
+      let size = 0;
+      for await (const chunk of opened.handle.createReadStream({ start: 0, autoClose: false }) as AsyncIterable<Buffer>) {
         hash.update(chunk);
         size += chunk.length;
-        cb(null, chunk);
-      },
-    });
-    await pipeline(opened.handle.createReadStream({ autoClose: true }), tap, createWriteStream(outputPath, { mode: 0o600 }));
-    // Described from the job's copy: the sandboxed probes cannot see the destination folder.
-    const meta: { -readonly [K in keyof OutputMetadata]: OutputMetadata[K] } = {
-      path: outputPath,
-      format: target.ext,
-      mime_type: target.mime_type,
-      size_bytes: size,
-      sha256: hash.digest('hex'),
-    };
-    Object.assign(meta, await this.describe(file, target, job));
-    return meta;
+      }
+      if (!(opts.ownCopy && opened.uid !== process.getuid?.()) && (await moveEngineOutput(file, outputPath, opened, job))) {
+        // The service's own file becomes private to it; an engine's stays as it is, behind the 0700 folder.
+        if (opened.uid === process.getuid?.()) await opened.handle.chmod(0o600);
+      } else {
+        await pipeline(opened.handle.createReadStream({ start: 0, autoClose: false }), createWriteStream(outputPath, { mode: 0o600 }));
+      }
+      return { path: outputPath, format: target.ext, mime_type: target.mime_type, size_bytes: size, sha256: hash.digest('hex'), ...described };
+    } finally {
+      await opened.handle.close();
+    }
   }
 
   /** Pages, dimensions, duration: whichever apply. */
@@ -664,5 +667,22 @@ function safeTag(tag: string): string {
 
 function toFailure(e: unknown): ConversionFailure {
   if (e instanceof ConversionError) return e.toFailure();
-  return { code: 'conversion_failed', message: 'The conversion failed.', detail: e instanceof Error ? e.message : String(e) };
+  const detail = e instanceof Error ? e.message : String(e);
+  if (saysOutOfSpace(e)) return { code: 'insufficient_storage', message: OUT_OF_SPACE_MESSAGE, detail };
+  return { code: 'conversion_failed', message: 'The conversion failed.', detail };
+}
+
+/** Free bytes under which a failed engine is taken to have run out of space rather than to have met a bad file. */
+const NEARLY_FULL_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A failure as the client should see it: an engine that failed while the disk under its
+ * job folder was (nearly) full, or that said so, ran out of space — `insufficient_storage`,
+ * not the file's `conversion_failed` (issue 28). Checked before the job folder is removed,
+ * while whatever the engine wrote still takes its space.
+ */
+async function blameStorage(failure: ConversionFailure, dir: string): Promise<ConversionFailure> {
+  if (failure.code !== 'conversion_failed' || failure.detail?.startsWith('security:')) return failure;
+  const full = saysOutOfSpace(failure.detail ?? '') || (await statfs(dir).then((s) => s.bavail * s.bsize < NEARLY_FULL_BYTES, () => false));
+  return full ? { code: 'insufficient_storage', message: OUT_OF_SPACE_MESSAGE, ...(failure.detail ? { detail: failure.detail } : {}) } : failure;
 }

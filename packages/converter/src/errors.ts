@@ -12,7 +12,9 @@ export type ConversionErrorCode =
   /** An encrypted PDF that opens only with a password (convert-decisions.md item 18). */
   | 'password_required'
   /** The LibreOffice queue is full: retry later (maps to 503 `service_unavailable`). */
-  | 'service_unavailable';
+  | 'service_unavailable'
+  /** The disk under the job folder or the destination filled up: not the file's fault; retry once space is back (issue 28). */
+  | 'insufficient_storage';
 
 /** An error as a value, the shape {@link convert} answers with. */
 export interface ConversionFailure {
@@ -65,4 +67,19 @@ export function quote(value: unknown, max = 40): string {
   const text = String(value).replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g, '');
   const chars = [...text];
   return `"${chars.length > max ? `${chars.slice(0, max).join('')}…` : text}"`;
+}
+
+/** What engines and Node say when a write found the disk (or the quota on it) full. */
+const OUT_OF_SPACE = /No space left on device|ENOSPC|Disk quota exceeded|EDQUOT|disk full|database or disk is full/i;
+
+/** The message of a conversion that ran out of space: the service's problem, not the file's. */
+export const OUT_OF_SPACE_MESSAGE = 'The service ran out of storage space while converting this file; it was not charged. Retry later.';
+
+/** True when an error or an engine's detail says a write found the disk full. */
+export function saysOutOfSpace(e: unknown): boolean {
+  if (typeof e === 'string') return OUT_OF_SPACE.test(e);
+  if (typeof e !== 'object' || e === null) return false;
+  const code = (e as { code?: unknown }).code;
+  if (code === 'ENOSPC' || code === 'EDQUOT') return true;
+  return e instanceof Error && OUT_OF_SPACE.test(e.message);
 }

@@ -5,7 +5,8 @@ export { commonConfig, commonSettings, type CommonDefaults, type CommonServiceCo
 export { migrate, openDatabase, type Database } from './db/database.js';
 export { CORE_MIGRATIONS } from './db/core-migrations.js';
 export type { CoreTables } from './db/core-schema.js';
-export { isDependencyUnavailable, isUniqueViolation } from './db/errors.js';
+export { isDependencyUnavailable, isStorageFull, isUniqueViolation } from './db/errors.js';
+export { DiskSpace, INSUFFICIENT_STORAGE_MESSAGE } from './service/disk-space.js';
 export { AccountsRepository, type AccountRecord, type ApiKeyRecord, type Principal } from './accounts/accounts.repository.js';
 export { generateApiKey, hashApiKey, previewApiKey } from './accounts/api-keys.js';
 export { KeyUsageRecorder } from './accounts/key-usage-recorder.js';

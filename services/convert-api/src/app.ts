@@ -62,10 +62,10 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
     ]),
   );
   const clock = options.clock ?? (() => new Date());
-  const base = await createServiceBase<ConvertTables>({ config, identity: CONVERT_IDENTITY, readiness, logStream: options.logStream, clock });
+  const base = await createServiceBase<ConvertTables>({ config, identity: CONVERT_IDENTITY, readiness, folders: { storage: config.storageDir }, logStream: options.logStream, clock });
   const { app, core } = base;
   const { onFinished, onSecurityEvent } = registerConvertMetrics(app.metrics.registry, core, converter.libreoffice?.pool.stats ?? null);
-  const runtime = createConvertRuntime({ config, core, engines, clock, log: app.log, onFinished, onSecurityEvent });
+  const runtime = createConvertRuntime({ config, core, engines, disk: base.disk, clock, log: app.log, onFinished, onSecurityEvent });
   const deps: ConvertDeps = { core, plans, clock, converter, conversions: runtime.conversions };
   runtime.start();
   // preClose runs before the platform's onClose closes the database: running conversions

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Converter, type SecurityEvent } from '@mailconv/converter';
-import { BullWorkQueue, type ServiceCore } from '@mailconv/platform';
+import { BullWorkQueue, type DiskSpace, type ServiceCore } from '@mailconv/platform';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ConvertConfig } from './config.js';
 import { ConversionService } from './conversion/conversion.service.js';
@@ -49,6 +49,8 @@ export function createConvertRuntime(options: {
   config: ConvertConfig;
   core: ServiceCore<ConvertTables>;
   engines: { store: FileStore; converter: Converter; owned: boolean };
+  /** Free space of the storage folder: uploads that cannot fit are refused before they are read. */
+  disk: DiskSpace;
   clock: () => Date;
   log: FastifyBaseLogger;
   /** Told of every conversion this process finished (metrics). */
@@ -89,6 +91,7 @@ export function createConvertRuntime(options: {
   const conversions = new ConversionService({
     converter,
     store,
+    disk: options.disk,
     uploads,
     conversions: repository,
     quota: core.quota,

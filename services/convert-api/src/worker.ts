@@ -1,4 +1,4 @@
-import { ConfigError, createProcessRegistry, openServiceCore, redactUrlCredentials, serveMetrics } from '@mailconv/platform';
+import { ConfigError, createProcessRegistry, DiskSpace, openServiceCore, redactUrlCredentials, serveMetrics } from '@mailconv/platform';
 import { pino } from 'pino';
 import { CONVERT_KEY_PREFIX } from './app.js';
 import { loadConvertConfig, type ConvertConfig } from './config.js';
@@ -28,7 +28,9 @@ const core = await openServiceCore<ConvertTables>({ database: config.database, m
 const engines = await openEngines(config);
 const registry = config.workerMetricsPort === undefined ? null : createProcessRegistry();
 const metricHooks = registry ? registerConvertMetrics(registry, core, engines.converter.libreoffice?.pool.stats ?? null) : undefined;
-const runtime = createConvertRuntime({ config, core, engines, clock: () => new Date(), log, ...(metricHooks ?? {}) });
+const disk = new DiskSpace({ data: config.dataDir, storage: config.storageDir }, config.minFreeBytes);
+if (registry) disk.register(registry);
+const runtime = createConvertRuntime({ config, core, engines, disk, clock: () => new Date(), log, ...(metricHooks ?? {}) });
 const metrics = registry ? await serveMetrics(registry, { host: config.host, port: config.workerMetricsPort!, token: config.metricsToken }) : null;
 runtime.start();
 log.info({ event: 'ready', service: 'convert-worker', worker_id: runtime.worker!.id, max_running: config.maxRunning, metrics_port: metrics?.port ?? null }, 'conversion worker ready');

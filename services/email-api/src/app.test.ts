@@ -164,7 +164,7 @@ for (const backend of testBackends()) {
       assert.deepEqual((await get('/healthz')).json(), { status: 'ok' });
       const ready = await get('/readyz');
       assert.equal(ready.statusCode, 200);
-      assert.deepEqual(ready.json(), { status: 'ok', checks: { database: 'ok' } });
+      assert.deepEqual(ready.json(), { status: 'ok', checks: { database: 'ok', storage: 'ok' } });
     });
 
     test('the OpenAPI document is valid 3.0.3, version 1.0.0, and documents every route and error code', async () => {

@@ -5,7 +5,7 @@ import { createSocket } from 'node:dgram';
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { openServiceCore } from '@mailconv/platform';
-import { createTestDatabase, freePort, startOwnPostgres, startOwnRedis, startProcess, stopProcess, testBackends, type OwnServer, type StartedProcess } from '@mailconv/platform/testing';
+import { createTestDatabase, freePort, startOwnPostgres, startOwnRedis, startProcess, startTcpRelay, stopProcess, testBackends, type OwnServer, type StartedProcess, type TcpRelay } from '@mailconv/platform/testing';
 import { D, loadDomains, useRig, type RigHandle } from '@mailconv/test-rig';
 import { EMAIL_KEY_PREFIX } from './app.js';
 import { loadEmailConfig } from './config.js';
@@ -57,8 +57,8 @@ describe('faults: the email service on a PostgreSQL and a Redis of its own', { s
     await Promise.all([pg?.close(), redis?.close(), rig?.release()]);
   });
 
-  /** A fresh database on the own server, an account, one API process and `workers` worker processes. */
-  async function cluster(extra: Record<string, string> = {}, workers = 1) {
+  /** A fresh database on the own server, an account, one API process and `workers` worker processes (reaching PostgreSQL through `relay` when given). */
+  async function cluster(extra: Record<string, string> = {}, workers = 1, relay?: TcpRelay) {
     const db = await createTestDatabase('postgres', pg.url);
     const port = await freePort();
     const env: Record<string, string> = {
@@ -81,9 +81,11 @@ describe('faults: the email service on a PostgreSQL and a Redis of its own', { s
     const acct = await admin.accounts.createAccount({ email: 'faults@example.test', plan: 'growth' });
     assert.ok(acct.ok);
     const processes: StartedProcess[] = [];
+    // The service's processes may reach PostgreSQL through a relay; the test's own checks go direct.
+    const processEnv = relay ? { ...env, EMAIL_DATABASE_URL: relay.via(db.url) } : env;
     try {
-      processes.push(await startProcess(SERVER, { ...env, EMAIL_JOBS_WORKERS: '0', EMAIL_PORT: String(port) }));
-      for (let i = 0; i < workers; i++) processes.push(await startProcess(WORKER, env));
+      processes.push(await startProcess(SERVER, { ...processEnv, EMAIL_JOBS_WORKERS: '0', EMAIL_PORT: String(port) }));
+      for (let i = 0; i < workers; i++) processes.push(await startProcess(WORKER, processEnv));
     } catch (err) {
       await Promise.all(processes.map((p) => stopProcess(p.child, 'SIGKILL')));
       throw err;
@@ -163,7 +165,7 @@ describe('faults: the email service on a PostgreSQL and a Redis of its own', { s
       await admin.close().catch(() => undefined);
       await db.drop().catch(() => undefined);
     };
-    return { env, admin, acct, base, seen, call, submit, job, completion, assertExact, keepCalling, close, kill };
+    return { env, admin, acct, base, seen, call, submit, job, completion, assertExact, keepCalling, close, kill, processes };
   }
 
   /** A job long enough to span a fault: `n` addresses in chunks of ten, one at the silent resolver per chunk (a few hundred ms each). */
@@ -211,6 +213,50 @@ describe('faults: the email service on a PostgreSQL and a Redis of its own', { s
     }
   });
 
+  test('the connection to PostgreSQL cut mid-job (a relay cutting every connection 30 times, then down 3 s, then restored): no process exits, clients get 503 with Retry-After meanwhile, the job completes with every address exactly once', { timeout: 120_000 }, async () => {
+    const target = new URL(pg.url);
+    const relay = await startTcpRelay(target.hostname, Number(target.port));
+    const c = await cluster({}, 1, relay);
+    try {
+      const emails = longList(300, 'cut');
+      const id = await c.submit(emails);
+      await progressed(c, id, 40);
+      const stop = { done: false };
+      // A flapping path first: every connection of both processes dies where it stands, 30
+      // times, 100 ms apart — mid-query, idle, or held by a chunk transaction between two of
+      // its statements (the case that crashed the process) — then the path stays down for 3 s.
+      for (let i = 0; i < 30; i++) {
+        relay.cut();
+        await sleep(100);
+      }
+      relay.setDown(true);
+      const during = c.keepCalling(stop, [
+        () => c.call('poll', 'GET', `/api/v1/jobs/${id}`),
+        () => c.call('verify', 'POST', '/api/v1/verify-single', { email: `during@${D.valid}` }),
+      ]);
+      await sleep(3000);
+      const atRestore = c.seen.length;
+      relay.setDown(false);
+      await sleep(1000);
+      stop.done = true;
+      await during;
+      assert.ok(c.seen.slice(0, atRestore).some((s) => s.status === 503), 'the cut was visible as 503');
+      assertClearErrors(c.seen);
+      for (const p of c.processes) {
+        assert.equal(p.child.exitCode, null, `process ${p.child.pid} exited`);
+        assert.ok(!p.lines.some((l) => l.includes('uncaught')), `process ${p.child.pid} logged an uncaught error`);
+      }
+      await c.assertExact([{ id, emails }]);
+      assert.equal((await fetch(`${c.base}/readyz`)).status, 200, 'recovered');
+      await c.close();
+    } catch (err) {
+      await c.kill();
+      throw err;
+    } finally {
+      await relay.close();
+    }
+  });
+
   test('Redis stopped and started during a job: answers stay prompt (a submit meanwhile is 202, its chunks found by the database poll), /readyz names Redis; every job completes exactly once', { timeout: 120_000 }, async () => {
     const c = await cluster();
     try {
@@ -224,7 +270,7 @@ describe('faults: the email service on a PostgreSQL and a Redis of its own', { s
       assert.ok(Date.now() - t0 < 3000, `the submit answered in ${Date.now() - t0} ms, not held until Redis came back`);
       const ready = await fetch(`${c.base}/readyz`);
       assert.equal(ready.status, 503);
-      assert.deepEqual(((await ready.json()) as { checks: Record<string, string> }).checks, { database: 'ok', redis: 'error' });
+      assert.deepEqual(((await ready.json()) as { checks: Record<string, string> }).checks, { database: 'ok', storage: 'ok', redis: 'error' });
       const stop = { done: false };
       const during = c.keepCalling(stop, [() => c.call('poll', 'GET', `/api/v1/jobs/${id}`), () => c.call('verify', 'POST', '/api/v1/verify-single', { email: `during@${D.valid}` })]);
       await sleep(2000);

@@ -1,4 +1,4 @@
-import { createProcessRegistry, openServiceCore, ConfigError, redactUrlCredentials, serveMetrics } from '@mailconv/platform';
+import { ConfigError, createProcessRegistry, DiskSpace, openServiceCore, redactUrlCredentials, serveMetrics } from '@mailconv/platform';
 import { pino } from 'pino';
 import { composeEmailServices, EMAIL_KEY_PREFIX } from './composition.js';
 import { loadEmailConfig, type EmailConfig } from './config.js';
@@ -27,6 +27,7 @@ const core = await openServiceCore<EmailTables>({ database: config.database, mig
 const clock = () => new Date();
 const registry = config.workerMetricsPort === undefined ? null : createProcessRegistry();
 const observer = registry ? registerEmailMetrics(registry, core, clock) : undefined;
+if (registry) new DiskSpace({ data: config.dataDir }, config.minFreeBytes).register(registry);
 const { worker, queue, dispatcher } = composeEmailServices({ config, core, clock, log, jobWorkers: config.jobs.workers || 2, ...(observer ? { observer } : {}) });
 const metrics = registry ? await serveMetrics(registry, { host: config.host, port: config.workerMetricsPort!, token: config.metricsToken }) : null;
 worker!.start();

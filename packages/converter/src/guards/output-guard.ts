@@ -15,7 +15,7 @@
  * more) and is reported once as a security event through the job's `onSecurityEvent`.
  */
 import { constants as fs, type Stats } from 'node:fs';
-import { lstat, open, readlink, realpath, rm, type FileHandle } from 'node:fs/promises';
+import { lstat, open, readlink, realpath, rename, rm, type FileHandle } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ConversionError, failed } from '../errors.js';
@@ -53,6 +53,10 @@ export class UnsafeOutputError extends ConversionError {
 export interface OpenedOutput {
   readonly handle: FileHandle;
   readonly size: number;
+  /** The checked file's identity and owner, for {@link moveEngineOutput}. */
+  readonly dev: number;
+  readonly ino: number;
+  readonly uid: number;
 }
 
 const OPEN_FLAGS = fs.O_RDONLY | fs.O_NOFOLLOW | fs.O_NONBLOCK | fs.O_NOCTTY;
@@ -122,7 +126,7 @@ export async function openEngineOutput(path: string, job: GuardedJob, engine: st
     // What the descriptor really is: a folder swapped for a link after the walk shows here.
     const real = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => null);
     if (real !== null && real !== abs && real !== join(await realpath(root), rel)) refuse(job, engine, 'escape', rel, 'the open file resolves outside the job folder');
-    return { handle, size: st.size };
+    return { handle, size: st.size, dev: st.dev, ino: st.ino, uid: st.uid };
   } catch (e) {
     await handle.close();
     throw e;
@@ -181,4 +185,26 @@ export async function copyEngineOutput(from: string, to: string, job: GuardedJob
     throw e;
   }
   await pipeline(opened.handle.createReadStream({ autoClose: true }), dest.createWriteStream({ autoClose: true }));
+}
+
+/**
+ * Moves an engine's file, opened and checked by {@link openEngineOutput}, to `to` (a folder
+ * of the service's, out of every sandbox's reach): a rename, then `to` is checked to be the
+ * very file that was checked and read (same inode, one link) — anything else is removed and
+ * refused. Answers false when `to` is on another file system (the caller copies instead).
+ */
+export async function moveEngineOutput(from: string, to: string, opened: OpenedOutput, job: GuardedJob): Promise<boolean> {
+  try {
+    await rename(from, to);
+  } catch (e) {
+    // Another file system, or a folder an engine made (the service may not write in it): copy.
+    if (['EXDEV', 'EACCES', 'EPERM'].includes((e as NodeJS.ErrnoException).code ?? '')) return false;
+    throw e;
+  }
+  const moved = await lstat(to).catch(() => null);
+  if (!moved || !moved.isFile() || moved.ino !== opened.ino || moved.dev !== opened.dev || moved.nlink !== 1) {
+    await rm(to, { force: true });
+    refuse(job, 'output', 'swapped', relative(resolve(job.dir), resolve(from)), 'the file changed between the checks and the move');
+  }
+  return true;
 }

@@ -26,6 +26,8 @@ export interface CommonServiceConfig {
   dashboard: { signup: boolean; secureCookie: boolean };
   /** Port of the `GET /metrics` listener of a worker process (on `host`); unset: none. */
   workerMetricsPort: number | undefined;
+  /** Free-space floor of the data and storage folders (`…_MIN_FREE_MB`): under it the service is not ready and refuses uploads that would not fit. */
+  minFreeBytes: number;
 }
 
 export interface CommonDefaults {
@@ -58,6 +60,7 @@ function commonShape(defaults: CommonDefaults) {
     DASHBOARD_SIGNUP: setting.bool(false),
     DASHBOARD_SECURE_COOKIE: setting.bool(false),
     WORKER_METRICS_PORT: z.coerce.number().int('must be a whole number').min(1, 'must be a port, 1–65535').max(65535, 'must be a port, 1–65535').optional(),
+    MIN_FREE_MB: z.coerce.number().int('must be a whole number').min(0, 'must be 0 (no floor) or more').default(128),
   };
 }
 type CommonShape = ReturnType<typeof commonShape>;
@@ -99,6 +102,7 @@ export function commonConfig<P extends string>(prefix: P, parsed: CommonSettings
     metricsToken: v('METRICS_TOKEN'),
     dashboard: { signup: v('DASHBOARD_SIGNUP'), secureCookie: v('DASHBOARD_SECURE_COOKIE') },
     workerMetricsPort: v('WORKER_METRICS_PORT'),
+    minFreeBytes: v('MIN_FREE_MB') * 1024 * 1024,
     http: { headersMs: v('HEADERS_TIMEOUT_MS'), requestMs: v('REQUEST_TIMEOUT_MS'), bodyIdleMs: v('BODY_IDLE_TIMEOUT_MS') },
   };
 }

@@ -5,59 +5,36 @@
 // is never stopped). Bounded: every wait has a deadline.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { openDatabase, type Database } from './database.js';
 import { createTestDatabase, testBackends } from '../testing/test-database.js';
+import { startTcpRelay, type TcpRelay } from '../testing/tcp-relay.js';
 
-let relay: Server;
-let relayPort = 0;
-const sockets = new Set<Socket>();
+let relay: TcpRelay | undefined;
 let target: URL;
 let drop: () => Promise<void> = async () => undefined;
 const uncaught: unknown[] = [];
 const onUncaught = (err: unknown) => uncaught.push(err);
-
-/** Cuts every connection through the relay (both sides), as a dead network path would. */
-function cut(): void {
-  for (const s of sockets) s.destroy();
-  sockets.clear();
-}
+const cut = () => relay?.cut();
 
 before(async () => {
   if (!testBackends().includes('postgres')) return;
   const db = await createTestDatabase('postgres');
   drop = db.drop;
   target = new URL(db.url);
-  relay = createServer((client) => {
-    const upstream = connect(Number(target.port || 5432), target.hostname === 'localhost' ? '127.0.0.1' : target.hostname);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('error', () => undefined);
-      s.on('close', () => sockets.delete(s));
-    }
-    client.pipe(upstream).pipe(client);
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-  relayPort = (relay.address() as { port: number }).port;
+  relay = await startTcpRelay(target.hostname, Number(target.port || 5432));
   process.on('uncaughtException', onUncaught);
 });
 
 after(async () => {
   process.off('uncaughtException', onUncaught);
-  cut();
-  if (relay) await new Promise((resolve) => relay.close(resolve));
+  await relay?.close();
   await drop();
 });
 
 test('PostgreSQL dropping mid-transaction fails the transaction, never the process; the next query reconnects', { skip: !testBackends().includes('postgres'), timeout: 60_000 }, async () => {
-  const url = new URL(target.toString());
-  url.hostname = '127.0.0.1';
-  url.port = String(relayPort);
-  const database: Database<{ t: { id: number } }> = openDatabase({ kind: 'postgres', url: url.toString() }, { maxConnections: 2 });
+  const database: Database<{ t: { id: number } }> = openDatabase({ kind: 'postgres', url: relay!.via(target.toString()) }, { maxConnections: 2 });
   try {
     await sql`CREATE TABLE t (id integer)`.execute(database.db);
     // A transaction holding its client while the path to the server dies under it.

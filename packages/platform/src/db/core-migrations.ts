@@ -89,4 +89,18 @@ export const CORE_MIGRATIONS: Record<string, Migration> = {
       for (const t of ['sign_in_failures', 'dashboard_sessions', 'account_passwords']) await db.schema.dropTable(t).ifExists().execute();
     },
   },
+  '2026_11_25_1700_readiness_probe': {
+    // One row each process rewrites when asked whether it is ready: a database that can
+    // answer but not write (a full disk) is not ready (issue 28).
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('readiness_probe')
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('written_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('readiness_probe').ifExists().execute();
+    },
+  },
 };

@@ -73,6 +73,12 @@ export interface SignInFailuresTable {
   at: string;
 }
 
+/** One row rewritten by the readiness check: proof that the database still writes. */
+export interface ReadinessProbeTable {
+  id: number;
+  written_at: string;
+}
+
 export interface CoreTables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -82,4 +88,5 @@ export interface CoreTables {
   account_passwords: AccountPasswordsTable;
   dashboard_sessions: DashboardSessionsTable;
   sign_in_failures: SignInFailuresTable;
+  readiness_probe: ReadinessProbeTable;
 }

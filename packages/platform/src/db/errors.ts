@@ -25,3 +25,19 @@ export function isDependencyUnavailable(err: unknown): boolean {
   // Node reports a refused connection to several addresses as an AggregateError.
   return Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every(isDependencyUnavailable);
 }
+
+/** Node's, SQLite's and PostgreSQL's codes for "the disk (or the quota on it) is full". */
+const FULL_CODES = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL', '53100']);
+
+/**
+ * True when `err` (or an error it wraps) says the disk is full: a write to the storage
+ * folder (`ENOSPC`), SQLite's `database or disk is full`, PostgreSQL's `disk_full`. The
+ * HTTP layer answers 507 `insufficient_storage`, not a 500 (issue 28).
+ */
+export function isStorageFull(err: unknown): boolean {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && FULL_CODES.has(code)) return true;
+  }
+  return false;
+}

@@ -52,6 +52,8 @@ export const COMMON_ERROR_STATUS = {
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,
+  /** The disk under the database or the storage is full (issue 28): nothing was stored; retry later. */
+  insufficient_storage: 507,
 } as const satisfies Record<string, number>;
 
 /** A closed table of error codes to HTTP statuses: every code of the service, and nothing else. */

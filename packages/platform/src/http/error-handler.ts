@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isDependencyUnavailable } from '../db/errors.js';
+import { isDependencyUnavailable, isStorageFull } from '../db/errors.js';
+import { INSUFFICIENT_STORAGE_MESSAGE } from '../service/disk-space.js';
 import { AppError, type ErrorTable } from '../errors/app-error.js';
 import { routeLabel, type ServiceMetrics } from './metrics.js';
 import type { RouteIndex } from './route-index.js';
@@ -78,7 +79,8 @@ export const UNAVAILABLE_RETRY_AFTER_S = 5;
 /**
  * The single place where failures become HTTP answers. Known codes take their status from
  * `table`; a dependency that is down or restarting (the database, Redis) is 503
- * `service_unavailable` with `Retry-After` (issue #15: it was a 500); anything else is
+ * `service_unavailable` with `Retry-After` (issue #15: it was a 500); a full disk is 507
+ * `insufficient_storage` (issue 28); anything else is
  * logged in full with the request id and answered with a bare `internal_error`, so no
  * internals reach the client.
  */
@@ -109,6 +111,13 @@ export function installErrorHandling(app: FastifyInstance, table: ErrorTable, ro
       metrics?.observeError(err.code, routeLabel(request));
       if (table[err.code]! >= 500) request.log.error({ err: raw }, err.message);
       return send(reply, err);
+    }
+    if (isStorageFull(raw)) {
+      // A full disk under the database or the storage: the request stored nothing (issue 28).
+      const full = new AppError('insufficient_storage', INSUFFICIENT_STORAGE_MESSAGE);
+      metrics?.observeError(full.code, routeLabel(request));
+      request.log.error({ err: raw }, 'storage full');
+      return send(reply, full);
     }
     if (isDependencyUnavailable(raw)) {
       const unavailable = new AppError('service_unavailable', 'A service this API depends on is not reachable right now; retry shortly.', undefined, { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_S) });

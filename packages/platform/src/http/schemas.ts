@@ -85,6 +85,7 @@ const STATUS_TEXT: Record<number, string> = {
   429: 'Rate limit or monthly quota exceeded; see Retry-After.',
   500: 'Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it.',
   503: 'A dependency is not available.',
+  507: 'Insufficient storage (`insufficient_storage`): the disk under the service\'s database or file storage is full; nothing was stored. Retry later.',
 };
 
 /**
@@ -92,11 +93,12 @@ const STATUS_TEXT: Record<number, string> = {
  * each carries: `Retry-After` on 429 and 503, `WWW-Authenticate` on 401, `X-Request-Id` on
  * all. 405 (a known path with another method, with `Allow`) is added to every route: any
  * path answers it to the methods it does not have; so is 503 (with `Retry-After`): any
- * route answers it while the database or Redis is down or restarting.
+ * route answers it while the database or Redis is down or restarting; and 507: any route
+ * answers it while the disk under the database or the storage is full.
  */
 export function errorResponses(errorRef: TSchema, statuses: readonly number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
-  for (const status of new Set([...statuses, 405, 503])) {
+  for (const status of new Set([...statuses, 405, 503, 507])) {
     const headers: HeaderSchemas = { ...REQUEST_ID_HEADER };
     if (status === 429 || status === 503) Object.assign(headers, RETRY_AFTER_HEADER);
     if (status === 401) Object.assign(headers, WWW_AUTHENTICATE_HEADER);

@@ -2,7 +2,9 @@ import type { Migration } from 'kysely';
 import type { DestinationStream } from 'pino';
 import type { Principal } from '../accounts/accounts.repository.js';
 import type { CommonServiceConfig } from '../config/service-config.js';
+import { dirname } from 'node:path';
 import type { CoreTables } from '../db/core-schema.js';
+import type { Database } from '../db/database.js';
 import { ApiKeysService } from '../accounts/api-keys.service.js';
 import { DashboardAuthService } from '../dashboard/dashboard-auth.service.js';
 import type { ErrorTable } from '../errors/app-error.js';
@@ -11,6 +13,7 @@ import { createServiceApp, type ServiceApp } from '../http/create-app.js';
 import { registerHealthRoutes, type ReadinessCheck } from '../http/health.js';
 import type { RouteIndex } from '../http/route-index.js';
 import { createRateLimiter, type RateLimiter } from '../ratelimit/rate-limiter.js';
+import { DiskSpace } from './disk-space.js';
 import { openServiceCore, type ServiceCore } from './service-core.js';
 
 /** What makes a service itself: its name in documents, errors, keys and tables. */
@@ -49,6 +52,16 @@ export interface ServiceBase<DB extends CoreTables> {
   dashboardAuth: DashboardAuthService;
   /** The account's own API keys (dashboard). */
   apiKeys: ApiKeysService;
+  /** Free space of the service's folders against its floor (readiness, metrics, upload refusals). */
+  disk: DiskSpace;
+}
+
+/** Rewrites the readiness row: throws when the database cannot answer or cannot write. */
+async function writeProbe(database: Database<CoreTables>): Promise<void> {
+  const written_at = new Date().toISOString();
+  await database.writeTransaction((trx) =>
+    trx.insertInto('readiness_probe').values({ id: 1, written_at }).onConflict((oc) => oc.column('id').doUpdateSet({ written_at })).execute(),
+  );
 }
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -73,6 +86,8 @@ export async function createServiceBase<DB extends CoreTables>(options: {
   config: CommonServiceConfig;
   identity: ServiceIdentity;
   readiness?: Record<string, ReadinessCheck>;
+  /** Folders besides the data folder (and the SQLite file's) whose free space is watched, by label (`storage`). */
+  folders?: Record<string, string>;
   logStream?: DestinationStream | undefined;
   /** The clock of sessions and the sign-in throttle; tests move it. */
   clock?: () => Date;
@@ -101,7 +116,18 @@ export async function createServiceBase<DB extends CoreTables>(options: {
     await limiter.ready().catch((err: unknown) => app.log.warn({ err }, 'rate-limit store not ready; counting in memory until it is'));
     // Redis is checked only when configured; rate limits then fall back to memory, but a
     // load balancer should know the processes no longer share limits (nor, with BullMQ, a queue).
-    registerHealthRoutes(app, { database: () => core.database.ping(), ...(limiter.shared ? { redis: () => limiter.ping() } : {}), ...(options.readiness ?? {}) });
+    // The database is ready when it answers and writes (a full disk answers but cannot
+    // write); the folders when they have more than the floor free (issue 28).
+    const folders: Record<string, string> = { data: config.dataDir, ...(options.folders ?? {}) };
+    if (config.database.kind === 'sqlite' && config.database.path !== ':memory:' && dirname(config.database.path) !== config.dataDir) folders.database = dirname(config.database.path);
+    const disk = new DiskSpace(folders, config.minFreeBytes);
+    disk.register(app.metrics.registry);
+    registerHealthRoutes(app, {
+      database: () => writeProbe(core.database as unknown as Database<CoreTables>),
+      storage: () => disk.check(),
+      ...(limiter.shared ? { redis: () => limiter.ping() } : {}),
+      ...(options.readiness ?? {}),
+    });
     app.addHook('onClose', async () => {
       await limiter.close();
       await core.close();
@@ -127,6 +153,7 @@ export async function createServiceBase<DB extends CoreTables>(options: {
       },
       dashboardAuth: new DashboardAuthService({ accounts: core.accounts, sessions: core.sessions, throttle: core.signInThrottle, signUpThrottle: core.signUpThrottle, clock }),
       apiKeys: new ApiKeysService({ accounts: core.accounts, clock }),
+      disk,
     };
   } catch (err) {
     await core.close();

@@ -9,3 +9,5 @@ export { testRedisUrl } from './test-redis.js';
 export { freePort, startProcess, stopProcess, type StartedProcess } from './processes.js';
 export { startOwnPostgres, startOwnRedis, type OwnServer } from './own-services.js';
 export { formatLoadTable, runMixedLoad, type KindFigures, type LoadKind, type LoadLane, type LoadRequest, type LoadResult } from './load-generator.js';
+export { mountSmallVolume, type SmallVolume } from './small-volume.js';
+export { startTcpRelay, type TcpRelay } from './tcp-relay.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { detectFormat, quote, type Converter } from '@mailconv/converter';
-import { AppError, newId, randomBase62, type BullWorkQueue, type QuotaLedger } from '@mailconv/platform';
+import { AppError, newId, randomBase62, type BullWorkQueue, type DiskSpace, type QuotaLedger } from '@mailconv/platform';
 import type { ConvertPlan } from '../plans.js';
 import type { ConversionsRepository} from '../repositories/conversions.repository.js';
 import { type ConversionRow, type ConversionStatus } from '../repositories/conversions.repository.js';
@@ -101,6 +101,8 @@ export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 
 export interface ConversionServiceDeps {
   converter: Converter;
   store: FileStore;
+  /** Free space of the storage folder (label `storage`) against the floor. */
+  disk: DiskSpace;
   uploads: UploadsRepository;
   conversions: ConversionsRepository;
   quota: QuotaLedger;
@@ -160,8 +162,22 @@ export class ConversionService {
       expires_at: this.expiry(now),
       deleted_at: null,
     };
-    await this.deps.uploads.insert(row);
+    try {
+      await this.deps.uploads.insert(row);
+    } catch (err) {
+      // No row (a full database disk, the database gone): the bytes must not stay without one (issue 28).
+      await this.deps.store.remove(path);
+      throw err;
+    }
     return row;
+  }
+
+  /**
+   * Refuses, with 507 `insufficient_storage`, an upload whose declared length would leave
+   * the storage folder under its free-space floor — before a byte of it is read (issue 28).
+   */
+  async assertRoomForUpload(declaredBytes: number): Promise<void> {
+    await this.deps.disk.assertRoom('storage', declaredBytes);
   }
 
   /**

@@ -23,6 +23,9 @@ export async function readMultipart(request: FastifyRequest, service: Conversion
   if (!/;\s*boundary=("[^"]+"|[^;\s]+)/i.test(request.headers['content-type'] ?? '')) {
     throw new AppError('invalid_request', 'The multipart/form-data Content-Type needs a boundary parameter (let your HTTP client set the header).');
   }
+  // A body that cannot fit on the storage volume is refused before it is read (issue 28).
+  const declared = Number(request.headers['content-length']);
+  if (Number.isSafeInteger(declared) && declared > 0) await service.assertRoomForUpload(declared);
   const form: MultipartForm = { upload: undefined, fields: {} };
   try {
     const parts = request.parts({ limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 1, fields: 20, fieldSize: MAX_FIELD_BYTES, fieldNameSize: 100, parts: 25 } });
