@@ -21,13 +21,13 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
 import { Blob } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Converter, ownForSandbox, runSandboxed } from '@mailconv/converter';
 import { ensureSystemPackages } from '../scripts/lib/ensure.mjs';
+import { startConvertService } from './lib/convert-service.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const arg = (name, fallback) => {
@@ -63,21 +63,7 @@ const rssMb = (pid) => {
 };
 
 // --- the service, as a separate process on loopback --------------------------------------
-const port = 20_000 + Math.floor(Math.random() * 20_000);
-const base = `http://127.0.0.1:${port}`;
-const plansFile = join(dir, 'plans.json');
-await writeFile(plansFile, JSON.stringify({ plans: { api: { maxFileBytes: 4e9, rateLimitRpm: 1_000_000, monthlyQuota: 1_000_000 } } }));
-const env = { ...process.env, CONVERT_DATA_DIR: join(dir, 'data'), CONVERT_PORT: String(port), CONVERT_PLANS_FILE: plansFile, CONVERT_LOG_LEVEL: 'warn', CONVERT_PRESTART: 'true' };
-const admin = spawnSync(process.execPath, [join(ROOT, 'services/convert-api/dist/admin.js'), 'create-account', '--email', 'bench@example.test', '--plan', 'api', '--json'], { env, encoding: 'utf8' });
-if (admin.status !== 0) throw new Error(`admin: ${admin.stderr}`);
-const auth = { authorization: `Bearer ${JSON.parse(admin.stdout).api_key}` };
-const service = spawn(process.execPath, [join(ROOT, 'services/convert-api/dist/server.js')], { env: { ...env, CONVERT_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
-await new Promise((resolve, reject) => {
-  createInterface({ input: service.stdout }).on('line', (line) => {
-    if (line.includes('"event":"ready"')) resolve();
-  });
-  service.once('exit', (code) => reject(new Error(`service exited ${code}`)));
-});
+const { base, auth, service } = await startConvertService(dir, { env: { CONVERT_PRESTART: 'true' } });
 
 /** Upload + convert (waiting for it) + download through the API; the output bytes, or null. */
 async function viaApi(name, bytes, target, options = {}) {

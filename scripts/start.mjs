@@ -41,7 +41,7 @@ function format(name, line) {
   try {
     const e = JSON.parse(line);
     const time = new Date(e.time).toISOString().slice(11, 19);
-    const extra = e.path ? ` ${e.method} ${e.path} ${e.status} ${e.ms}ms` : e.err ? ` ${e.err.message ?? ''}` : '';
+    const extra = e.path ? ` ${e.method} ${e.path} ${e.status} ${e.ms}ms` : e.err ? ` ${e.err.message ?? ''}` : e.detail ? ` ${e.conversion ?? ''} ${e.code ?? ''}: ${e.detail}` : '';
     return `[${name}] ${time} ${LEVELS[e.level] ?? e.level} ${e.msg}${extra}`;
   } catch {
     return `[${name}] ${line}`;

@@ -19,6 +19,8 @@ import { FfmpegEngine } from './engines/ffmpeg.engine.js';
 import { GhostscriptEngine } from './engines/ghostscript.engine.js';
 import { ImageMagickEngine } from './engines/imagemagick.engine.js';
 import { Img2PdfEngine } from './engines/img2pdf.engine.js';
+import { ChromiumEngine } from './engines/chromium.engine.js';
+import type { ChromiumPoolOptions } from './engines/chromium-pool.js';
 import { LibreOfficeEngine } from './engines/libreoffice.engine.js';
 import type { LibreOfficePoolOptions } from './engines/libreoffice-pool.js';
 import { PandocEngine } from './engines/pandoc.engine.js';
@@ -42,6 +44,7 @@ import { SubtitleEngine } from './engines/subtitle.engine.js';
 import { TypstEngine } from './engines/typst.engine.js';
 import { QoiEngine } from './engines/qoi.engine.js';
 import { formatInfo, type FormatInfo } from './formats/catalogue.js';
+import { PAGE_OPTION_NAMES } from './page-options.js';
 import { effectiveQuality, parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { provenPairs, readProof } from './proven-pairs.js';
 import { Registry, type Route } from './registry.js';
@@ -66,6 +69,8 @@ export interface ConverterConfig {
   /** Bomb limits checked before the engines run (pages, duration, archive expansion). */
   readonly inputLimits?: Partial<Omit<InputLimits, 'maxInputPixels'>>;
   readonly libreoffice?: Omit<LibreOfficePoolOptions, 'workDir'>;
+  /** The browser pool of HTML rendering (issue 22). */
+  readonly chromium?: Omit<ChromiumPoolOptions, 'workDir'>;
   /** Start the LibreOffice pool now instead of on the first office job. */
   readonly prestart?: boolean;
   /**
@@ -131,7 +136,7 @@ const DEFAULT_QUALITY: Readonly<Record<string, number>> = { pdf: 90, jpg: 85, we
 /** The conversion engine. */
 export class Converter {
   private constructor(
-    private readonly config: Required<Omit<ConverterConfig, 'libreoffice' | 'prestart' | 'inputLimits' | 'maxCpuSeconds' | 'candidatePairs' | 'proofFile' | 'ocrConcurrency' | 'replaceEngines' | 'engineUser'>> & { maxCpuSeconds?: number; limits: InputLimits },
+    private readonly config: Required<Omit<ConverterConfig, 'libreoffice' | 'chromium' | 'prestart' | 'inputLimits' | 'maxCpuSeconds' | 'candidatePairs' | 'proofFile' | 'ocrConcurrency' | 'replaceEngines' | 'engineUser'>> & { maxCpuSeconds?: number; limits: InputLimits },
     private readonly engines: ReadonlyMap<string, Engine>,
     private readonly probeResults: readonly EngineProbe[],
     /** The routing data (formats and targets listings). */
@@ -143,6 +148,7 @@ export class Converter {
     useEngineUser(config.engineUser);
     await prepareSandboxRoot(config.workDir);
     const builtIn: Engine[] = [
+      new ChromiumEngine({ ...config.chromium, workDir: join(config.workDir, 'chromium') }),
       new LibreOfficeEngine({ ...config.libreoffice, workDir: join(config.workDir, 'libreoffice') }),
       new PandocEngine(),
       new CalibreEngine(),
@@ -214,6 +220,12 @@ export class Converter {
     return sandboxCapabilities();
   }
 
+  /** The Chromium engine (its pool), when available. */
+  get chromium(): ChromiumEngine | undefined {
+    const e = this.engines.get('chromium');
+    return e instanceof ChromiumEngine ? e : undefined;
+  }
+
   /** The LibreOffice engine (its pool), when available. */
   get libreoffice(): LibreOfficeEngine | undefined {
     const e = this.engines.get('libreoffice');
@@ -260,6 +272,10 @@ export class Converter {
     if (options.split && options.maxOutputBytes !== undefined) {
       // The pages share fonts and pictures: their sizes do not add up to the PDF's.
       throw invalid('split', 'split cannot be combined with max_output_bytes.');
+    }
+    if (options.page && !first.steps.some((s) => s.engine === 'chromium')) {
+      const field = PAGE_OPTION_NAMES.find((n) => rawOptions[n] !== undefined && rawOptions[n] !== null && rawOptions[n] !== '') ?? 'paper';
+      throw invalid(field, `${field} applies to HTML rendered by the browser (html → pdf, png, jpg, webp); ${source.ext} to ${target.ext} is not.`);
     }
     if (options.preset?.pdfa && target.ext === 'pdf' && options.setPassword !== undefined) {
       throw invalid('set_password', 'PDF/A (preset "archive") forbids encryption: set_password cannot be combined with it.');

@@ -5,6 +5,7 @@
  */
 import { invalid, quote } from './errors.js';
 import type { FormatFamily } from './formats/catalogue.js';
+import { PAGE_OPTION_NAMES, parsePageOptions, type PageOptions } from './page-options.js';
 
 /** The 12 OCR languages, as tesseract codes, with their ISO 639-1 aliases. */
 export const OCR_LANGUAGES: Readonly<Record<string, string>> = {
@@ -94,9 +95,11 @@ export interface ConversionOptions {
   readonly setPassword?: string;
   /** PDF outputs: one PDF per page; image outputs of paged sources: one image per page; delivered as a zip (extension). */
   readonly split?: boolean;
+  /** HTML rendered by Chromium: paper, margins, header and footer, media, viewport… (extension, issue 22). */
+  readonly page?: PageOptions;
 }
 
-const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split']);
+const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', ...PAGE_OPTION_NAMES]);
 /** Longest password accepted by `password` and `set_password`. */
 export const MAX_PASSWORD_CHARS = 128;
 
@@ -178,7 +181,7 @@ export function parseOcrLanguages(v: unknown): string[] {
  */
 export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamily: FormatFamily): ConversionOptions {
   for (const key of Object.keys(raw)) {
-    if (!KNOWN.has(key)) throw invalid(key.slice(0, 64), `Unknown option ${quote(key)}; options are ${[...KNOWN].join(', ')}.`);
+    if (!KNOWN.has(key)) throw invalid(key.slice(0, 64), `Unknown option ${quote(key)}; options are ${[...KNOWN].filter((k) => !(PAGE_OPTION_NAMES as readonly string[]).includes(k)).join(', ')} and the page options of HTML sources (paper, margin, header_html, …).`);
   }
   const present = (k: string): boolean => raw[k] !== undefined && raw[k] !== null && raw[k] !== '';
   const opts: { -readonly [K in keyof ConversionOptions]: ConversionOptions[K] } = {};
@@ -242,6 +245,8 @@ export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamil
     }
   }
   if (present('max_output_bytes')) opts.maxOutputBytes = integer('max_output_bytes', raw.max_output_bytes, 1, Number.MAX_SAFE_INTEGER);
+  const page = parsePageOptions(raw, present, targetFamily);
+  if (page) opts.page = page;
   return opts;
 }
 

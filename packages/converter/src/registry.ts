@@ -44,6 +44,8 @@ export interface FormatListing extends FormatInfo {
  * its fallbacks (e.g. sharp, then ImageMagick).
  */
 export const ENGINE_ORDER = [
+  // Issue 22: HTML as a browser renders it comes before any document engine's reading of it.
+  'chromium',
   'libreoffice', 'pandoc', 'calibre', 'sharp', 'imagemagick', 'img2pdf', 'tesseract', 'ffmpeg', 'poppler', 'qpdf', 'ghostscript',
   // Issue 12's engines: each brings formats of its own; where two overlap the first is the quicker or more faithful (rsvg before Inkscape).
   'data', 'subtitles', 'rsvg', 'inkscape', 'potrace', 'libheif', 'libjxl', 'libraw', 'sox', 'bsdtar', 'assimp', 'fontforge',
@@ -173,6 +175,10 @@ export class Registry {
           // Writer's PDF import frames every line as on the page: for a PDF someone has, not
           // for a document of ours rendered to PDF on the way (its structure would be lost).
           if (second === 'libreoffice' && via === 'pdf') continue;
+          // A browser's screenshot or print of the HTML a document engine made of a document,
+          // sheet or slide show is not that document's picture (its PDF route is): the browser
+          // renders markup's HTML only (md → html → png), as it renders an HTML upload.
+          if (second === 'chromium' && family !== 'markup') continue;
           out.push({ steps: [{ engine: first, from, to: via }, { engine: second, from: via, to }] });
         }
       }

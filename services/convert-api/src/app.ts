@@ -64,7 +64,7 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
   const clock = options.clock ?? (() => new Date());
   const base = await createServiceBase<ConvertTables>({ config, identity: CONVERT_IDENTITY, readiness, folders: { storage: config.storageDir }, logStream: options.logStream, clock });
   const { app, core } = base;
-  const { onFinished, onSecurityEvent } = registerConvertMetrics(app.metrics.registry, core, converter.libreoffice?.pool.stats ?? null);
+  const { onFinished, onSecurityEvent } = registerConvertMetrics(app.metrics.registry, core, converter.libreoffice?.pool.stats ?? null, converter.chromium?.pool ?? null);
   const runtime = createConvertRuntime({ config, core, engines, disk: base.disk, clock, log: app.log, onFinished, onSecurityEvent });
   const deps: ConvertDeps = { core, plans, clock, converter, conversions: runtime.conversions };
   runtime.start();

@@ -18,6 +18,7 @@ const ConvertSettings = z.object({
   CONVERT_MAX_RUNNING: z.coerce.number().int('must be a whole number').positive('must be positive').optional(),
   CONVERT_TIMEOUT_SECONDS: setting.positiveInt(120),
   CONVERT_LIBREOFFICE_INSTANCES: z.coerce.number().int('must be a whole number').positive('must be positive').optional(),
+  CONVERT_CHROMIUM_INSTANCES: z.coerce.number().int('must be a whole number').positive('must be positive').default(1),
   CONVERT_ENGINE_USER: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/, 'must be a user name').optional(),
   CONVERT_OCR_CONCURRENCY: z.coerce.number().int('must be a whole number').positive('must be positive').max(64, 'must be at most 64').optional(),
   CONVERT_PRESTART: setting.bool(false),
@@ -45,6 +46,8 @@ export interface ConvertConfig extends CommonServiceConfig {
   timeoutMs: number;
   /** Warm LibreOffice instances; the converter's default (cores / 2) when unset. */
   libreofficeInstances: number | undefined;
+  /** Browsers of the Chromium pool (HTML → PDF and images); each renders two pages at a time. */
+  chromiumInstances: number;
   /** Pages one OCR conversion recognises at once (tesseract processes); default min(4, cores). */
   ocrConcurrency: number | undefined;
   /** The user engines run as (`CONVERT_ENGINE_USER`); see docs/operations.md, "Users". */
@@ -76,6 +79,7 @@ export function loadConvertConfig(env: Readonly<Record<string, string | undefine
     maxRunning: (parsed.CONVERT_MAX_RUNNING as number | undefined) ?? availableParallelism(),
     timeoutMs: (parsed.CONVERT_TIMEOUT_SECONDS as number) * 1000,
     libreofficeInstances: parsed.CONVERT_LIBREOFFICE_INSTANCES as number | undefined,
+    chromiumInstances: parsed.CONVERT_CHROMIUM_INSTANCES as number,
     ocrConcurrency: parsed.CONVERT_OCR_CONCURRENCY as number | undefined,
     engineUser: parsed.CONVERT_ENGINE_USER as string | undefined,
     prestart: parsed.CONVERT_PRESTART as boolean,

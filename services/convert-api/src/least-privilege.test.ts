@@ -138,6 +138,8 @@ test('the engines run as mailconv-engine, and conversions through them work', { 
   for (const [name, body, target, engines] of [
     ['note.md', '# Title\n\nSome *text*.\n', 'html', 'pandoc'],
     ['note.md', '# Title\n\nSome *text*.\n', 'pdf', 'pandoc,libreoffice'],
+    // A browser of the Chromium pool, under sudo as the engine user, driven through its pipe.
+    ['page.html', '<h1 style="color:#1f6feb">Title</h1><script>document.write("by script")</script>', 'pdf', 'chromium'],
   ] as const) {
     const form = new FormData();
     form.append('target_format', target);
@@ -150,9 +152,18 @@ test('the engines run as mailconv-engine, and conversions through them work', { 
       await sleep(500);
       record = (await (await fetch(`${convertUrl}/api/v1/jobs/${id}`, { headers: auth })).json()) as typeof record;
     }
-    assert.equal(record.status, 'completed', JSON.stringify(record));
+    assert.equal(record.status, 'completed', `${JSON.stringify(record)}\nwhat the services logged:\n${output.split("\n").filter((l) => /warn|error|WARN|ERROR|failed/.test(l)).slice(-8).join("\n")}`);
     assert.equal(record.output?.engines.join(','), engines);
   }
+  const browsers = descendants(start.pid!).filter((p) => {
+    try {
+      return proc(p).name === 'chromium';
+    } catch {
+      return false;
+    }
+  });
+  assert.ok(browsers.length >= 1, 'the browser runs below the conversion service');
+  for (const pid of browsers) assert.equal(proc(pid).uid, engine, `chromium ${pid} runs as the engine user`);
   // Every job folder was removed, what the engine user made in it included.
   assert.deepEqual(readdirSync(join(data, 'data', 'convert', 'storage', 'work')).filter((n) => n.startsWith('job-')), []);
 });

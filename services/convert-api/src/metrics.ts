@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ServiceCore } from '@mailconv/platform';
-import type { PoolStats, SecurityEvent } from '@mailconv/converter';
+import type { ChromiumPoolStats, PoolStats, SecurityEvent } from '@mailconv/converter';
 import type { ConvertTables } from './db/schema.js';
 
 /** Conversion durations in seconds: 50 ms to 10 min (the default engine time-out is 120 s a step). */
@@ -17,6 +17,7 @@ export function registerConvertMetrics(
   registry: Registry,
   core: ServiceCore<ConvertTables>,
   pool: PoolStats | null,
+  browsers: { stats(): ChromiumPoolStats } | null = null,
 ): { onFinished: (f: { engine: string; outcome: string; seconds: number }) => void; onSecurityEvent: (e: SecurityEvent) => void } {
   const conversions = new Counter({ name: 'convert_conversions_total', help: 'Conversions this process finished, by engine(s) (`+`-joined, none when none ran) and outcome (completed or the error code).', labelNames: ['engine', 'outcome'], registers: [registry] });
   const duration = new Histogram({ name: 'convert_conversion_duration_seconds', help: 'Time the engines took per conversion, by engine(s) and outcome.', labelNames: ['engine', 'outcome'], buckets: DURATION_BUCKETS, registers: [registry] });
@@ -55,6 +56,7 @@ export function registerConvertMetrics(
       this.set(pool?.queued ?? 0);
     },
   });
+  registerChromiumMetrics(registry, browsers);
   const security = new Counter({
     name: 'convert_security_events_total',
     help: 'Engine files this process refused to read (symlink, hardlink, special_file, escape, foreign_owner, swapped), by engine: each is a possible exploit and failed its conversion.',
@@ -70,4 +72,32 @@ export function registerConvertMetrics(
       duration.observe({ engine, outcome }, seconds);
     },
   };
+}
+
+/**
+ * The browser pool of HTML rendering (issue 22): browsers running, pages rendering, pages
+ * waiting, browsers replaced (crashed, worn out, over the memory mark), renders and their
+ * time, and requests of pages that were refused (anything but the page's own file).
+ */
+function registerChromiumMetrics(registry: Registry, browsers: { stats(): ChromiumPoolStats } | null): void {
+  const read = () => browsers?.stats() ?? { instances: 0, busy: 0, queued: 0, restarts: 0, renders: 0, renderSeconds: 0, blockedRequests: 0 };
+  const gauges: Array<[string, string, keyof ChromiumPoolStats]> = [
+    ['convert_chromium_instances', 'Browsers of this process\'s Chromium pool that are running.', 'instances'],
+    ['convert_chromium_busy', 'Pages this process\'s browsers are rendering now.', 'busy'],
+    ['convert_chromium_queue_depth', 'Conversions of this process waiting for a free browser page.', 'queued'],
+  ];
+  for (const [name, help, key] of gauges) {
+    new Gauge({ name, help, registers: [registry], collect() { this.set(read()[key]); } });
+  }
+  const counters: Array<[string, string, keyof ChromiumPoolStats]> = [
+    ['convert_chromium_restarts_total', 'Browsers of this process replaced: crashed, worn out (conversions per browser) or over the memory mark.', 'restarts'],
+    ['convert_chromium_renders_total', 'Pages this process\'s browsers rendered.', 'renders'],
+    ['convert_chromium_render_seconds_total', 'Time this process\'s browsers spent rendering pages.', 'renderSeconds'],
+    ['convert_chromium_blocked_requests_total', 'Requests of rendered pages that were refused (any URL but the page\'s own file): a page trying to reach out.', 'blockedRequests'],
+  ];
+  for (const [name, help, key] of counters) {
+    // The pool may be lent by an earlier app (tests): count from what it had done when this registry began.
+    let seen = read()[key];
+    new Counter({ name, help, registers: [registry], collect() { const now = read()[key]; if (now > seen) this.inc(now - seen); seen = now; } });
+  }
 }

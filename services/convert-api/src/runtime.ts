@@ -38,6 +38,7 @@ export async function openEngines(config: ConvertConfig, lent?: Converter): Prom
     prestart: config.prestart && config.role !== 'api',
     timeoutMs: config.timeoutMs,
     ...(config.libreofficeInstances ? { libreoffice: { instances: config.libreofficeInstances } } : {}),
+    chromium: { instances: config.chromiumInstances },
     ...(config.ocrConcurrency ? { ocrConcurrency: config.ocrConcurrency } : {}),
     ...(config.engineUser ? { engineUser: config.engineUser } : {}),
   });

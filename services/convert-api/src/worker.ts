@@ -27,7 +27,7 @@ const log = pino({ level: config.logLevel });
 const core = await openServiceCore<ConvertTables>({ database: config.database, migrations: CONVERT_MIGRATIONS, keyPrefix: CONVERT_KEY_PREFIX });
 const engines = await openEngines(config);
 const registry = config.workerMetricsPort === undefined ? null : createProcessRegistry();
-const metricHooks = registry ? registerConvertMetrics(registry, core, engines.converter.libreoffice?.pool.stats ?? null) : undefined;
+const metricHooks = registry ? registerConvertMetrics(registry, core, engines.converter.libreoffice?.pool.stats ?? null, engines.converter.chromium?.pool ?? null) : undefined;
 const disk = new DiskSpace({ data: config.dataDir, storage: config.storageDir }, config.minFreeBytes);
 if (registry) disk.register(registry);
 const runtime = createConvertRuntime({ config, core, engines, disk, clock: () => new Date(), log, ...(metricHooks ?? {}) });

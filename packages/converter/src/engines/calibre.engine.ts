@@ -8,11 +8,15 @@
 import { constants as fsConstants } from 'node:fs';
 import { copyFile, link, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ConversionError } from '../errors.js';
 import { ownForSandbox } from '../exec/exec.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
 const EBOOK_CONVERT = '/usr/bin/ebook-convert';
 /** E-book formats calibre both reads and writes. */
+/** Python hash seeds tried in turn for TCR output (see CalibreEngine.convert). */
+const TCR_HASH_SEEDS = [0, 7, 14, 16, 17, 22, 24, 30, 31, 33] as const;
+
 const EBOOKS = ['epub', 'mobi', 'azw3', 'fb2', 'lit', 'pdb', 'lrf', 'txtz', 'htmlz', 'rb', 'tcr', 'snb'] as const;
 /** Documents calibre reads well enough to make an e-book of. */
 const DOCUMENTS_IN = ['docx', 'odt', 'rtf', 'html', 'txt', 'md'] as const;
@@ -55,8 +59,25 @@ export class CalibreEngine implements Engine {
     if (inputExt) await link(step.input, input).catch(() => copyFile(step.input, input, fsConstants.COPYFILE_EXCL));
     const args = [input, step.output];
     if (step.from === 'md') args.push('--formatting-type=markdown');
+    // calibre's TCR compressor merges codes in hash-set order and, for some texts in most
+    // orders, builds one longer than the format's 255 bytes ("bytes must be in range(0,
+    // 256)"). The order follows Python's hash seed: another seed is another try.
+    const seeds = step.to === 'tcr' ? TCR_HASH_SEEDS : [undefined];
+    for (const [i, seed] of seeds.entries()) {
+      try {
+        await this.run(step, args, home, seed);
+        return;
+      } catch (e) {
+        const overflow = e instanceof ConversionError && /bytes must be in range/.test(e.extra.detail ?? '');
+        if (!overflow || i === seeds.length - 1) throw e;
+      }
+    }
+  }
+
+  private async run(step: Step, args: string[], home: string, hashSeed: number | undefined): Promise<void> {
     await runStep(step, EBOOK_CONVERT, args, {
       env: {
+        ...(hashSeed !== undefined ? { PYTHONHASHSEED: String(hashSeed) } : {}),
         HOME: home,
         TMPDIR: home,
         CALIBRE_CONFIG_DIRECTORY: join(home, 'config'),

@@ -404,6 +404,25 @@ export function treeRssBytes(pid: number): number {
   return total;
 }
 
+/**
+ * Proportional memory of a process tree, in bytes: each shared page counted once over the
+ * processes sharing it (`Pss` of /proc/<pid>/smaps_rollup), so a browser's renderers, which
+ * share most of their pages, are not counted many times over as their RSS would be. Where
+ * the service may not read another user's smaps (sudo mode), that process's RSS is taken.
+ */
+export function treePssBytes(pid: number): number {
+  let total = 0;
+  for (const p of [pid, ...descendants(pid)]) {
+    try {
+      const kb = /^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${p}/smaps_rollup`, 'utf8'))?.[1];
+      total += kb ? Number(kb) * 1024 : 0;
+    } catch {
+      total += treeRssBytes(p) - [...descendants(p)].reduce((n, c) => n + treeRssBytes(c), 0);
+    }
+  }
+  return total;
+}
+
 /** Kills a process group, ignoring "no such process". */
 export function killGroup(pid: number): void {
   try {

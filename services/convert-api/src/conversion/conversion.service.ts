@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import { detectFormat, quote, type Converter } from '@mailconv/converter';
+import { detectFormat, PAGE_OPTION_NAMES, pageOptionsRecord, quote, type Converter } from '@mailconv/converter';
 import { AppError, newId, randomBase62, type BullWorkQueue, type DiskSpace, type QuotaLedger } from '@mailconv/platform';
 import type { ConvertPlan } from '../plans.js';
 import type { ConversionsRepository} from '../repositories/conversions.repository.js';
@@ -38,6 +38,20 @@ export interface RecordOptions {
   password?: true;
   set_password?: true;
   split?: true;
+  /** Extensions (issue 22, HTML rendered by the browser): present only when asked for, normalised. */
+  paper?: string;
+  landscape?: boolean;
+  margin?: string;
+  scale?: number;
+  print_background?: boolean;
+  prefer_css_page_size?: boolean;
+  header_html?: string;
+  footer_html?: string;
+  media?: string;
+  wait_for?: string;
+  single_page?: boolean;
+  viewport_width?: number;
+  device_scale?: number;
 }
 
 /**
@@ -96,7 +110,7 @@ export interface DownloadTarget {
 }
 
 /** The option names a conversion request may carry besides `target_format`. */
-export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split'] as const;
+export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', ...PAGE_OPTION_NAMES] as const;
 
 export interface ConversionServiceDeps {
   converter: Converter;
@@ -272,6 +286,7 @@ export class ConversionService {
       ...(plan.options.rotate ? { rotate: plan.options.rotate } : {}),
       ...(plan.options.watermark ? { watermark: plan.options.watermark } : {}),
       ...(plan.options.split ? { split: true as const } : {}),
+      ...pageOptionsRecord(plan.options.page),
       // Kept in the record's row for the worker to use; never answered (see answeredOptions).
       ...(plan.options.password !== undefined ? { password: plan.options.password } : {}),
       ...(plan.options.setPassword !== undefined ? { set_password: plan.options.setPassword } : {}),
@@ -334,15 +349,17 @@ export class ConversionService {
       clearTimeout(timer);
       return;
     }
-    // Queued, or running in another process: the database says when it is done.
-    for (;;) {
+    // Queued, or running in another process: the database says when it is done. Asked often
+    // at first (a quick conversion claimed by this process a moment later is then waited for
+    // directly), then every WAIT_POLL_MS.
+    for (let pause = 5; ; pause = Math.min(pause * 2, WAIT_POLL_MS)) {
       const state = await this.deps.conversions.state(id);
       if (!state || (state.status !== 'queued' && state.status !== 'processing')) return;
       const left = deadline - Date.now();
       if (left <= 0) return;
       const local = this.deps.worker?.localDone(id);
       if (local) return this.waitFor(id, left);
-      await sleep(Math.min(WAIT_POLL_MS, left));
+      await sleep(Math.min(pause, left));
     }
   }
 

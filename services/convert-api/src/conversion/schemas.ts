@@ -33,6 +33,26 @@ const SET_PASSWORD =
 const SPLIT =
   'Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes.';
 
+const BROWSER = 'Extension (issue 22): HTML sources rendered by Chromium only (html → pdf, png, jpg, webp); any other pair is a 400 naming the field.';
+const PAPER = `${BROWSER} PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size.`;
+const MARGIN = `${BROWSER} PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer.`;
+const HEADER = `${BROWSER} PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs).`;
+const pageOptionFields = {
+  paper: Type.Optional(Type.String({ maxLength: 40, description: PAPER })),
+  landscape: Type.Optional(Type.Boolean({ description: `${BROWSER} PDF: print in landscape.` })),
+  margin: Type.Optional(Type.String({ maxLength: 60, description: MARGIN })),
+  scale: Type.Optional(Type.Number({ minimum: 0.1, maximum: 2, description: `${BROWSER} PDF: zoom of the printed page, 0.1–2 (1).` })),
+  print_background: Type.Optional(Type.Boolean({ description: `${BROWSER} PDF: print backgrounds and colours (default true).` })),
+  prefer_css_page_size: Type.Optional(Type.Boolean({ description: `${BROWSER} PDF: use the page's CSS @page size (default true unless paper is given).` })),
+  header_html: Type.Optional(Type.String({ maxLength: 8192, description: HEADER })),
+  footer_html: Type.Optional(Type.String({ maxLength: 8192, description: HEADER })),
+  media: Type.Optional(StringEnum(['print', 'screen'], { description: `${BROWSER} The CSS media the page is laid out for (default print for PDF, screen for images).` })),
+  wait_for: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: `${BROWSER} A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion.` })),
+  single_page: Type.Optional(Type.Boolean({ description: `${BROWSER} PDF: one page as tall as the document (cannot be combined with paper).` })),
+  viewport_width: Type.Optional(Type.Integer({ minimum: 320, maximum: 3840, description: `${BROWSER} Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high).` })),
+  device_scale: Type.Optional(Type.Number({ minimum: 1, maximum: 3, description: `${BROWSER} Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall.` })),
+};
+
 const optionFields = {
   preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target.' })),
   quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Images, lossy audio/video, PDF compression.' })),
@@ -46,6 +66,7 @@ const optionFields = {
   password: Type.Optional(Type.String({ minLength: 1, maxLength: 128, format: 'password', description: PASSWORD })),
   set_password: Type.Optional(Type.String({ minLength: 1, maxLength: 128, format: 'password', description: SET_PASSWORD })),
   split: Type.Optional(Type.Boolean({ description: SPLIT })),
+  ...pageOptionFields,
 };
 
 /** `POST /api/v1/convert` JSON body. */
@@ -98,6 +119,19 @@ export const MultipartBody = Type.Unsafe({
     password: { type: 'string', minLength: 1, maxLength: 128, format: 'password', description: PASSWORD },
     set_password: { type: 'string', minLength: 1, maxLength: 128, format: 'password', description: SET_PASSWORD },
     split: { type: 'boolean', description: SPLIT },
+    paper: { type: 'string', maxLength: 40, description: PAPER },
+    landscape: { type: 'boolean' },
+    margin: { type: 'string', maxLength: 60, description: MARGIN },
+    scale: { type: 'number', minimum: 0.1, maximum: 2 },
+    print_background: { type: 'boolean' },
+    prefer_css_page_size: { type: 'boolean' },
+    header_html: { type: 'string', maxLength: 8192, description: HEADER },
+    footer_html: { type: 'string', maxLength: 8192, description: HEADER },
+    media: { type: 'string', enum: ['print', 'screen'] },
+    wait_for: { type: 'string', minLength: 1, maxLength: 256 },
+    single_page: { type: 'boolean' },
+    viewport_width: { type: 'integer', minimum: 320, maximum: 3840 },
+    device_scale: { type: 'number', minimum: 1, maximum: 3 },
   },
 });
 
@@ -129,6 +163,8 @@ export const ConversionRecordSchema = Type.Object({
     password: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when a password to open the source was given; never the password.' })),
     set_password: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when the output was encrypted with a password; never the password.' })),
     split: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).' })),
+    // Extensions (issue 22): the browser's page options, present when given.
+    ...pageOptionFields,
   }),
   output: Nullable(
     Type.Object({

@@ -513,6 +513,20 @@ for (const backend of testBackends()) {
       assert.equal((await get('/api/v1/account/usage')).json().quota.used, usedBefore, 'shredded before it finished: not charged (convert-decisions.md item 18)');
     });
 
+    test('html → pdf through the browser with page options from a form: the record echoes them, the PDF has them; html targets list pdf, png, jpg, webp by chromium; a page option on another pair is a 400 naming it', async () => {
+      const html = Buffer.from('<!doctype html><title>Statement</title><h1 style="color:#1f6feb">Statement</h1><script>document.write("<p>by script</p>")</script>');
+      const res = await postForm('/api/v1/jobs', { target_format: 'pdf', paper: 'Letter', landscape: 'true', footer_html: '<div style="font-size:9px">Page <span class="pageNumber"></span></div>' }, { name: 'statement.html', bytes: html });
+      assert.equal(res.statusCode, 202, res.body);
+      assert.deepEqual([res.json().options.paper, res.json().options.landscape, res.json().options.footer_html], ['Letter', true, '<div style="font-size:9px">Page <span class="pageNumber"></span></div>']);
+      const rec = await settled(res.json().id);
+      assert.equal(rec.status, 'completed', JSON.stringify(rec.error));
+      assert.deepEqual(rec.output.engines, ['chromium']);
+      const targets = (await get('/api/v1/formats/html/targets')).json().targets as Array<{ format: string; engines: string[] }>;
+      for (const t of ['pdf', 'png', 'jpg', 'webp']) assert.deepEqual(targets.find((x) => x.format === t)?.engines, ['chromium'], t);
+      const refused = await postForm('/api/v1/jobs', { target_format: 'pdf', paper: 'A4' }, { name: 'sample.docx', bytes: await fixture('sample.docx') });
+      assert.deepEqual([refused.statusCode, refused.json().error, refused.json().field], [400, 'invalid_request', 'paper']);
+    });
+
     test('GET /formats and /formats/{ext}/targets come from the engine registry', async () => {
       const res = await get('/api/v1/formats');
       assert.equal(res.statusCode, 200);

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
-import { quote } from '@mailconv/converter';
+import { PAGE_OPTION_NAMES, quote } from '@mailconv/converter';
 import { AppError } from '@mailconv/platform';
 import type { ConversionService, Owner } from '../../conversion/conversion.service.js';
 import type { UploadRow } from '../../repositories/uploads.repository.js';
@@ -40,7 +40,7 @@ export async function readMultipart(request: FastifyRequest, service: Conversion
         }
       } else {
         if (!allowed.includes(part.fieldname)) {
-          throw new AppError('invalid_request', `${quote(part.fieldname)} is not a known field; fields are file, ${allowed.join(', ')}.`, { field: fieldName(part.fieldname) });
+          throw new AppError('invalid_request', `${quote(part.fieldname)} is not a known field; fields are file, ${describeFields(allowed)}.`, { field: fieldName(part.fieldname) });
         }
         // busboy cuts a longer value silently; a cut value must never be used as if whole.
         if (part.valueTruncated || part.fieldnameTruncated) {
@@ -91,6 +91,13 @@ function endWithBody(request: FastifyRequest, file: NodeJS.ReadableStream): { st
       raw.off('close', watch);
     },
   };
+}
+
+/** The allowed fields in a sentence short enough for an error message: the page options of HTML sources as one group. */
+function describeFields(allowed: readonly string[]): string {
+  const page = new Set<string>(PAGE_OPTION_NAMES);
+  const plain = allowed.filter((n) => !page.has(n));
+  return allowed.some((n) => page.has(n)) ? `${plain.join(', ')} and the page options of HTML sources (paper, margin, header_html, …)` : plain.join(', ');
 }
 
 /** Longest text field value accepted, in bytes. */

@@ -1,0 +1,165 @@
+/**
+ * Chromium (issue 22): HTML and XHTML printed to PDF, or photographed as PNG, JPEG or WebP,
+ * exactly as the browser renders them — CSS grid and flex, colours and backgrounds, SVG,
+ * web fonts, and the page's own JavaScript (charts drawn by a script), bounded in time.
+ *
+ * Nothing leaves the job: the page is opened at a name that cannot resolve
+ * (`https://document.invalid/`), and every request it makes goes through request
+ * interception — its own file is answered by the engine from the job folder; anything else
+ * (other hosts, any scheme, `file:`, another job's folder) is refused and counted. Below
+ * that, the browser runs in the sandbox with no network namespace of its own and without
+ * the job folders mounted: even a request that slipped past would reach nothing.
+ */
+import { constants as fsConstants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import type { HTTPRequest, Page } from 'puppeteer-core';
+import { failed } from '../errors.js';
+import { writeJobFile } from '../guards/output-guard.js';
+import { CHROMIUM_BIN, ChromiumPool, type ChromiumPoolOptions, type FreshPage } from './chromium-pool.js';
+import { probeBinaries, type Engine, type EngineProbe, type Step } from './engine.js';
+
+/** The page's origin: `.invalid` never resolves, so the name itself cannot reach a network. */
+export const DOCUMENT_ORIGIN = 'https://document.invalid';
+
+const SOURCE_TYPES: Readonly<Record<string, string>> = {
+  html: 'text/html; charset=utf-8',
+  xhtml: 'application/xhtml+xml; charset=utf-8',
+};
+
+/** Largest screenshot height, in CSS pixels (Chromium's own limit for one bitmap is 16,384). */
+const MAX_SHOT_HEIGHT = 16_384;
+
+/** Viewport of screenshots and of the layout before printing. */
+const VIEWPORT = { width: 1280, height: 800, deviceScaleFactor: 1 };
+
+/** The Chromium engine. */
+export class ChromiumEngine implements Engine {
+  readonly name = 'chromium';
+  readonly reads = ['html', 'xhtml'] as const;
+  readonly writes = ['pdf', 'png', 'jpg', 'webp'] as const;
+  readonly pool: ChromiumPool;
+
+  constructor(options: ChromiumPoolOptions) {
+    this.pool = new ChromiumPool(options);
+  }
+
+  tradesQualityForSize(to: string): boolean {
+    return to === 'jpg' || to === 'webp';
+  }
+
+  probe(): Promise<EngineProbe> {
+    return probeBinaries(this.name, [CHROMIUM_BIN], ['--version'], /Chromium (\S+)/);
+  }
+
+  async convert(step: Step): Promise<void> {
+    // The job's input (the upload's link) or a chain's intermediate, which the converter
+    // checked when its engine finished: opened without following a link, a regular file.
+    const handle = await open(step.input, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+    let source: Buffer;
+    try {
+      if (!(await handle.stat()).isFile()) throw failed('The conversion produced no output.', 'chromium: the input is not a file');
+      source = await handle.readFile();
+    } finally {
+      await handle.close();
+    }
+    const type = SOURCE_TYPES[step.from] ?? 'text/html; charset=utf-8';
+    const deadline = Date.now() + step.job.timeoutMs;
+    const bytes = await this.pool.run((fresh) => this.render(fresh, step, source, type, deadline), step.job.signal);
+    await writeJobFile(step.output, bytes);
+  }
+
+  private async render(fresh: FreshPage, step: Step, source: Buffer, type: string, deadline: number): Promise<Uint8Array> {
+    const { page } = fresh;
+    let blocked = 0;
+    try {
+      const left = () => Math.max(1000, deadline - Date.now());
+      const opts = step.options.page ?? {};
+      page.setDefaultTimeout(left());
+      await page.setViewport({ ...VIEWPORT, width: opts.viewportWidth ?? VIEWPORT.width, deviceScaleFactor: opts.deviceScale ?? VIEWPORT.deviceScaleFactor });
+      if (opts.media) await page.emulateMediaType(opts.media);
+      // No dialog waiting for a click, no second window (downloads are refused by the pool).
+      page.on('dialog', (d) => void d.dismiss().catch(() => undefined));
+      page.on('popup', (p) => void p?.close().catch(() => undefined));
+      // Interception is on from the page's creation: every request waits for this handler.
+      page.on('request', (request: HTTPRequest) => {
+        const url = request.url();
+        if (url === `${DOCUMENT_ORIGIN}/` || url === `${DOCUMENT_ORIGIN}/index.${step.from}`) {
+          void request.respond({ status: 200, contentType: type, body: source, headers: { 'cache-control': 'no-store' } }).catch(() => undefined);
+          return;
+        }
+        if (url.startsWith('data:') || url.startsWith('blob:') || url === 'about:blank') {
+          void request.continue().catch(() => undefined);
+          return;
+        }
+        // Everything else: other hosts, other schemes, the job's other names. Never fetched.
+        // The page leaving itself (a link clicked, location changed) is cancelled as if it
+        // never happened ('aborted' keeps the document; any other code shows an error page).
+        blocked++;
+        const leaving = request.isNavigationRequest() && request.frame() === page.mainFrame();
+        void request.abort(leaving ? 'aborted' : 'blockedbyclient').catch(() => undefined);
+      });
+      await page.goto(`${DOCUMENT_ORIGIN}/index.${step.from}`, { waitUntil: 'load', timeout: left() });
+      // Every request is answered at once by the interception (the page's file, or refused),
+      // so nothing is in flight after load: web fonts and a frame for scripts that draw on
+      // load. A page that draws later names what to wait for (wait_for).
+      await page.evaluate('Promise.all([document.fonts ? document.fonts.ready : null, new Promise((r) => requestAnimationFrame(r))]).then(() => true)').catch(() => undefined);
+      if (opts.waitFor) {
+        await page.waitForSelector(opts.waitFor, { timeout: left() }).catch(() => {
+          throw failed(`wait_for: ${JSON.stringify(opts.waitFor).slice(0, 80)} did not appear before the conversion time-out.`, 'chromium: wait_for timed out');
+        });
+      }
+      return await this.capture(page, step, left);
+    } catch (e) {
+      if (e instanceof Error && /timeout/i.test(e.name + e.message)) throw failed('The page took too long to render and was stopped.', `chromium: ${e.message}`);
+      throw e;
+    } finally {
+      this.pool.countBlocked(blocked);
+    }
+  }
+
+  private async capture(page: Page, step: Step, left: () => number): Promise<Uint8Array> {
+    const opts = step.options.page ?? {};
+    if (opts.singlePage) {
+      // One page: the page's own breaks go, and its height is measured as it will be printed.
+      await page.addStyleTag({ content: '*{break-before:auto!important;break-after:auto!important;break-inside:auto!important;page-break-before:auto!important;page-break-after:auto!important}' });
+      if (!opts.media) await page.emulateMediaType('print');
+    }
+    const height = Number(await page.evaluate('Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0)'));
+    if (step.to === 'pdf') {
+      const headerFooter = opts.headerHtml !== undefined || opts.footerHtml !== undefined;
+      // A header or footer needs room: 20 mm at the top and bottom unless margins were given.
+      const margin = opts.margin ?? (headerFooter ? { top: '20mm', right: '10mm', bottom: '20mm', left: '10mm' } : undefined);
+      const width = opts.paper ? `${opts.paper.width}in` : '8.27in';
+      const size = opts.singlePage
+        ? { width, height: `${Math.min(height + 2, 200 * 96)}px` }
+        : opts.paper
+          ? { width: `${opts.paper.width}in`, height: `${opts.paper.height}in` }
+          : { format: 'A4' as const };
+      return page.pdf({
+        ...size,
+        landscape: opts.landscape ?? false,
+        printBackground: opts.printBackground ?? true,
+        // A size asked for in the request wins over the page's own @page size.
+        preferCSSPageSize: opts.preferCssPageSize ?? (opts.paper === undefined && !opts.singlePage),
+        scale: opts.scale ?? 1,
+        ...(margin ? { margin: { top: margin.top, right: margin.right, bottom: margin.bottom, left: margin.left } } : {}),
+        displayHeaderFooter: headerFooter,
+        ...(headerFooter ? { headerTemplate: opts.headerHtml ?? '<span></span>', footerTemplate: opts.footerHtml ?? '<span></span>' } : {}),
+        timeout: left(),
+      });
+    }
+    const type = step.to === 'jpg' ? 'jpeg' : (step.to as 'png' | 'webp');
+    const tall = height > MAX_SHOT_HEIGHT;
+    const width = opts.viewportWidth ?? VIEWPORT.width;
+    return page.screenshot({
+      type,
+      ...(type === 'png' ? {} : { quality: step.quality }),
+      ...(tall ? { clip: { x: 0, y: 0, width, height: MAX_SHOT_HEIGHT } } : { fullPage: true }),
+      captureBeyondViewport: true,
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
