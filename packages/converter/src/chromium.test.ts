@@ -260,3 +260,32 @@ describe('Chromium: page options', () => {
     }
   });
 });
+
+describe('Chromium: Markdown', () => {
+  test('md → pdf through the browser: GitHub tables, highlighted code, the default stylesheet; md → png with the caller\'s css', { timeout: 60_000 }, async () => {
+    const source = ['# Quarterly report', '', '| Region | Revenue |', '|---|---:|', '| North | 1,200 |', '| South | 950 |', '', '```js', 'const total = regions.reduce((a, r) => a + r.revenue, 0);', '```', '', '> Numbers are unaudited.', ''].join('\n');
+    const input = join(dir, `${n}-report.md`);
+    await writeFile(input, source);
+    const pdf = await conv.convert({ inputPath: input, sourceFormat: 'md', targetFormat: 'pdf', outputPath: join(dir, 'out', `${n++}-report.pdf`) });
+    if (!pdf.ok) assert.fail(JSON.stringify(pdf.error));
+    assert.deepEqual(pdf.engines, ['chromium']);
+    const text = tool('/usr/bin/pdftotext', ['-layout', pdf.output.path, '-']);
+    assert.match(text, /Quarterly report/);
+    assert.match(text, /North\s+1,200/, 'the table keeps its rows and columns');
+    assert.match(text, /const total = regions\.reduce/);
+    assert.match(tool('/usr/bin/pdfinfo', [pdf.output.path]), /Title:\s+Quarterly report/, 'the title comes from the first heading');
+    // The code block's highlighting: its keyword in highlight.js's GitHub red (#d73a49), at 150 dpi.
+    const png150 = toolBytes('/usr/bin/pdftoppm', ['-r', '150', '-f', '1', '-l', '1', '-png', pdf.output.path]);
+    const { data, info } = await sharp(png150).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    let red = 0;
+    for (let i = 0; i < info.width * info.height; i++) if (Math.abs(data[i * 3]! - 0xd7) < 24 && Math.abs(data[i * 3 + 1]! - 0x3a) < 30 && Math.abs(data[i * 3 + 2]! - 0x49) < 30) red++;
+    assert.ok(red > 10, `highlighted keyword pixels: ${red}`);
+
+    const png = await conv.convert({ inputPath: input, sourceFormat: 'md', targetFormat: 'png', options: { css: 'body { background: rgb(255, 238, 0); }' }, outputPath: join(dir, 'out', `${n++}-report.png`) });
+    if (!png.ok) assert.fail(JSON.stringify(png.error));
+    const { data: px } = await sharp(png.output.path).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    assert.deepEqual([...px.subarray(0, 3)], [255, 238, 0], 'the caller\'s css wins');
+    const tooBig = conv.plan('md', 'pdf', { css: 'x'.repeat(70_000) });
+    assert.ok(!tooBig.ok && tooBig.error.field === 'css');
+  });
+});

@@ -41,13 +41,18 @@ export interface PageOptions {
   readonly singlePage?: boolean;
   readonly viewportWidth?: number;
   readonly deviceScale?: number;
+  /** The caller's stylesheet, applied after the page's own (and after Markdown's default one). */
+  readonly css?: string;
 }
 
 /** The option names, as the API takes them. */
 export const PAGE_OPTION_NAMES = [
   'paper', 'landscape', 'margin', 'scale', 'print_background', 'prefer_css_page_size', 'header_html', 'footer_html',
-  'media', 'wait_for', 'single_page', 'viewport_width', 'device_scale',
+  'media', 'wait_for', 'single_page', 'viewport_width', 'device_scale', 'css',
 ] as const;
+
+/** Most characters of a `css` stylesheet. */
+export const MAX_CSS_CHARS = 65_536;
 
 const PDF_ONLY = new Set(['paper', 'landscape', 'margin', 'scale', 'print_background', 'prefer_css_page_size', 'header_html', 'footer_html', 'single_page']);
 const IMAGE_ONLY = new Set(['viewport_width', 'device_scale']);
@@ -126,6 +131,10 @@ export function parsePageOptions(raw: Readonly<Record<string, unknown>>, present
     o.waitFor = v.trim();
   }
   if (present('single_page')) o.singlePage = bool('single_page', raw.single_page);
+  if (present('css')) {
+    if (typeof raw.css !== 'string' || raw.css.length > MAX_CSS_CHARS) throw invalid('css', `css must be a stylesheet of at most ${MAX_CSS_CHARS} characters.`);
+    o.css = raw.css;
+  }
   if (present('viewport_width')) o.viewportWidth = number('viewport_width', raw.viewport_width, 320, 3840, true);
   if (present('device_scale')) o.deviceScale = number('device_scale', raw.device_scale, 1, 3, false);
   if (o.singlePage && o.paper) throw invalid('single_page', 'single_page cannot be combined with paper: the page is as tall as the document.');
@@ -149,5 +158,6 @@ export function pageOptionsRecord(p: PageOptions | undefined): Record<string, st
   if (p.singlePage !== undefined) out.single_page = p.singlePage;
   if (p.viewportWidth !== undefined) out.viewport_width = p.viewportWidth;
   if (p.deviceScale !== undefined) out.device_scale = p.deviceScale;
+  if (p.css !== undefined) out.css = p.css;
   return out;
 }

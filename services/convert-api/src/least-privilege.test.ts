@@ -121,23 +121,29 @@ test('both services run as the unprivileged user mailconv, with no capabilities'
   }
 });
 
-test('the engines run as mailconv-engine, and conversions through them work', { timeout: 120_000 }, async () => {
-  const engine = uidOf('mailconv-engine');
-  assert.ok(engine > 0 && engine !== uidOf('mailconv'));
-  // The warm LibreOffice instance, started at boot (CONVERT_PRESTART).
-  const offices = descendants(start.pid!).filter((p) => {
+/** Processes below `npm start` whose name (/proc comm) is `name`. */
+function below(name: string): number[] {
+  return descendants(start.pid!).filter((p) => {
     try {
-      return proc(p).name === 'soffice.bin';
+      return proc(p).name === name;
     } catch {
       return false;
     }
   });
+}
+
+test('the engines run as mailconv-engine, and conversions through them work', { timeout: 120_000 }, async () => {
+  const engine = uidOf('mailconv-engine');
+  assert.ok(engine > 0 && engine !== uidOf('mailconv'));
+  // The warm LibreOffice instance, started at boot (CONVERT_PRESTART).
+  const offices = below('soffice.bin');
   assert.ok(offices.length >= 1, 'a warm soffice below the conversion service');
   for (const pid of offices) assert.equal(proc(pid).uid, engine, `soffice ${pid} runs as the engine user`);
   const auth = { authorization: `Bearer ${convertKey}` };
   for (const [name, body, target, engines] of [
     ['note.md', '# Title\n\nSome *text*.\n', 'html', 'pandoc'],
-    ['note.md', '# Title\n\nSome *text*.\n', 'pdf', 'pandoc,libreoffice'],
+    ['note.md', '# Title\n\nSome *text*.\n', 'pdf', 'chromium'],
+    ['note.md', '# Title\n\nSome *text*.\n', 'docx', 'pandoc,libreoffice'],
     // A browser of the Chromium pool, under sudo as the engine user, driven through its pipe.
     ['page.html', '<h1 style="color:#1f6feb">Title</h1><script>document.write("by script")</script>', 'pdf', 'chromium'],
   ] as const) {
@@ -155,13 +161,7 @@ test('the engines run as mailconv-engine, and conversions through them work', { 
     assert.equal(record.status, 'completed', `${JSON.stringify(record)}\nwhat the services logged:\n${output.split("\n").filter((l) => /warn|error|WARN|ERROR|failed/.test(l)).slice(-8).join("\n")}`);
     assert.equal(record.output?.engines.join(','), engines);
   }
-  const browsers = descendants(start.pid!).filter((p) => {
-    try {
-      return proc(p).name === 'chromium';
-    } catch {
-      return false;
-    }
-  });
+  const browsers = below('chromium');
   assert.ok(browsers.length >= 1, 'the browser runs below the conversion service');
   for (const pid of browsers) assert.equal(proc(pid).uid, engine, `chromium ${pid} runs as the engine user`);
   // Every job folder was removed, what the engine user made in it included.

@@ -17,6 +17,7 @@ import { failed } from '../errors.js';
 import { writeJobFile } from '../guards/output-guard.js';
 import { CHROMIUM_BIN, ChromiumPool, type ChromiumPoolOptions, type FreshPage } from './chromium-pool.js';
 import { probeBinaries, type Engine, type EngineProbe, type Step } from './engine.js';
+import { markdownPage } from './markdown-page.js';
 
 /** The page's origin: `.invalid` never resolves, so the name itself cannot reach a network. */
 export const DOCUMENT_ORIGIN = 'https://document.invalid';
@@ -25,6 +26,9 @@ const SOURCE_TYPES: Readonly<Record<string, string>> = {
   html: 'text/html; charset=utf-8',
   xhtml: 'application/xhtml+xml; charset=utf-8',
 };
+
+/** The name the page is served under: Markdown is served as the HTML page made of it. */
+const pageExt = (from: string): string => (from === 'md' ? 'html' : from);
 
 /** Largest screenshot height, in CSS pixels (Chromium's own limit for one bitmap is 16,384). */
 const MAX_SHOT_HEIGHT = 16_384;
@@ -35,7 +39,7 @@ const VIEWPORT = { width: 1280, height: 800, deviceScaleFactor: 1 };
 /** The Chromium engine. */
 export class ChromiumEngine implements Engine {
   readonly name = 'chromium';
-  readonly reads = ['html', 'xhtml'] as const;
+  readonly reads = ['html', 'xhtml', 'md'] as const;
   readonly writes = ['pdf', 'png', 'jpg', 'webp'] as const;
   readonly pool: ChromiumPool;
 
@@ -62,6 +66,8 @@ export class ChromiumEngine implements Engine {
     } finally {
       await handle.close();
     }
+    // Markdown becomes a whole HTML page first: default stylesheet, highlighted code, then `css`.
+    if (step.from === 'md') source = markdownPage(source, step.options.page?.css);
     const type = SOURCE_TYPES[step.from] ?? 'text/html; charset=utf-8';
     const deadline = Date.now() + step.job.timeoutMs;
     const bytes = await this.pool.run((fresh) => this.render(fresh, step, source, type, deadline), step.job.signal);
@@ -83,7 +89,7 @@ export class ChromiumEngine implements Engine {
       // Interception is on from the page's creation: every request waits for this handler.
       page.on('request', (request: HTTPRequest) => {
         const url = request.url();
-        if (url === `${DOCUMENT_ORIGIN}/` || url === `${DOCUMENT_ORIGIN}/index.${step.from}`) {
+        if (url === `${DOCUMENT_ORIGIN}/` || url === `${DOCUMENT_ORIGIN}/index.${pageExt(step.from)}`) {
           void request.respond({ status: 200, contentType: type, body: source, headers: { 'cache-control': 'no-store' } }).catch(() => undefined);
           return;
         }
@@ -98,7 +104,9 @@ export class ChromiumEngine implements Engine {
         const leaving = request.isNavigationRequest() && request.frame() === page.mainFrame();
         void request.abort(leaving ? 'aborted' : 'blockedbyclient').catch(() => undefined);
       });
-      await page.goto(`${DOCUMENT_ORIGIN}/index.${step.from}`, { waitUntil: 'load', timeout: left() });
+      await page.goto(`${DOCUMENT_ORIGIN}/index.${pageExt(step.from)}`, { waitUntil: 'load', timeout: left() });
+      // The caller's stylesheet on an HTML page (Markdown's is in its page already).
+      if (opts.css !== undefined && step.from !== 'md') await page.addStyleTag({ content: opts.css });
       // Every request is answered at once by the interception (the page's file, or refused),
       // so nothing is in flight after load: web fonts and a frame for scripts that draw on
       // load. A page that draws later names what to wait for (wait_for).

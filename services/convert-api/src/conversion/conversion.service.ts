@@ -52,6 +52,7 @@ export interface RecordOptions {
   single_page?: boolean;
   viewport_width?: number;
   device_scale?: number;
+  css?: string;
 }
 
 /**

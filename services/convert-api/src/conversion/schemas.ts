@@ -33,7 +33,7 @@ const SET_PASSWORD =
 const SPLIT =
   'Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes.';
 
-const BROWSER = 'Extension (issue 22): HTML sources rendered by Chromium only (html → pdf, png, jpg, webp); any other pair is a 400 naming the field.';
+const BROWSER = 'Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field.';
 const PAPER = `${BROWSER} PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size.`;
 const MARGIN = `${BROWSER} PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer.`;
 const HEADER = `${BROWSER} PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs).`;
@@ -51,6 +51,7 @@ const pageOptionFields = {
   single_page: Type.Optional(Type.Boolean({ description: `${BROWSER} PDF: one page as tall as the document (cannot be combined with paper).` })),
   viewport_width: Type.Optional(Type.Integer({ minimum: 320, maximum: 3840, description: `${BROWSER} Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high).` })),
   device_scale: Type.Optional(Type.Number({ minimum: 1, maximum: 3, description: `${BROWSER} Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall.` })),
+  css: Type.Optional(Type.String({ maxLength: 65536, description: `${BROWSER} (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either.` })),
 };
 
 const optionFields = {
@@ -132,6 +133,7 @@ export const MultipartBody = Type.Unsafe({
     single_page: { type: 'boolean' },
     viewport_width: { type: 'integer', minimum: 320, maximum: 3840 },
     device_scale: { type: 'number', minimum: 1, maximum: 3 },
+    css: { type: 'string', maxLength: 65536 },
   },
 });
 
