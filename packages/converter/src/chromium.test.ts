@@ -224,6 +224,10 @@ describe('Chromium: page options', () => {
     const letter = await run(long, 'pdf', { paper: 'Letter', landscape: true, margin: '1in 0.5in' });
     if (!letter.ok) assert.fail(JSON.stringify(letter.error));
     assert.deepEqual(pageSize(letter.output.path), [792, 612]);
+    // The request wins over the page's own @page size (Chromium would keep the CSS orientation).
+    const own = await run('<style>@page { size: A4; margin: 14mm }</style><p>own page size</p>', 'pdf', { paper: 'Letter', landscape: true });
+    if (!own.ok) assert.fail(JSON.stringify(own.error));
+    assert.deepEqual(pageSize(own.output.path), [792, 612]);
     const custom = await run('<p>small</p>', 'pdf', { paper: '100mmx150mm', scale: 0.5 });
     if (!custom.ok) assert.fail(JSON.stringify(custom.error));
     // 100 × 150 mm is 283.5 × 425.2 pt; Chromium lays pages out in whole CSS pixels.

@@ -1,6 +1,7 @@
 // The dashboards in a real browser (Debian's chromium driven by playwright-core) against the
 // real services on loopback: what a new user does, page by page, with a screenshot of each.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createHash, createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -8,21 +9,24 @@ import { after, before, describe, test } from 'node:test';
 import { WEBHOOK_HOSTS, D } from '@mailconv/test-rig';
 import type { Page } from 'playwright-core';
 import { openBrowser, signIn, type Browser } from './browser.test-support.js';
-import { FIXTURES, createUser, startConvertService, startEmailService, startReceiver, type RunningService } from './services.test-support.js';
+import { FIXTURES, ROOT, createUser, startConvertService, startEmailService, startReceiver, type RunningService } from './services.test-support.js';
 
 const PASSWORD = 'correct horse battery staple';
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 /** 1,000 distinct addresses: mostly on the rig's valid domain, some malformed, some on a missing domain. */
 /** Drops the sample .docx on the drop zone under `name`, as a user would drag it: a DataTransfer holding the file. */
-async function dropDocx(page: Page, name: string): Promise<void> {
-  const docx = await readFile(join(FIXTURES, 'sample.docx'));
-  const transfer = await page.evaluateHandle(([bytes, file]) => {
+async function dropFile(page: Page, name: string, bytes: Buffer, type: string): Promise<void> {
+  const transfer = await page.evaluateHandle(([data, file, mime]) => {
     const dt = new DataTransfer();
-    dt.items.add(new File([new Uint8Array(bytes)], file, { type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }));
+    dt.items.add(new File([new Uint8Array(data)], file, { type: mime }));
     return dt;
-  }, [[...docx], name] as [number[], string]);
+  }, [[...bytes], name, type] as [number[], string, string]);
   await page.getByTestId('dropzone').dispatchEvent('drop', { dataTransfer: transfer });
+}
+
+async function dropDocx(page: Page, name: string): Promise<void> {
+  await dropFile(page, name, await readFile(join(FIXTURES, 'sample.docx')), 'application/vnd.openxmlformats-officedocument.wordprocessingml.document');
 }
 
 function thousandAddresses(): string {
@@ -247,6 +251,35 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     assert.equal(bytes.subarray(0, 4).toString('latin1'), 'PK\x03\x04');
     assert.equal(file.suggestedFilename(), 'pages.zip');
     assert.match(bytes.toString('latin1'), /page-1\.png/);
+    assert.deepEqual(b.foreign, []);
+    assert.deepEqual(b.problems, []);
+  });
+
+  test('HTML printed by the browser: the page options (Letter, landscape, page numbers) offered for html → pdf and kept in the PDF', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Convert' }).click();
+    const invoice = await readFile(join(ROOT, 'docs', 'examples', 'invoice.html'));
+    await dropFile(page, 'invoice.html', invoice, 'text/html');
+    await page.getByTestId('detected').filter({ hasText: 'HTML' }).waitFor();
+    await page.getByLabel('Convert to').selectOption('pdf');
+    await page.getByTestId('page-options').waitFor();
+    await page.getByLabel('Paper').selectOption('Letter');
+    await page.getByLabel('Landscape').check();
+    await page.getByLabel('Page numbers in the footer').check();
+    // The form keeps its choices between files: the previous test asked for one file per page.
+    await page.getByLabel(/One PDF per page/).uncheck();
+    await b.shot('convert-html-options');
+    await page.getByRole('button', { name: 'Convert', exact: true }).click();
+    // This conversion's card: completed with its file (the list below holds earlier downloads).
+    await page.getByText(/^invoice\.pdf, /).waitFor({ timeout: 90_000 });
+    const download = page.getByRole('link', { name: 'Download', exact: true }).first();
+    const [file] = await Promise.all([page.waitForEvent('download'), download.click()]);
+    const bytes = await readFile(await file.path());
+    assert.equal(bytes.subarray(0, 5).toString('latin1'), '%PDF-');
+    // Letter landscape, as poppler reads it: 792 × 612 points; the footer's page number on the page.
+    const info = spawnSync('/usr/bin/pdfinfo', [await file.path()], { encoding: 'utf8' }).stdout;
+    assert.match(info, /Page size:\s+792 x 612 pts/, info);
+    assert.match(spawnSync('/usr/bin/pdftotext', [await file.path(), '-'], { encoding: 'utf8' }).stdout, /Page 1 of 1/);
     assert.deepEqual(b.foreign, []);
     assert.deepEqual(b.problems, []);
   });

@@ -138,17 +138,23 @@ export class ChromiumEngine implements Engine {
       // A header or footer needs room: 20 mm at the top and bottom unless margins were given.
       const margin = opts.margin ?? (headerFooter ? { top: '20mm', right: '10mm', bottom: '20mm', left: '10mm' } : undefined);
       const width = opts.paper ? `${opts.paper.width}in` : '8.27in';
-      const size = opts.singlePage
-        ? { width, height: `${Math.min(height + 2, 200 * 96)}px` }
-        : opts.paper
-          ? { width: `${opts.paper.width}in`, height: `${opts.paper.height}in` }
-          : { format: 'A4' as const };
+      // A paper or an orientation asked for in the request wins over the page's own @page
+      // size: Chromium takes the orientation from the page's CSS when it has one, so the
+      // requested size is written into the page as its @page size.
+      const asked = !opts.singlePage && (opts.paper !== undefined || opts.landscape === true) && opts.preferCssPageSize !== true;
+      let size: { width: string; height: string } | { format: 'A4' };
+      if (opts.singlePage) size = { width, height: `${Math.min(height + 2, 200 * 96)}px` };
+      else if (asked) {
+        const [w, h] = opts.paper ? [opts.paper.width, opts.paper.height] : [8.27, 11.69];
+        const [pw, ph] = opts.landscape ? [Math.max(w, h), Math.min(w, h)] : [w, h];
+        size = { width: `${pw}in`, height: `${ph}in` };
+        await page.addStyleTag({ content: `@page { size: ${pw}in ${ph}in !important; }` });
+      } else size = { format: 'A4' };
       return page.pdf({
         ...size,
-        landscape: opts.landscape ?? false,
+        landscape: false,
         printBackground: opts.printBackground ?? true,
-        // A size asked for in the request wins over the page's own @page size.
-        preferCSSPageSize: opts.preferCssPageSize ?? (opts.paper === undefined && !opts.singlePage),
+        preferCSSPageSize: asked || (opts.preferCssPageSize ?? !opts.singlePage),
         scale: opts.scale ?? 1,
         ...(margin ? { margin: { top: margin.top, right: margin.right, bottom: margin.bottom, left: margin.left } } : {}),
         displayHeaderFooter: headerFooter,

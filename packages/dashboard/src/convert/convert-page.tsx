@@ -5,6 +5,11 @@ import { DropZone } from '../shared/drop-zone.js';
 import { formatBytes, formatDate } from '../shared/format.js';
 import type { Conversion, ConversionList, Formats, Targets, Uploaded } from './types.js';
 
+/** Paper sizes the browser prints on (the API also takes a width x height). */
+const PAPERS = ['A4', 'Letter', 'A3', 'A5', 'Legal', 'Tabloid'];
+/** "Page 2 of 5", centred at the bottom of every page. */
+const PAGE_NUMBER_FOOTER = '<div style="font-size:9px;width:100%;text-align:center;color:#57606a">Page <span class="pageNumber"></span> of <span class="totalPages"></span></div>';
+
 const RUNNING = new Set(['queued', 'processing']);
 
 function downloadHref(c: Conversion): string | null {
@@ -25,6 +30,12 @@ export function ConvertPage() {
   const [ocr, setOcr] = useState('');
   const [stripActive, setStripActive] = useState(false);
   const [split, setSplit] = useState(false);
+  // Page options of HTML and Markdown printed by the browser (issue 22).
+  const [paper, setPaper] = useState('');
+  const [landscape, setLandscape] = useState(false);
+  const [margin, setMargin] = useState('');
+  const [pageNumbers, setPageNumbers] = useState(false);
+  const [viewportWidth, setViewportWidth] = useState('');
   const [current, setCurrent] = useState<Conversion | null>(null);
   const [error, setError] = useState<unknown>(null);
 
@@ -74,6 +85,13 @@ export function ConvertPage() {
     if (ocr) body.ocr_language = ocr;
     if (stripActive) body.remove_active_content = true;
     if (split && canSplit) body.split = true;
+    if (browserPdf) {
+      if (paper) body.paper = paper;
+      if (landscape) body.landscape = true;
+      if (margin.trim()) body.margin = margin.trim();
+      if (pageNumbers) body.footer_html = PAGE_NUMBER_FOOTER;
+    }
+    if (browserImage && viewportWidth) body.viewport_width = Number(viewportWidth);
     try {
       const c = await api<Conversion>('/api/v1/convert?wait=0', { method: 'POST', json: body });
       setCurrent(c);
@@ -100,6 +118,10 @@ export function ConvertPage() {
   const sourcePaged = formats.data?.formats.find((f) => f.ext === uploaded?.format)?.paged === true;
   const canSplit = target === 'pdf' || (chosen?.family === 'image' && sourcePaged);
   const presets = formats.data?.presets.filter((p) => chosen?.presets.includes(p.name)) ?? [];
+  // The browser renders this pair: its page options apply (PDF layout, or the picture's width).
+  const byBrowser = chosen?.engines.at(-1) === 'chromium' && chosen.engines.length === 1;
+  const browserPdf = byBrowser && target === 'pdf';
+  const browserImage = byBrowser && chosen?.family === 'image';
 
   return (
     <>
@@ -152,6 +174,29 @@ export function ConvertPage() {
               )}
               {canSplit && (
                 <label className="check"><input type="checkbox" name="split" checked={split} onChange={(e) => setSplit(e.target.checked)} /> One {target.toUpperCase()} per page, delivered as a zip</label>
+              )}
+              {browserPdf && (
+                <div className="options-grid" data-testid="page-options">
+                  <label>
+                    Paper
+                    <select name="paper" value={paper} onChange={(e) => setPaper(e.target.value)}>
+                      <option value="">The page's own (A4)</option>
+                      {PAPERS.map((p) => <option key={p} value={p}>{p}</option>)}
+                    </select>
+                  </label>
+                  <label>
+                    Margins
+                    <input name="margin" value={margin} onChange={(e) => setMargin(e.target.value)} placeholder="e.g. 15mm or 20mm 15mm" />
+                  </label>
+                  <label className="check"><input type="checkbox" name="landscape" checked={landscape} onChange={(e) => setLandscape(e.target.checked)} /> Landscape</label>
+                  <label className="check"><input type="checkbox" name="page_numbers" checked={pageNumbers} onChange={(e) => setPageNumbers(e.target.checked)} /> Page numbers in the footer</label>
+                </div>
+              )}
+              {browserImage && (
+                <label>
+                  Window width (CSS pixels)
+                  <input name="viewport_width" type="number" min={320} max={3840} value={viewportWidth} onChange={(e) => setViewportWidth(e.target.value)} placeholder="1280" />
+                </label>
               )}
               {chosen && <p className="muted small">Runs with {chosen.engines.join(' then ')}{chosen.via ? ` via ${chosen.via.toUpperCase()}` : ''}.</p>}
               <div><button type="submit" className="primary">Convert</button></div>
