@@ -17,17 +17,20 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Blob } from 'node:buffer';
 import { fileURLToPath } from 'node:url';
-import { ownForSandbox, runSandboxed } from '@mailconv/converter';
+import { CHROMIUM_BIN, CHROMIUM_OFFLINE_FLAGS, ownForSandbox, runSandboxed, sandboxCapabilities } from '@mailconv/converter';
 import { startConvertService } from './lib/convert-service.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CHROMIUM = '/usr/lib/chromium/chromium';
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 };
 const ROUNDS = Math.max(1, arg('rounds', 2));
 const TARGET = 5;
+
+// Some pages (Gotenberg's `ssrf-*`) name outside addresses on purpose: both browsers must be
+// unable to reach any network — no network namespace, and a dead loopback proxy besides.
+if (!sandboxCapabilities().network_isolated) throw new Error('bench:html needs the engine sandbox without network (bubblewrap or unshare -n); it is not available here');
 
 const pages = [];
 for (const folder of [join(ROOT, 'bench', 'html-pages'), join(ROOT, 'packages', 'converter', 'test', 'corpus', 'html')]) {
@@ -87,7 +90,7 @@ async function cold(page, out) {
   const input = join(work, 'page.html');
   await writeFile(input, await readFile(page.path));
   await ownForSandbox(input);
-  const r = await runSandboxed(CHROMIUM, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
+  const r = await runSandboxed(CHROMIUM_BIN, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', ...CHROMIUM_OFFLINE_FLAGS, '--disable-dev-shm-usage',
     '--no-pdf-header-footer', `--user-data-dir=${work}/profile`, `--print-to-pdf=${work}/page.pdf`, `file://${input}`], { cwd: work, env: { TMPDIR: '/tmp' }, timeoutMs: 120_000, maxMemoryBytes: 4 * 1024 ** 3 });
   await rename(join(work, 'page.pdf'), out).catch(() => undefined);
   await rm(work, { recursive: true, force: true });

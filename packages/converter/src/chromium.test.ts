@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { Converter } from './converter.js';
-import { CHROMIUM_BIN } from './engines/chromium-pool.js';
+import { CHROMIUM_BIN, CHROMIUM_OFFLINE_FLAGS } from './engines/chromium-pool.js';
 import type { ChromiumEngine } from './engines/chromium.engine.js';
 import { descendants, ownForSandbox, runSandboxed } from './exec/exec.js';
 import { pdfPages, scratchDir, tool, toolBytes } from './testing/tools.js';
@@ -82,7 +82,7 @@ describe('Chromium: fidelity', () => {
     await mkdir(ref);
     await ownForSandbox(ref);
     await writeFile(join(ref, 'invoice.html'), html);
-    const printed = await runSandboxed(CHROMIUM_BIN, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    const printed = await runSandboxed(CHROMIUM_BIN, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', ...CHROMIUM_OFFLINE_FLAGS,
       '--no-pdf-header-footer', `--user-data-dir=${ref}/profile`, `--print-to-pdf=${ref}/invoice.pdf`, `file://${ref}/invoice.html`], { cwd: ref, timeoutMs: 60_000, maxMemoryBytes: 4 * 1024 ** 3 });
     assert.equal(printed.exitCode, 0, printed.stderr.slice(-500));
     const [ours, theirs] = await Promise.all([raster(r.output.path), raster(join(ref, 'invoice.pdf'))]);

@@ -14,5 +14,5 @@ export { Registry, ENGINE_ORDER, INTERMEDIATES, type FormatListing, type ProvenP
 export { PROOF_FILE, provenPairs, readProof, type FailedPair, type ProofFile, type ProvenPair } from './proven-pairs.js';
 export type { EngineProbe } from './engines/engine.js';
 export type { LibreOfficePoolOptions, PoolStats } from './engines/libreoffice-pool.js';
-export type { ChromiumPoolOptions, ChromiumPoolStats } from './engines/chromium-pool.js';
+export { CHROMIUM_BIN, CHROMIUM_OFFLINE_FLAGS, type ChromiumPoolOptions, type ChromiumPoolStats } from './engines/chromium-pool.js';
 export { allowSandboxTraversal, ownForSandbox, runSandboxed, sandboxCapabilities, shareWithSandbox, type ExecResult, type RunOptions, type SandboxCapabilities } from './exec/exec.js';

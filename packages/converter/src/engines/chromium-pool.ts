@@ -22,10 +22,22 @@ import { ownForSandbox, prepareSandboxRoot, removeSandboxTree, spawnSandboxed, t
 /** Debian's browser binary (`/usr/bin/chromium` is a shell wrapper reading /etc/chromium.d). */
 export const CHROMIUM_BIN = '/usr/lib/chromium/chromium';
 
+/**
+ * A browser that cannot reach a network even where the sandbox has no network namespace of
+ * its own: every connection (http, https, WebSocket; loopback included) goes to a proxy on
+ * 127.0.0.1:9 where nothing answers, no name resolves, and WebRTC sends no UDP outside the
+ * proxy. Below request interception and the sandbox, the third wall; the reference browser
+ * of the tests and of `bench:html` runs with them too.
+ */
+export const CHROMIUM_OFFLINE_FLAGS = [
+  '--proxy-server=http://127.0.0.1:9', '--proxy-bypass-list=<-loopback>', '--host-resolver-rules=MAP * ~NOTFOUND',
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp', '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
 /** Flags of every instance: headless, nothing phoning home, no GPU, the sandbox is bubblewrap's. */
 const FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--no-default-browser-check',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-extensions',
+  ...CHROMIUM_OFFLINE_FLAGS,
+  '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--no-default-browser-check', '--disable-extensions',
   '--disable-default-apps', '--disable-breakpad', '--disable-crash-reporter', '--disable-dev-shm-usage',
   '--disable-domain-reliability', '--disable-client-side-phishing-detection', '--metrics-recording-only',
   '--disable-features=Translate,MediaRouter,OptimizationHints,InterestFeedContentSuggestions,AutofillServerCommunication,ServiceWorker',

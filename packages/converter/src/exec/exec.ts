@@ -390,18 +390,22 @@ export function descendants(pid: number): number[] {
   return out;
 }
 
+/** A `kB` field of one process's /proc file, in bytes; null when it cannot be read (gone, or another user's). */
+function procBytes(pid: number, file: 'status' | 'smaps_rollup', field: RegExp): number | null {
+  try {
+    const kb = field.exec(readFileSync(`/proc/${pid}/${file}`, 'utf8'))?.[1];
+    return kb ? Number(kb) * 1024 : 0;
+  } catch {
+    return null;
+  }
+}
+
+const VM_RSS = /VmRSS:\s+(\d+)/;
+const PSS = /^Pss:\s+(\d+)/m;
+
 /** Resident memory of a process and everything below it, in bytes (0 when gone). */
 export function treeRssBytes(pid: number): number {
-  let total = 0;
-  for (const p of [pid, ...descendants(pid)]) {
-    try {
-      const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1];
-      total += kb ? Number(kb) * 1024 : 0;
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return total;
+  return [pid, ...descendants(pid)].reduce((n, p) => n + (procBytes(p, 'status', VM_RSS) ?? 0), 0);
 }
 
 /**
@@ -411,16 +415,7 @@ export function treeRssBytes(pid: number): number {
  * the service may not read another user's smaps (sudo mode), that process's RSS is taken.
  */
 export function treePssBytes(pid: number): number {
-  let total = 0;
-  for (const p of [pid, ...descendants(pid)]) {
-    try {
-      const kb = /^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${p}/smaps_rollup`, 'utf8'))?.[1];
-      total += kb ? Number(kb) * 1024 : 0;
-    } catch {
-      total += treeRssBytes(p) - [...descendants(p)].reduce((n, c) => n + treeRssBytes(c), 0);
-    }
-  }
-  return total;
+  return [pid, ...descendants(pid)].reduce((n, p) => n + (procBytes(p, 'smaps_rollup', PSS) ?? procBytes(p, 'status', VM_RSS) ?? 0), 0);
 }
 
 /** Kills a process group, ignoring "no such process". */
