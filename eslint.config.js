@@ -57,6 +57,8 @@ export default tseslint.config(
       'packages/platform/src/testing/own-services.ts',
       // The full-disk tests' small tmpfs volumes (mount, umount).
       'packages/platform/src/testing/small-volume.ts',
+      // A test's own DNS server (dnsmasq) on loopback.
+      'packages/platform/src/testing/dns-server.ts',
       'packages/platform/src/quota/quota-ledger.test.ts',
       'packages/verifier/src/checks/lists.check.test.ts',
       'packages/verifier/src/cli.test.ts',
@@ -64,6 +66,8 @@ export default tseslint.config(
       // `npm start` itself, run as root, to check the uids of what it starts.
       'services/convert-api/src/least-privilege.test.ts',
       'services/convert-api/src/routes/v1/conversions.test.ts',
+      // pdftotext reads the PDF a URL was printed to.
+      'services/convert-api/src/routes/v1/url-convert.test.ts',
       'services/email-api/src/process.test.ts',
       'services/email-api/src/jobs/jobs-crash.test.ts',
       'services/email-api/src/webhooks/receiver.test-support.ts',

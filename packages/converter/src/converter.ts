@@ -12,7 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import sharp from 'sharp';
 import { ConversionError, failed, invalid, OUT_OF_SPACE_MESSAGE, quote, saysOutOfSpace, type ConversionFailure } from './errors.js';
 import { ownForSandbox, prepareSandboxRoot, removeSandboxTree, runSandboxed, sandboxCapabilities, useEngineUser, type SandboxCapabilities } from './exec/exec.js';
-import type { Engine, EngineProbe, JobContext } from './engines/engine.js';
+import type { Engine, EngineProbe, JobContext, RemotePage } from './engines/engine.js';
 import { packageFile } from './engines/engine.js';
 import { CalibreEngine } from './engines/calibre.engine.js';
 import { FfmpegEngine } from './engines/ffmpeg.engine.js';
@@ -111,6 +111,8 @@ export interface ConvertRequest {
    * reconciliation pass finds what a killed process left behind ({@link Converter.removeJobFolders}).
    */
   readonly jobTag?: string;
+  /** An HTML source fetched from a URL: rendered at its address, its sub-resources fetched through this (issue 22). */
+  readonly remotePage?: RemotePage;
 }
 
 /** The output's metadata, as the conversion record's `output` (less the filename). */
@@ -288,7 +290,7 @@ export class Converter {
     let dir: string | undefined;
     try {
       const { source, target, options, routes } = this.planOrThrow(req.sourceFormat, req.targetFormat, req.options ?? {});
-      const prepared = await this.prepare(req.inputPath, source.ext, req.signal, req.jobTag);
+      const prepared = await this.prepare(req.inputPath, source.ext, req.signal, req.jobTag, req.remotePage);
       dir = prepared.job.dir;
       const { job } = prepared;
       const unlocked = options.password !== undefined ? await unlockPdf(prepared.input, options.password, job, this.engines) : prepared.input;
@@ -383,7 +385,7 @@ export class Converter {
    * input is hard-linked in when the sandbox user may read it (the service stores uploads
    * group-readable by it), else copied (reflinked where the filesystem can).
    */
-  private async prepare(inputPath: string, ext: string, signal?: AbortSignal, tag?: string): Promise<{ job: JobContext; input: string }> {
+  private async prepare(inputPath: string, ext: string, signal?: AbortSignal, tag?: string, remotePage?: RemotePage): Promise<{ job: JobContext; input: string }> {
     const dir = await mkdtemp(join(this.config.workDir, `job-${tag ? `${safeTag(tag)}-` : ''}`));
     await ownForSandbox(dir);
     const job: JobContext = {
@@ -394,6 +396,7 @@ export class Converter {
       maxMemoryBytes: this.config.maxMemoryBytes,
       ...(this.config.maxCpuSeconds ? { maxCpuSeconds: this.config.maxCpuSeconds } : {}),
       ...(signal ? { signal } : {}),
+      ...(remotePage ? { remotePage } : {}),
       onSecurityEvent: (event) => {
         for (const listener of this.securityListeners) listener(event);
       },

@@ -12,7 +12,7 @@ export { PAGE_OPTION_NAMES, PAPER_SIZES, pageOptionsRecord, type PageOptions } f
 export { MAX_WATERMARK_CHARS, OCR_LANGUAGES, PDF_COMPRESSION, PDF_ROTATIONS, PRESETS, parseOptions, parsePageRange, type ConversionOptions, type PageSpan, type PdfCompression, type Preset } from './options.js';
 export { Registry, ENGINE_ORDER, INTERMEDIATES, type FormatListing, type ProvenPairs, type RegistryOptions, type Route, type RouteStep, type TargetListing } from './registry.js';
 export { PROOF_FILE, provenPairs, readProof, type FailedPair, type ProofFile, type ProvenPair } from './proven-pairs.js';
-export type { EngineProbe } from './engines/engine.js';
+export type { EngineProbe, RemoteAnswer, RemotePage } from './engines/engine.js';
 export type { LibreOfficePoolOptions, PoolStats } from './engines/libreoffice-pool.js';
 export { CHROMIUM_BIN, CHROMIUM_OFFLINE_FLAGS, type ChromiumPoolOptions, type ChromiumPoolStats } from './engines/chromium-pool.js';
 export { allowSandboxTraversal, ownForSandbox, runSandboxed, sandboxCapabilities, shareWithSandbox, type ExecResult, type RunOptions, type SandboxCapabilities } from './exec/exec.js';

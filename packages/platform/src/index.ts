@@ -40,3 +40,4 @@ export { openServiceCore, type ServiceCore, type ServiceCoreOptions } from './se
 export { runAdminMain, runServer } from './service/run.js';
 export { BullWorkQueue, type WorkMessage } from './queue/bull-work-queue.js';
 export { runAdminCli, type AdminTarget } from './admin/admin-cli.js';
+export * from './egress/index.js';

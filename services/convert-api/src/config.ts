@@ -25,6 +25,22 @@ const ConvertSettings = z.object({
   CONVERT_ROLE: z.enum(['all', 'api', 'worker'], { message: 'must be all, api or worker' }).default('all'),
   CONVERT_LEASE_MS: setting.positiveInt(30_000),
   CONVERT_POLL_MS: setting.positiveInt(1000),
+  CONVERT_URL_ALLOW_PRIVATE: setting.bool(false),
+  CONVERT_URL_ALLOW: setting.cidrList(),
+  CONVERT_URL_DENY: z
+    .string()
+    .transform((v, ctx) => {
+      const items = v.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean);
+      const bad = items.find((x) => !/^[0-9a-f:.]+\/\d{1,3}$/.test(x) && !/^(?=.{1,253}$)[a-z0-9_-]{1,63}(\.[a-z0-9_-]{1,63})*$/.test(x));
+      if (bad === undefined) return items;
+      ctx.addIssue({ code: 'custom', message: `must be comma-separated CIDR networks or host names (${JSON.stringify(bad)} is neither)` });
+      return z.NEVER;
+    })
+    .optional(),
+  CONVERT_URL_RESTRICT_TO: setting.cidrList(),
+  CONVERT_URL_TIMEOUT_SECONDS: setting.positiveInt(30),
+  CONVERT_URL_MAX_REDIRECTS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').max(20, 'must be at most 20').default(5),
+  CONVERT_DNS_SERVERS: setting.dnsServers(),
   CONVERT_QUEUE: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1–100 letters, digits, - or _').default('convert-conversions'),
 });
 
@@ -62,6 +78,23 @@ export interface ConvertConfig extends CommonServiceConfig {
   pollMs: number;
   /** BullMQ queue name (with `CONVERT_REDIS_URL`). */
   queueName: string;
+  /** Fetching URLs (pages to render, imports): the egress guard's settings (issue 22). */
+  urls: {
+    /** `CONVERT_URL_ALLOW_PRIVATE`: non-public addresses too (development only). */
+    allowPrivate: boolean;
+    /** Non-public networks reachable all the same (`CONVERT_URL_ALLOW`). */
+    allow: string[];
+    /** Networks and host names never fetched (`CONVERT_URL_DENY`). */
+    denyNetworks: string[];
+    denyHosts: string[];
+    /** When set, nothing outside these networks is connected to (`CONVERT_URL_RESTRICT_TO`). */
+    restrictTo: string[] | null;
+    /** A whole fetch, redirects and body included. */
+    timeoutMs: number;
+    maxRedirects: number;
+    /** Resolvers for the guard's lookups; empty: the system's. */
+    dnsServers: string[];
+  };
 }
 
 /** Reads the conversion service's settings from `env`; throws ConfigError listing every problem. */
@@ -87,5 +120,15 @@ export function loadConvertConfig(env: Readonly<Record<string, string | undefine
     leaseMs: parsed.CONVERT_LEASE_MS as number,
     pollMs: parsed.CONVERT_POLL_MS as number,
     queueName: parsed.CONVERT_QUEUE as string,
+    urls: {
+      allowPrivate: parsed.CONVERT_URL_ALLOW_PRIVATE as boolean,
+      allow: (parsed.CONVERT_URL_ALLOW as string[] | undefined) ?? [],
+      denyNetworks: ((parsed.CONVERT_URL_DENY as string[] | undefined) ?? []).filter((x) => x.includes('/')),
+      denyHosts: ((parsed.CONVERT_URL_DENY as string[] | undefined) ?? []).filter((x) => !x.includes('/')).map((x) => x.replace(/\.$/, '')),
+      restrictTo: (parsed.CONVERT_URL_RESTRICT_TO as string[] | undefined) ?? null,
+      timeoutMs: (parsed.CONVERT_URL_TIMEOUT_SECONDS as number) * 1000,
+      maxRedirects: parsed.CONVERT_URL_MAX_REDIRECTS as number,
+      dnsServers: (parsed.CONVERT_DNS_SERVERS as string[] | undefined) ?? [],
+    },
   };
 }

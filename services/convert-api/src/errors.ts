@@ -15,6 +15,8 @@ export const CONVERT_ERROR_STATUS = {
   output_too_large: 422,
   /** An encrypted PDF sent without its password (convert-decisions.md item 18). */
   password_required: 422,
+  /** A URL to convert (extension, issue 22) could not be fetched: no answer, a time-out, a non-2xx answer. */
+  fetch_failed: 422,
 } as const;
 
 export type ConvertErrorCode = keyof typeof CONVERT_ERROR_STATUS;

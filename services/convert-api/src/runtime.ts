@@ -6,6 +6,7 @@ import type { ConvertConfig } from './config.js';
 import { ConversionService } from './conversion/conversion.service.js';
 import { ConversionWorker, type ConversionMessage } from './conversion/conversion-worker.js';
 import { reconcileStorage } from './conversion/reconcile.js';
+import { UrlFetcher, urlPolicy } from './conversion/url-fetcher.js';
 import type { ConvertTables } from './db/schema.js';
 import { ConversionsRepository } from './repositories/conversions.repository.js';
 import { MaintenanceLeasesRepository } from './repositories/maintenance-leases.repository.js';
@@ -68,6 +69,8 @@ export function createConvertRuntime(options: {
     options.onSecurityEvent?.(event);
   });
   const uploads = new UploadsRepository(core.database);
+  // Every URL this service fetches goes through the one egress guard (packages/platform).
+  const urls = new UrlFetcher({ policy: urlPolicy(config.urls), timeoutMs: config.urls.timeoutMs, maxRedirects: config.urls.maxRedirects });
   const repository = new ConversionsRepository(core.database);
   const queue = config.redisUrl ? new BullWorkQueue<ConversionMessage>(config.redisUrl, config.queueName, log) : null;
   const worker =
@@ -87,6 +90,7 @@ export function createConvertRuntime(options: {
           pollMs: queue ? Math.max(10 * config.pollMs, 5000) : config.pollMs,
           queue,
           log,
+          urls,
           ...(options.onFinished ? { onFinished: options.onFinished } : {}),
         });
   const conversions = new ConversionService({
@@ -103,6 +107,7 @@ export function createConvertRuntime(options: {
     retentionMs: config.retentionMs,
     publicBaseUrl: config.publicBaseUrl,
     log,
+    urls,
   });
   const leases = new MaintenanceLeasesRepository(core.database);
   const sweeperId = randomUUID();

@@ -1,4 +1,4 @@
-import type { ServiceCore } from '@mailconv/platform';
+import { resolverLookup, type ServiceCore } from '@mailconv/platform';
 import { createEngine, type Engine, type Verifier } from '@mailconv/verifier';
 import { AccountService } from './accounts/account.service.js';
 import type { EmailConfig } from './config.js';
@@ -18,7 +18,6 @@ import { BatchesService } from './verification/batches.service.js';
 import { VerificationService } from './verification/verification.service.js';
 import type { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { createDispatcher } from './webhooks/runtime.js';
-import { resolverLookup } from './webhooks/url-guard.js';
 import { WebhooksService } from './webhooks/webhooks.service.js';
 
 /** API key prefix of this service: `ev_live_` + 32 base62 characters (email-decisions.md item 7). */

@@ -1,22 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { commonConfig, commonSettings, findProjectRoot, parseSettings, setting, type CommonServiceConfig } from '@mailconv/platform';
-import { parseDnsServers } from '@mailconv/verifier';
 
 const DEFAULTS = { port: 8080, dataDir: 'data/email', databaseFile: 'email.db', requestTimeoutMs: 120_000 };
-
-/** Comma-separated CIDR networks (a fence for outgoing connections). */
-function cidrList() {
-  return z
-    .string()
-    .transform((v, ctx) => {
-      const list = v.split(',').map((x) => x.trim()).filter(Boolean);
-      if (list.every((x) => /^[0-9a-fA-F:.]+\/\d{1,3}$/.test(x))) return list;
-      ctx.addIssue({ code: 'custom', message: 'must be comma-separated CIDR networks, e.g. 127.0.0.0/8' });
-      return z.NEVER;
-    })
-    .optional();
-}
 
 /**
  * Every setting of the email service, each `EMAIL_…` (documented with its default in
@@ -55,7 +41,7 @@ const EmailSettings = z.object({
     })
     .optional(),
   EMAIL_WEBHOOKS_LOG_DAYS: setting.positiveInt(30),
-  EMAIL_WEBHOOKS_RESTRICT_TO: cidrList(),
+  EMAIL_WEBHOOKS_RESTRICT_TO: setting.cidrList(),
   EMAIL_JOBS_CHUNK_SIZE: setting.positiveInt(1000),
   EMAIL_JOBS_WORKERS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(2),
   EMAIL_JOBS_LEASE_MS: setting.positiveInt(60_000),
@@ -65,23 +51,13 @@ const EmailSettings = z.object({
   EMAIL_JOBS_GREYLIST_RETRIES: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(2),
   EMAIL_PUBLIC_RPM: setting.positiveInt(20),
   EMAIL_PUBLIC_SMTP_PER_DAY: setting.positiveInt(50),
-  EMAIL_DNS_SERVERS: z
-    .string()
-    .transform((v, ctx) => {
-      try {
-        return parseDnsServers(v);
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', message: (err as Error).message });
-        return z.NEVER;
-      }
-    })
-    .optional(),
+  EMAIL_DNS_SERVERS: setting.dnsServers(),
   EMAIL_DNS_TIMEOUT_MS: setting.positiveInt(2000),
   EMAIL_SMTP_PORT: setting.port(25),
   EMAIL_SMTP_HELO: z.string().regex(/^(?=.{1,253}$)[a-z0-9-]{1,63}(\.[a-z0-9-]{1,63})+$/i, 'must be a fully qualified host name of your own').optional(),
   EMAIL_SMTP_FROM: z.string().regex(/^[^\s<>@]+@[^\s<>@]+\.[^\s<>@]+$/, 'must be an e-mail address on your own domain').optional(),
   EMAIL_SMTP_ALLOW_PRIVATE: setting.bool(false),
-  EMAIL_SMTP_RESTRICT_TO: cidrList(),
+  EMAIL_SMTP_RESTRICT_TO: setting.cidrList(),
 }).superRefine((s, ctx) => {
   if (Boolean(s.EMAIL_SMTP_HELO) !== Boolean(s.EMAIL_SMTP_FROM)) {
     ctx.addIssue({ code: 'custom', path: [s.EMAIL_SMTP_HELO ? 'EMAIL_SMTP_FROM' : 'EMAIL_SMTP_HELO'], message: 'SMTP probing needs both EMAIL_SMTP_HELO and EMAIL_SMTP_FROM' });

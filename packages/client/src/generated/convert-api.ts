@@ -70,7 +70,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -109,7 +109,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -148,7 +148,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -185,7 +185,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -224,7 +224,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -261,7 +261,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -347,7 +347,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -380,7 +380,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -411,7 +411,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -450,7 +450,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -487,7 +487,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -524,7 +524,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -563,7 +563,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -600,7 +600,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -639,7 +639,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -676,7 +676,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -751,7 +751,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -784,7 +784,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -815,7 +815,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -852,7 +852,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -891,7 +891,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -928,7 +928,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -965,7 +965,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1002,7 +1002,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1041,7 +1041,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1078,7 +1078,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1117,7 +1117,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1154,7 +1154,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1318,6 +1318,8 @@ export interface paths {
                                     sha256: string;
                                     size_bytes: number;
                                     upload_id: string;
+                                    /** @description Extension: the address the source was fetched from (after redirects), when it came from a URL. */
+                                    url?: string;
                                 };
                                 /** Format: date-time */
                                 started_at: string | null;
@@ -1351,7 +1353,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1384,7 +1386,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1423,7 +1425,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1462,7 +1464,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1499,7 +1501,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1538,7 +1540,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1575,7 +1577,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1656,7 +1658,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1689,7 +1691,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1720,7 +1722,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1753,7 +1755,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1784,7 +1786,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1859,7 +1861,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1892,7 +1894,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1925,7 +1927,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1956,7 +1958,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1987,7 +1989,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2020,7 +2022,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2051,7 +2053,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2084,7 +2086,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2115,7 +2117,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2172,7 +2174,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2203,7 +2205,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2236,7 +2238,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2267,7 +2269,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2298,7 +2300,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2329,7 +2331,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2362,7 +2364,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2393,7 +2395,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2481,7 +2483,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2512,7 +2514,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2545,7 +2547,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2576,7 +2578,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2607,7 +2609,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2638,7 +2640,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2671,7 +2673,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2702,7 +2704,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2735,7 +2737,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2766,7 +2768,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2851,7 +2853,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2890,7 +2892,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2929,7 +2931,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2966,7 +2968,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3005,7 +3007,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3042,7 +3044,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3146,7 +3148,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3185,7 +3187,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3224,7 +3226,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3261,7 +3263,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3300,7 +3302,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3337,7 +3339,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3375,7 +3377,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Convert an upload (JSON with upload_id) or a file sent along (multipart); waits up to `wait` seconds
+         * Convert an upload (JSON with upload_id), a URL (JSON with url, extension) or a file sent along (multipart); waits up to `wait` seconds
          * @description Charges one conversion against the monthly quota once the request is accepted: after the pair, the options and the upload's preflight (bomb limits — pixels, pages, duration, zip expansion, XML entities —, an encrypted PDF → 422 password_required, a page_range past the last page → 400). A conversion that fails or is shredded before it finishes is refunded. Finished within the window → 200 with the record, its output `sha256` and `download_token`; otherwise 202 with the record and a `Location` header naming its status URL.
          */
         post: {
@@ -3451,8 +3453,10 @@ export interface paths {
                         split?: boolean;
                         /** @description An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format. */
                         target_format: string;
-                        /** @description From POST /api/v1/upload. */
-                        upload_id: string;
+                        /** @description From POST /api/v1/upload. Exactly one of upload_id and url. */
+                        upload_id?: string;
+                        /** @description Extension: an http(s) URL to fetch and convert instead of an upload (exactly one of upload_id and url). Fetched through the egress guard: public addresses only (loopback, private, link-local, CGNAT, multicast, reserved and cloud-metadata ranges refused in every spelling), DNS answers pinned, redirects re-checked, the plan’s max_file_bytes and a time-out as caps. An HTML page is rendered at its address, its stylesheets, images, fonts and scripts fetched through the same guard. A refused address → 400 naming `url`; no answer, a time-out or a non-2xx answer → 422 fetch_failed. */
+                        url?: string;
                         /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                         viewport_width?: number;
                         /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
@@ -3635,6 +3639,8 @@ export interface paths {
                                 sha256: string;
                                 size_bytes: number;
                                 upload_id: string;
+                                /** @description Extension: the address the source was fetched from (after redirects), when it came from a URL. */
+                                url?: string;
                             };
                             /** Format: date-time */
                             started_at: string | null;
@@ -3766,6 +3772,8 @@ export interface paths {
                                 sha256: string;
                                 size_bytes: number;
                                 upload_id: string;
+                                /** @description Extension: the address the source was fetched from (after redirects), when it came from a URL. */
+                                url?: string;
                             };
                             /** Format: date-time */
                             started_at: string | null;
@@ -3797,7 +3805,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3830,7 +3838,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3861,7 +3869,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3898,7 +3906,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3937,7 +3945,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3974,7 +3982,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4011,7 +4019,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4048,7 +4056,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4085,7 +4093,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4124,7 +4132,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4161,7 +4169,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4200,7 +4208,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4237,7 +4245,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4399,6 +4407,8 @@ export interface paths {
                                 sha256: string;
                                 size_bytes: number;
                                 upload_id: string;
+                                /** @description Extension: the address the source was fetched from (after redirects), when it came from a URL. */
+                                url?: string;
                             };
                             /** Format: date-time */
                             started_at: string | null;
@@ -4426,7 +4436,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4463,7 +4473,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4502,7 +4512,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4541,7 +4551,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4578,7 +4588,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4617,7 +4627,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4654,7 +4664,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4771,7 +4781,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4808,7 +4818,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4847,7 +4857,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4884,7 +4894,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4921,7 +4931,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4960,7 +4970,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4999,7 +5009,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5036,7 +5046,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5075,7 +5085,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5112,7 +5122,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5215,7 +5225,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5254,7 +5264,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5293,7 +5303,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5330,7 +5340,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5369,7 +5379,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5406,7 +5416,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5502,7 +5512,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5539,7 +5549,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5578,7 +5588,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5617,7 +5627,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5654,7 +5664,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5693,7 +5703,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5730,7 +5740,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5957,6 +5967,8 @@ export interface paths {
                                 sha256: string;
                                 size_bytes: number;
                                 upload_id: string;
+                                /** @description Extension: the address the source was fetched from (after redirects), when it came from a URL. */
+                                url?: string;
                             };
                             /** Format: date-time */
                             started_at: string | null;
@@ -5988,7 +6000,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6021,7 +6033,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6052,7 +6064,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6091,7 +6103,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6128,7 +6140,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6165,7 +6177,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6202,7 +6214,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6241,7 +6253,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6278,7 +6290,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6317,7 +6329,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6354,7 +6366,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6516,6 +6528,8 @@ export interface paths {
                                 sha256: string;
                                 size_bytes: number;
                                 upload_id: string;
+                                /** @description Extension: the address the source was fetched from (after redirects), when it came from a URL. */
+                                url?: string;
                             };
                             /** Format: date-time */
                             started_at: string | null;
@@ -6543,7 +6557,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6580,7 +6594,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6619,7 +6633,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6658,7 +6672,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6695,7 +6709,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6734,7 +6748,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6771,7 +6785,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6925,6 +6939,8 @@ export interface paths {
                                 sha256: string;
                                 size_bytes: number;
                                 upload_id: string;
+                                /** @description Extension: the address the source was fetched from (after redirects), when it came from a URL. */
+                                url?: string;
                             };
                             /** Format: date-time */
                             started_at: string | null;
@@ -6956,7 +6972,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6989,7 +7005,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7020,7 +7036,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7057,7 +7073,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7096,7 +7112,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7133,7 +7149,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7170,7 +7186,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7209,7 +7225,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7246,7 +7262,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7285,7 +7301,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7322,7 +7338,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7437,7 +7453,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7474,7 +7490,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7513,7 +7529,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7550,7 +7566,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7587,7 +7603,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7626,7 +7642,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7665,7 +7681,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7702,7 +7718,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7741,7 +7757,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7778,7 +7794,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8019,6 +8035,8 @@ export interface paths {
                                 sha256: string;
                                 size_bytes: number;
                                 upload_id: string;
+                                /** @description Extension: the address the source was fetched from (after redirects), when it came from a URL. */
+                                url?: string;
                             };
                             /** Format: date-time */
                             started_at: string | null;
@@ -8150,6 +8168,8 @@ export interface paths {
                                 sha256: string;
                                 size_bytes: number;
                                 upload_id: string;
+                                /** @description Extension: the address the source was fetched from (after redirects), when it came from a URL. */
+                                url?: string;
                             };
                             /** Format: date-time */
                             started_at: string | null;
@@ -8181,7 +8201,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8214,7 +8234,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8245,7 +8265,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8282,7 +8302,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8321,7 +8341,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8358,7 +8378,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8395,7 +8415,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8432,7 +8452,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8471,7 +8491,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8508,7 +8528,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8547,7 +8567,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8584,7 +8604,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8692,7 +8712,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8725,7 +8745,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8756,7 +8776,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8795,7 +8815,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8832,7 +8852,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8869,7 +8889,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8908,7 +8928,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8945,7 +8965,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8984,7 +9004,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -9021,7 +9041,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */

@@ -9,6 +9,11 @@
  * (other hosts, any scheme, `file:`, another job's folder) is refused and counted. Below
  * that, the browser runs in the sandbox with no network namespace of its own and without
  * the job folders mounted: even a request that slipped past would reach nothing.
+ *
+ * A page fetched from a URL (`step.job.remotePage`) is opened at its own address instead,
+ * and its http(s) sub-resources are asked of the service, which fetches them through its
+ * egress guard (public addresses only, pinned, redirects re-checked, budgets): the browser
+ * still reaches no network itself.
  */
 import { constants as fsConstants } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -16,7 +21,7 @@ import type { HTTPRequest, Page } from 'puppeteer-core';
 import { failed } from '../errors.js';
 import { writeJobFile } from '../guards/output-guard.js';
 import { CHROMIUM_BIN, ChromiumPool, type ChromiumPoolOptions, type FreshPage } from './chromium-pool.js';
-import { probeBinaries, type Engine, type EngineProbe, type Step } from './engine.js';
+import { probeBinaries, type Engine, type EngineProbe, type RemotePage, type Step } from './engine.js';
 import { markdownPage } from './markdown-page.js';
 
 /** The page's origin: `.invalid` never resolves, so the name itself cannot reach a network. */
@@ -29,6 +34,17 @@ const SOURCE_TYPES: Readonly<Record<string, string>> = {
 
 /** The name the page is served under: Markdown is served as the HTML page made of it. */
 const pageExt = (from: string): string => (from === 'md' ? 'html' : from);
+
+/** Response headers of a fetched sub-resource the page gets to see (type, and CORS for fonts and scripts). */
+const PASSED_HEADERS = ['content-type', 'content-language', 'access-control-allow-origin', 'access-control-allow-credentials', 'access-control-expose-headers', 'timing-allow-origin'];
+
+/** Sub-resources of one remote page at most; the rest are refused. */
+export const MAX_REMOTE_REQUESTS = 300;
+
+const withoutHash = (url: string): string => {
+  const i = url.indexOf('#');
+  return i < 0 ? url : url.slice(0, i);
+};
 
 /** Largest screenshot height, in CSS pixels (Chromium's own limit for one bitmap is 16,384). */
 const MAX_SHOT_HEIGHT = 16_384;
@@ -77,6 +93,13 @@ export class ChromiumEngine implements Engine {
   private async render(fresh: FreshPage, step: Step, source: Buffer, type: string, deadline: number): Promise<Uint8Array> {
     const { page } = fresh;
     let blocked = 0;
+    // A page from a URL, for the formats that are its own document (not Markdown made into a page).
+    const remote: RemotePage | undefined = step.from === 'html' || step.from === 'xhtml' ? step.job.remotePage : undefined;
+    const pageUrl = remote ? withoutHash(new URL(remote.url).href) : `${DOCUMENT_ORIGIN}/index.${pageExt(step.from)}`;
+    // In-flight fetches of sub-resources stop with the render.
+    const fetching = new AbortController();
+    const signal = step.job.signal ? AbortSignal.any([step.job.signal, fetching.signal]) : fetching.signal;
+    let remoteRequests = 0;
     try {
       const left = () => Math.max(1000, deadline - Date.now());
       const opts = step.options.page ?? {};
@@ -89,7 +112,7 @@ export class ChromiumEngine implements Engine {
       // Interception is on from the page's creation: every request waits for this handler.
       page.on('request', (request: HTTPRequest) => {
         const url = request.url();
-        if (url === `${DOCUMENT_ORIGIN}/` || url === `${DOCUMENT_ORIGIN}/index.${pageExt(step.from)}`) {
+        if (withoutHash(url) === pageUrl || (!remote && url === `${DOCUMENT_ORIGIN}/`)) {
           void request.respond({ status: 200, contentType: type, body: source, headers: { 'cache-control': 'no-store' } }).catch(() => undefined);
           return;
         }
@@ -97,14 +120,23 @@ export class ChromiumEngine implements Engine {
           void request.continue().catch(() => undefined);
           return;
         }
+        const leavesPage = request.isNavigationRequest() && request.frame() === page.mainFrame();
+        if (remote && !leavesPage && /^https?:/i.test(url) && request.method() === 'GET' && remoteRequests < MAX_REMOTE_REQUESTS) {
+          remoteRequests++;
+          void this.fetchFor(request, remote, signal).then((ok) => {
+            if (!ok) blocked++;
+          });
+          return;
+        }
         // Everything else: other hosts, other schemes, the job's other names. Never fetched.
         // The page leaving itself (a link clicked, location changed) is cancelled as if it
         // never happened ('aborted' keeps the document; any other code shows an error page).
         blocked++;
-        const leaving = request.isNavigationRequest() && request.frame() === page.mainFrame();
-        void request.abort(leaving ? 'aborted' : 'blockedbyclient').catch(() => undefined);
+        void request.abort(leavesPage ? 'aborted' : 'blockedbyclient').catch(() => undefined);
       });
-      await page.goto(`${DOCUMENT_ORIGIN}/index.${pageExt(step.from)}`, { waitUntil: 'load', timeout: left() });
+      await page.goto(pageUrl, { waitUntil: 'load', timeout: left() });
+      // A remote page's scripts may still be fetching after load: a short quiet spell, bounded.
+      if (remote) await page.waitForNetworkIdle({ idleTime: 250, timeout: Math.min(left(), 10_000) }).catch(() => undefined);
       // The caller's stylesheet on an HTML page (Markdown's is in its page already).
       if (opts.css !== undefined && step.from !== 'md') await page.addStyleTag({ content: opts.css });
       // Every request is answered at once by the interception (the page's file, or refused),
@@ -121,7 +153,26 @@ export class ChromiumEngine implements Engine {
       if (e instanceof Error && /timeout/i.test(e.name + e.message)) throw failed('The page took too long to render and was stopped.', `chromium: ${e.message}`);
       throw e;
     } finally {
+      fetching.abort();
       this.pool.countBlocked(blocked);
+    }
+  }
+
+  /** Answers one sub-resource request of a remote page with what the service fetched; false when it was refused. */
+  private async fetchFor(request: HTTPRequest, remote: RemotePage, signal: AbortSignal): Promise<boolean> {
+    try {
+      const answer = await remote.fetch(request.url(), signal);
+      if (!answer.ok) {
+        await request.abort('blockedbyclient').catch(() => undefined);
+        return false;
+      }
+      const headers: Record<string, string> = { 'cache-control': 'no-store' };
+      for (const name of PASSED_HEADERS) if (answer.headers[name] !== undefined) headers[name] = answer.headers[name];
+      await request.respond({ status: answer.status, headers, body: answer.body }).catch(() => undefined);
+      return true;
+    } catch {
+      await request.abort('failed').catch(() => undefined);
+      return false;
     }
   }
 

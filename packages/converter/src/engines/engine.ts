@@ -18,6 +18,22 @@ export interface EngineProbe {
   readonly warning?: string;
 }
 
+/** What one of a remote page's sub-resources answered (the service fetched it through its egress guard). */
+export type RemoteAnswer =
+  | { readonly ok: true; readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly body: Buffer }
+  | { readonly ok: false; readonly reason: string };
+
+/**
+ * A page that came from a URL (issue 22): the browser opens it at its own address so that its
+ * relative links resolve, and asks `fetch` for every http(s) sub-resource. The engine never
+ * reaches a network itself: `fetch` is the service's, behind its egress guard and budgets.
+ */
+export interface RemotePage {
+  /** The address the page was fetched from, after redirects. */
+  readonly url: string;
+  readonly fetch: (url: string, signal: AbortSignal) => Promise<RemoteAnswer>;
+}
+
 /** Per-job settings every step shares. */
 export interface JobContext {
   /** The job's own folder (working directory and HOME of every process). */
@@ -34,6 +50,8 @@ export interface JobContext {
   readonly signal?: AbortSignal;
   /** Told when an engine leaves a file the service refuses to read (guards/output-guard.ts). */
   readonly onSecurityEvent?: (event: SecurityEvent) => void;
+  /** The source is a page fetched from a URL: its sub-resources come through the service (issue 22). */
+  readonly remotePage?: RemotePage;
 }
 
 /** One step of a conversion. */

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { parseDnsServers } from '../egress/dns-servers.js';
 
 /** Every problem found in the environment, reported together so an operator fixes them in one go. */
 export class ConfigError extends Error {
@@ -65,6 +66,30 @@ export const setting = {
         return z.NEVER;
       })
       .default(fallback),
+  /** Comma-separated CIDR networks (fences, allow and deny lists), e.g. `127.0.0.0/8,::1/128`. */
+  cidrList: () =>
+    z
+      .string()
+      .transform((v, ctx) => {
+        const list = v.split(',').map((x) => x.trim()).filter(Boolean);
+        if (list.every((x) => /^[0-9a-fA-F:.]+\/\d{1,3}$/.test(x))) return list;
+        ctx.addIssue({ code: 'custom', message: 'must be comma-separated CIDR networks, e.g. 127.0.0.0/8' });
+        return z.NEVER;
+      })
+      .optional(),
+  /** Comma-separated DNS resolvers, `host:port`, `host` or `[v6]:port`. */
+  dnsServers: () =>
+    z
+      .string()
+      .transform((v, ctx) => {
+        try {
+          return parseDnsServers(v);
+        } catch (err) {
+          ctx.addIssue({ code: 'custom', message: (err as Error).message });
+          return z.NEVER;
+        }
+      })
+      .optional(),
   positiveInt: (fallback: number) => z.coerce.number().int('must be a whole number').positive('must be positive').default(fallback),
   logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   databaseUrl: () =>

@@ -11,3 +11,4 @@ export { startOwnPostgres, startOwnRedis, type OwnServer } from './own-services.
 export { formatLoadTable, runMixedLoad, type KindFigures, type LoadKind, type LoadLane, type LoadRequest, type LoadResult } from './load-generator.js';
 export { mountSmallVolume, type SmallVolume } from './small-volume.js';
 export { startTcpRelay, type TcpRelay } from './tcp-relay.js';
+export { startDnsServer, type DnsRecord } from './dns-server.js';

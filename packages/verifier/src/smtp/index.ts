@@ -2,7 +2,6 @@
 export { SmtpProber, SmtpConfigError, type MailRoute, type SmtpProberOptions } from './smtp.check.js';
 export { classifyRcptReply, classifySessionReply, isRecipientLimit, parseReply } from './reply-classify.js';
 export { DEFAULT_RULE, PROVIDER_RULES, ruleFor, type ProviderRule } from './provider-rules.js';
-export { isPrivateAddress } from './address-guard.js';
 export { HostLimiter } from './host-limiter.js';
 export { Socks5Error, connectViaSocks5, type Socks5Proxy } from './socks5.js';
 export type { SmtpOutcome, SmtpReply, SmtpStatus } from './types.js';

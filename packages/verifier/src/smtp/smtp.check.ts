@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { BlockList, isIP, isIPv6 } from 'node:net';
-import { isPrivateAddress } from './address-guard.js';
+import { isPrivateAddress } from '@mailconv/platform/egress';
 import { HostLimiter, type HostSlot } from './host-limiter.js';
 import { PROVIDER_RULES, ruleFor, type ProviderRule } from './provider-rules.js';
 import { classifyRcptReply, classifySessionReply, isRecipientLimit } from './reply-classify.js';

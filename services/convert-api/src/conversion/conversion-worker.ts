@@ -6,6 +6,7 @@ import type { UploadsRepository } from '../repositories/uploads.repository.js';
 import type { FileStore } from '../storage/file-store.js';
 import { refundsFailure } from './charging.js';
 import { outputFilename } from './filenames.js';
+import type { UrlFetcher } from './url-fetcher.js';
 
 /** A queue message: only the conversion's id; the database says what to do. */
 export interface ConversionMessage {
@@ -37,6 +38,8 @@ export interface ConversionWorkerOptions {
   log: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /** Told of every conversion this process finished (metrics): the engines that ran (`+`-joined, `none` when none did), `completed` or the failure code, and the time the engines took. */
   onFinished?: (finished: { engine: string; outcome: string; seconds: number }) => void;
+  /** Fetches a URL-imported page's sub-resources through the egress guard (issue 22). */
+  urls?: UrlFetcher;
 }
 
 interface Flight {
@@ -212,6 +215,8 @@ export class ConversionWorker {
           signal,
           // The job folder carries the id: a shred finds it even if this process dies mid-run.
           jobTag: row.id,
+          // A page imported from a URL is rendered at its address, its resources fetched through the guard.
+          ...(upload.source_url && this.o.urls ? { remotePage: this.o.urls.forPage(upload.source_url) } : {}),
         });
       } catch (err) {
         this.o.log.error({ err, conversion: row.id }, 'converter threw');

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { detectFormat, PAGE_OPTION_NAMES, pageOptionsRecord, quote, type Converter } from '@mailconv/converter';
-import { AppError, newId, randomBase62, type BullWorkQueue, type DiskSpace, type QuotaLedger } from '@mailconv/platform';
+import { AppError, isStorageFull, newId, randomBase62, type BullWorkQueue, type DiskSpace, type QuotaLedger } from '@mailconv/platform';
 import type { ConvertPlan } from '../plans.js';
 import type { ConversionsRepository} from '../repositories/conversions.repository.js';
 import { type ConversionRow, type ConversionStatus } from '../repositories/conversions.repository.js';
@@ -14,6 +14,7 @@ import { refundsShred } from './charging.js';
 import { removeOutputs, type ConversionMessage, type ConversionWorker } from './conversion-worker.js';
 import { safeFilename } from './filenames.js';
 import { failureError, preflightUpload } from './preflight.js';
+import type { UrlFetcher } from './url-fetcher.js';
 
 /** The owner of a request: account and plan. */
 export interface Owner {
@@ -87,7 +88,8 @@ export interface ConversionRecord {
   success: true;
   id: string;
   status: ConversionStatus;
-  source: { upload_id: string; format: string; size_bytes: number; sha256: string };
+  /** `url`: extension, present when the source was fetched from one (the address that answered). */
+  source: { upload_id: string; format: string; size_bytes: number; sha256: string; url?: string };
   target_format: string;
   options: RecordOptions;
   output: OutputRecord | null;
@@ -131,6 +133,8 @@ export interface ConversionServiceDeps {
   retentionMs: number;
   publicBaseUrl: string;
   log: FastifyBaseLogger;
+  /** Fetches URLs through the egress guard (imports); absent: `url` is refused. */
+  urls?: UrlFetcher;
 }
 
 /**
@@ -147,6 +151,31 @@ export class ConversionService {
    * and 413 `file_too_large` thrown at once. The format is detected from the bytes.
    */
   async upload(owner: Owner, clientFilename: string, stream: Readable): Promise<UploadRow> {
+    return this.keep(owner, clientFilename, stream, null);
+  }
+
+  /**
+   * Imports a URL as an upload (extension, issue 22): fetched through the egress guard
+   * (public addresses only, pinned, redirects re-checked, a time-out), capped at the plan's
+   * file size, then stored, hashed and detected like any upload. An HTML page keeps its
+   * address, so that it is rendered there and its stylesheets, images and fonts are fetched
+   * through the same guard.
+   */
+  async importUrl(owner: Owner, url: string): Promise<UploadRow> {
+    if (!this.deps.urls) throw new AppError('invalid_request', 'This service does not fetch URLs.', { field: 'url' });
+    const opened = await this.deps.urls.open(url);
+    try {
+      return await this.keep(owner, opened.filename, opened.body, opened.url);
+    } catch (err) {
+      if (err instanceof AppError || isStorageFull(err)) throw err;
+      throw opened.readFailure(err);
+    } finally {
+      opened.done();
+      opened.body.destroy();
+    }
+  }
+
+  private async keep(owner: Owner, clientFilename: string, stream: Readable, sourceUrl: string | null): Promise<UploadRow> {
     const now = this.deps.clock();
     const id = newId('upl', now.getTime());
     const path = this.deps.store.uploadPath(id);
@@ -176,6 +205,7 @@ export class ConversionService {
       created_at: now.toISOString(),
       expires_at: this.expiry(now),
       deleted_at: null,
+      source_url: sourceUrl,
     };
     try {
       await this.deps.uploads.insert(row);
@@ -235,6 +265,7 @@ export class ConversionService {
       created_at: now.toISOString(),
       expires_at: this.expiry(now),
       deleted_at: null,
+      source_url: null,
     };
     await this.deps.uploads.insert(row);
     try {
@@ -385,7 +416,7 @@ export class ConversionService {
       success: true,
       id: row.id,
       status: row.status as ConversionStatus,
-      source: { upload_id: row.upload_id, format: upload?.format ?? '', size_bytes: upload?.size_bytes ?? 0, sha256: upload?.sha256 ?? '' },
+      source: { upload_id: row.upload_id, format: upload?.format ?? '', size_bytes: upload?.size_bytes ?? 0, sha256: upload?.sha256 ?? '', ...(upload?.source_url ? { url: upload.source_url } : {}) },
       target_format: row.target_format,
       options: answeredOptions(JSON.parse(row.options) as StoredOptions),
       output: row.output && completed ? (JSON.parse(row.output) as OutputRecord) : null,

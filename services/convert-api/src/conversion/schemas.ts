@@ -73,7 +73,18 @@ const optionFields = {
 /** `POST /api/v1/convert` JSON body. */
 export const ConvertJsonBody = Type.Object(
   {
-    upload_id: Type.String({ pattern: NO_NUL, description: 'From POST /api/v1/upload.' }),
+    upload_id: Type.Optional(Type.String({ pattern: NO_NUL, description: 'From POST /api/v1/upload. Exactly one of upload_id and url.' })),
+    url: Type.Optional(
+      Type.String({
+        maxLength: 2048,
+        pattern: NO_NUL,
+        description:
+          'Extension: an http(s) URL to fetch and convert instead of an upload (exactly one of upload_id and url). Fetched through the egress guard: ' +
+          'public addresses only (loopback, private, link-local, CGNAT, multicast, reserved and cloud-metadata ranges refused in every spelling), DNS answers pinned, ' +
+          'redirects re-checked, the plan’s max_file_bytes and a time-out as caps. An HTML page is rendered at its address, its stylesheets, images, fonts and ' +
+          'scripts fetched through the same guard. A refused address → 400 naming `url`; no answer, a time-out or a non-2xx answer → 422 fetch_failed.',
+      }),
+    ),
     target_format: Type.String({ description: 'An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format.' }),
     ...optionFields,
   },
@@ -150,7 +161,13 @@ export const ConversionRecordSchema = Type.Object({
   success: Type.Boolean(),
   id: Type.String({ description: '`cnv_…`; conversions and jobs share the id space.' }),
   status: StringEnum(CONVERSION_STATUSES),
-  source: Type.Object({ upload_id: Type.String(), format: Type.String(), size_bytes: Type.Integer(), sha256: Sha256 }),
+  source: Type.Object({
+    upload_id: Type.String(),
+    format: Type.String(),
+    size_bytes: Type.Integer(),
+    sha256: Sha256,
+    url: Type.Optional(Type.String({ description: 'Extension: the address the source was fetched from (after redirects), when it came from a URL.' })),
+  }),
   target_format: Type.String(),
   options: Type.Object({
     preset: Nullable(Type.String()),

@@ -71,4 +71,13 @@ export const CONVERT_MIGRATIONS: Record<string, Migration> = {
       for (const column of ['account_limit', 'attempts', 'lease_until', 'lease_owner']) await db.schema.alterTable('conversions').dropColumn(column).execute();
     },
   },
+  '2026_11_27_0600_upload_source_url': {
+    // Pages fetched from a URL are rendered at their own address (issue 22).
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('uploads').addColumn('source_url', 'text').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('uploads').dropColumn('source_url').execute();
+    },
+  },
 };

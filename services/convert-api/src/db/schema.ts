@@ -13,6 +13,8 @@ export interface UploadsTable {
   created_at: string;
   expires_at: string;
   deleted_at: string | null;
+  /** Imported from a URL (issue 22): the address that answered, after redirects; null for an upload. */
+  source_url: string | null;
 }
 
 /**

@@ -40,7 +40,7 @@ for (const backend of testBackends()) {
       const uploadId = `upl_${seq}`;
       await new UploadsRepository(core.database).insert({
         id: uploadId, account_id: accountId, filename: 'a.png', format: 'png', mime_type: 'image/png', size_bytes: 1, sha256: 'x',
-        created_at: T0.toISOString(), expires_at: at(86_400_000).toISOString(), deleted_at: null,
+        created_at: T0.toISOString(), expires_at: at(86_400_000).toISOString(), deleted_at: null, source_url: null,
       });
       const conversions: string[] = [];
       for (let i = 0; i < n; i++) {

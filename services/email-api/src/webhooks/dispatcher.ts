@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { signWebhook } from '@mailconv/client';
 import type { AttemptOutcome, ClaimedDelivery, DeliveriesRepository } from '../repositories/deliveries.repository.js';
 import { sendWebhook, type AttemptResult, type SendOptions } from './sender.js';
-import { checkWebhookTarget, type Lookup } from './url-guard.js';
+import { checkUrl, type Lookup } from '@mailconv/platform';
+import { webhookPolicy } from './webhooks.service.js';
 
 /** Names the service in every delivery (decision 20). */
 export const WEBHOOK_USER_AGENT = 'MailconvEmailVerification-Webhooks/1.0';
@@ -148,9 +149,8 @@ export class WebhookDispatcher {
     if (!claimed.active) {
       result = { ok: false, status: null, durationMs: 0, error: 'webhook_deleted' };
     } else {
-      const check = await checkWebhookTarget(claimed.url, { allowInsecure: this.o.allowInsecure, ...(this.o.lookup ? { lookup: this.o.lookup } : {}) });
+      const check = await checkUrl(claimed.url, { ...webhookPolicy(this.o.allowInsecure, this.o.lookup), ...(this.o.fence ? { fence: this.o.fence } : {}) });
       if (!check.ok) result = { ok: false, status: null, durationMs: 0, error: check.problem };
-      else if (this.o.fence && !this.o.fence(check.target.address)) result = { ok: false, status: null, durationMs: 0, error: 'outside_restrict_to' };
       else {
         const send: SendOptions = {
           url: check.url,

@@ -3,7 +3,7 @@ import type { DeliveriesRepository } from '../repositories/deliveries.repository
 import type { EventsRepository } from '../repositories/events.repository.js';
 import type { EmailObserver } from '../observer.js';
 import { WebhookDispatcher } from './dispatcher.js';
-import { networkFence, type Lookup } from './url-guard.js';
+import { networkFence, type Lookup } from '@mailconv/platform';
 
 /** Random spread of each retry wait: ±20 % (decision 21: backoff with jitter). */
 export const RETRY_JITTER = 0.2;

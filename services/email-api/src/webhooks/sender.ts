@@ -1,7 +1,6 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
-import type { PinnedTarget } from './url-guard.js';
+import { pinnedLookup, type PinnedTarget } from '@mailconv/platform';
 
 /** What one delivery attempt gave. A failure is a value: the worker decides about retries. */
 export interface AttemptResult {
@@ -34,10 +33,7 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
  */
 export function sendWebhook(o: SendOptions): Promise<AttemptResult> {
   const started = performance.now();
-  const pinned: LookupFunction = (_hostname, options, callback) => {
-    if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: o.target.address, family: o.target.family }]);
-    else callback(null, o.target.address, o.target.family);
-  };
+  const pinned = pinnedLookup(o.target);
   const done = (partial: Omit<AttemptResult, 'durationMs'>): AttemptResult => ({ ...partial, durationMs: Math.round(performance.now() - started) });
   return new Promise((resolve) => {
     let settled = false;

@@ -1,8 +1,7 @@
-import { AppError, randomBase62 } from '@mailconv/platform';
+import { AppError, checkUrl, randomBase62, type EgressPolicy, type Lookup } from '@mailconv/platform';
 import type { DeliveriesRepository, DeliveryLogEntry } from '../repositories/deliveries.repository.js';
 import type { EventsRepository } from '../repositories/events.repository.js';
 import { MAX_ACTIVE_WEBHOOKS, type WebhookRecord, type WebhooksRepository } from '../repositories/webhooks.repository.js';
-import { checkWebhookTarget, type Lookup } from './url-guard.js';
 
 /** The events an endpoint can subscribe to (contract, Events). */
 export const WEBHOOK_EVENTS = ['batch.completed', 'job.completed', 'job.failed'] as const;
@@ -20,7 +19,7 @@ export interface WebhooksServiceDeps {
 
 /**
  * The rules of an account's webhook endpoints (decisions 20–23): which URLs may be added
- * (the address check of `url-guard.ts`, the same one the dispatcher repeats at delivery),
+ * (the egress guard of `packages/platform`, the same check the dispatcher repeats at delivery),
  * the limit of active endpoints, the delivery log and redelivery. Failures are AppErrors
  * of the service's closed list; routes only map them.
  */
@@ -34,8 +33,8 @@ export class WebhooksService {
   /** Adds an endpoint after checking its URL and events; the signing secret is in this answer only. */
   async create(accountId: string, input: { url: string; events?: string | undefined }): Promise<WebhookRecord & { secret: string }> {
     const events = parseEvents(input.events);
-    const check = await checkWebhookTarget(input.url, { allowInsecure: this.deps.allowInsecure, ...(this.deps.lookup ? { lookup: this.deps.lookup } : {}) });
-    if (!check.ok) throw new AppError('invalid_request', check.message, { field: 'url' });
+    const check = await checkUrl(input.url, webhookPolicy(this.deps.allowInsecure, this.deps.lookup));
+    if (!check.ok) throw new AppError('invalid_request', `Webhook URL: ${check.message}`, { field: 'url' });
     const secret = `whsec_${randomBase62(32)}`;
     const created = await this.deps.webhooks.create(accountId, { url: check.url.toString(), events, secret }, this.deps.clock());
     if (created === 'limit_reached') throw new AppError('webhook_limit_reached', `At most ${MAX_ACTIVE_WEBHOOKS} active webhook endpoints; delete one first.`);
@@ -71,4 +70,12 @@ function parseEvents(raw: string | undefined): string {
     throw new AppError('invalid_request', `Unknown or missing event names${unknown.length ? ` (${unknown.join(', ')})` : ''}; use a comma-separated subset of ${WEBHOOK_EVENTS.join(', ')}.`, { field: 'events' });
   }
   return WEBHOOK_EVENTS.filter((e) => names.includes(e)).join(',');
+}
+
+/**
+ * Where webhooks may go (decision 23): public HTTPS only; `EMAIL_WEBHOOKS_ALLOW_INSECURE`
+ * also allows http:// and non-public addresses (development).
+ */
+export function webhookPolicy(allowInsecure: boolean, lookup?: Lookup): EgressPolicy {
+  return { schemes: allowInsecure ? ['https:', 'http:'] : ['https:'], allowPrivate: allowInsecure, ...(lookup ? { lookup } : {}) };
 }

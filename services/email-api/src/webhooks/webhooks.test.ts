@@ -6,7 +6,10 @@ import { createServer as createTcpServer } from 'node:net';
 import { REBIND_PUBLIC_ADDRESS, WEBHOOK_HOSTS, useRig, type RigHandle } from '@mailconv/test-rig';
 import { signatureValid, TestReceiver } from './receiver.test-support.js';
 import { sendWebhook } from './sender.js';
-import { checkWebhookTarget, resolverLookup, type Lookup } from './url-guard.js';
+import { checkUrl, resolverLookup, type Lookup } from '@mailconv/platform';
+import { webhookPolicy } from './webhooks.service.js';
+
+const checkWebhookTarget = (url: string, o: { allowInsecure: boolean; lookup: Lookup }) => checkUrl(url, webhookPolicy(o.allowInsecure, o.lookup));
 
 // The guard only classifies and never connects. Host names are resolved by a real resolver,
 // the rig's dnsmasq on loopback (test-rig/src/zones.ts, WEBHOOK_HOSTS); the public-looking

@@ -20,14 +20,14 @@ const WaitQuery = Type.Object(
 const checkForm = formChecker(MultipartBody);
 
 /** Starts a conversion from a stored upload; a one-step upload is discarded if the request is refused. */
-async function startFrom(service: ConversionService, owner: Owner, upload: UploadRow, fields: Record<string, unknown>, oneStep: boolean) {
+async function startFrom(service: ConversionService, owner: Owner, upload: UploadRow, fields: Record<string, unknown>, how: { form?: boolean; discard?: boolean }) {
   const { target_format: target, ...options } = fields;
   try {
     if (typeof target !== 'string' || target === '') throw new AppError('invalid_request', "'target_format' is required.", { field: 'target_format' });
-    if (oneStep) checkForm({ ...fields, file: upload.id });
+    if (how.form) checkForm({ ...fields, file: upload.id });
     return await service.start(owner, upload, target, Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)));
   } catch (err) {
-    if (oneStep) await service.discardUpload(upload);
+    if (how.form || how.discard) await service.discardUpload(upload);
     throw err;
   }
 }
@@ -44,7 +44,7 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
     {
       schema: {
         tags: ['conversion'],
-        summary: 'Convert an upload (JSON with upload_id) or a file sent along (multipart); waits up to `wait` seconds',
+        summary: 'Convert an upload (JSON with upload_id), a URL (JSON with url, extension) or a file sent along (multipart); waits up to `wait` seconds',
         description:
           'Charges one conversion against the monthly quota once the request is accepted: after the pair, the options and the upload\'s preflight ' +
           '(bomb limits — pixels, pages, duration, zip expansion, XML entities —, an encrypted PDF → 422 password_required, a page_range past the last page → 400). ' +
@@ -63,10 +63,12 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
       let row;
       if (request.isMultipart()) {
         const form = await readMultipart(request, service, owner, FORM_FIELDS);
-        row = await startFrom(service, owner, requireUpload(form), form.fields, true);
+        row = await startFrom(service, owner, requireUpload(form), form.fields, { form: true });
       } else {
-        const { upload_id: uploadId, ...fields } = request.body as Record<string, unknown> & { upload_id: string };
-        row = await startFrom(service, owner, await service.findUpload(owner, uploadId), fields, false);
+        const { upload_id: uploadId, url, ...fields } = request.body as Record<string, unknown> & { upload_id?: string; url?: string };
+        if ((uploadId === undefined) === (url === undefined)) throw new AppError('invalid_request', 'Give exactly one of upload_id and url.', { field: uploadId === undefined ? 'upload_id' : 'url' });
+        if (url !== undefined) row = await startFrom(service, owner, await service.importUrl(owner, url), fields, { discard: true });
+        else row = await startFrom(service, owner, await service.findUpload(owner, uploadId!), fields, {});
       }
       await service.waitFor(row.id, request.query.wait * 1000);
       const record = await service.record(await service.find(owner, row.id));
@@ -121,7 +123,7 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
       const owner = ownerOf(deps, request.principal!);
       await service.assertQuotaLeft(owner);
       const form = await readMultipart(request, service, owner, FORM_FIELDS);
-      const row = await startFrom(service, owner, requireUpload(form), form.fields, true);
+      const row = await startFrom(service, owner, requireUpload(form), form.fields, { form: true });
       const record = await service.record(row);
       return reply.code(202).header('location', record.status_url).send(record);
     },

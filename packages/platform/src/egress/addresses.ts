@@ -1,7 +1,8 @@
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 
 /**
- * Addresses an MX record must not make the prober connect to by default: loopback,
+ * Addresses no outbound connection may reach by default (the egress guard, SMTP probes to MX
+ * hosts, webhook deliveries, pages fetched for conversions): loopback,
  * private, link-local, CGNAT, documentation, benchmarking, multicast and other reserved
  * ranges (IANA special-purpose registries). Without this, anyone who can publish an MX
  * record could use the service to scan its own network.
@@ -64,4 +65,20 @@ function mappedIPv4(address: string): string | null {
   const hi = parseInt(m[1]!, 16);
   const lo = parseInt(m[2]!, 16);
   return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
+/** A set of CIDR networks (`…_RESTRICT_TO`, allow and deny lists): true for an address inside one. */
+export function networkFence(cidrs: readonly string[]): (address: string) => boolean {
+  const list = new BlockList();
+  for (const cidr of cidrs) {
+    const [net, bits] = cidr.split('/');
+    const family = isIPv6(net ?? '') ? 'ipv6' : 'ipv4';
+    list.addSubnet(net!, Number(bits ?? (family === 'ipv6' ? 128 : 32)), family);
+  }
+  return (address) => {
+    if (isIPv4(address)) return list.check(address, 'ipv4');
+    if (!isIPv6(address)) return false;
+    const v4 = mappedIPv4(address);
+    return v4 === null ? list.check(address, 'ipv6') : list.check(v4, 'ipv4');
+  };
 }
