@@ -293,3 +293,56 @@ describe('Chromium: Markdown', () => {
     assert.ok(!tooBig.ok && tooBig.error.field === 'css');
   });
 });
+
+describe('Chromium: a zipped site', () => {
+  test('a zip with index.html, its stylesheet, web font, image and script prints as the browser shows it; paths out of the zip and links are not served; a zip without a page fails clearly', { timeout: 90_000 }, async () => {
+    const site = join(dir, `${n++}-site`);
+    await mkdir(join(site, 'assets', 'fonts'), { recursive: true });
+    await writeFile(join(site, 'index.html'), `<!doctype html><html><head><title>Zipped report</title>
+<link rel="stylesheet" href="assets/site.css"></head><body>
+<div class="band"></div>
+<p class="f">Font: <span id="font">FONT-MISSING</span></p>
+<p>Image: <span id="img">IMG-MISSING</span></p>
+<p>Escapes: <span id="escapes">ESCAPES-PENDING</span></p>
+<img id="logo" src="assets/logo.png" width="40">
+<script src="assets/app.js"></script>
+</body></html>`);
+    await writeFile(join(site, 'assets', 'site.css'), "@font-face { font-family: Zipped; src: url(fonts/face.ttf); } .f { font-family: Zipped; } .band { background: rgb(30, 144, 255); height: 60px; } .band::after { content: 'CSS-FROM-ZIP'; color: #fff; }");
+    await writeFile(join(site, 'assets', 'fonts', 'face.ttf'), await readFile('/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf'));
+    await writeFile(join(site, 'assets', 'logo.png'), await sharp({ create: { width: 8, height: 8, channels: 3, background: '#2da44e' } }).png().toBuffer());
+    // The script reads its own files, then tries to read outside the zip: every escape must fail.
+    await writeFile(join(site, 'assets', 'app.js'), `
+      document.fonts.load('12px Zipped').then((f) => { document.getElementById('font').textContent = f.length ? 'FONT-FROM-ZIP' : 'FONT-NONE'; });
+      const logo = document.getElementById('logo');
+      const shown = () => { document.getElementById('img').textContent = logo.naturalWidth > 0 ? 'IMG-FROM-ZIP' : 'IMG-BROKEN'; };
+      logo.complete ? shown() : logo.addEventListener('load', shown);
+      const up = '..%2f'.repeat(16);
+      const tries = ['/../../../../etc/passwd', '/%2e%2e/%2e%2e/%2e%2e/etc/passwd', '/assets/' + up + 'etc%2fpasswd', '/' + up + 'etc/passwd', '/%2fetc%2fpasswd', '/nothing-here.txt'];
+      Promise.all(tries.map((u) => fetch(u).then((r) => r.ok ? r.text() : '').catch(() => ''))).then((bodies) => {
+        document.getElementById('escapes').textContent = bodies.some((b) => b.includes('root:')) ? 'ESCAPED' : 'ESCAPES-REFUSED';
+      });
+    `);
+    const zipPath = join(dir, `${n++}-site.zip`);
+    tool('/usr/bin/python3', ['-c', 'import os,sys,zipfile\nz=zipfile.ZipFile(sys.argv[1],"w")\nfor r,_,fs in os.walk(sys.argv[2]):\n  for f in fs: p=os.path.join(r,f); z.write(p,os.path.relpath(p,sys.argv[2]))\nz.close()', zipPath, site]);
+    const pdf = await conv.convert({ inputPath: zipPath, sourceFormat: 'zip', targetFormat: 'pdf', options: { wait_for: '#escapes:not(:empty)' }, outputPath: join(dir, 'out', `${n++}-site.pdf`) });
+    if (!pdf.ok) assert.fail(JSON.stringify(pdf.error));
+    assert.deepEqual(pdf.engines, ['chromium']);
+    const text = tool('/usr/bin/pdftotext', ['-layout', pdf.output.path, '-']);
+    for (const seen of ['CSS-FROM-ZIP', 'FONT-FROM-ZIP', 'IMG-FROM-ZIP', 'ESCAPES-REFUSED']) assert.match(text, new RegExp(seen), `${seen} in:\n${text}`);
+    assert.match(tool('/usr/bin/pdfinfo', [pdf.output.path]), /Title:\s+Zipped report/);
+    // The band's colour, as the stylesheet in the zip paints it.
+    const { data, width } = await raster(pdf.output.path);
+    let blue = 0;
+    for (let i = 0; i < width * 40; i++) if (Math.abs(data[i * 3]! - 30) < 20 && Math.abs(data[i * 3 + 1]! - 144) < 20 && data[i * 3 + 2]! > 230) blue++;
+    assert.ok(blue > 100, `band pixels: ${blue}`);
+    const png = await conv.convert({ inputPath: zipPath, sourceFormat: 'zip', targetFormat: 'png', outputPath: join(dir, 'out', `${n++}-site.png`) });
+    assert.ok(png.ok, JSON.stringify(!png.ok && png.error));
+
+    // A zip that is not a site: a clear failure, not an empty page.
+    const plain = join(dir, `${n++}-plain.zip`);
+    tool('/usr/bin/python3', ['-c', 'import sys,zipfile\nz=zipfile.ZipFile(sys.argv[1],"w")\nz.writestr("notes/a.txt","hello")\nz.writestr("b.txt","x")\nz.close()', plain]);
+    const none = await conv.convert({ inputPath: plain, sourceFormat: 'zip', targetFormat: 'pdf', outputPath: join(dir, 'out', `${n++}-plain.pdf`) });
+    assert.ok(!none.ok);
+    assert.match(none.error.message, /index\.html/);
+  });
+});

@@ -277,7 +277,7 @@ export class Converter {
     }
     if (options.page && !first.steps.some((s) => s.engine === 'chromium')) {
       const field = PAGE_OPTION_NAMES.find((n) => rawOptions[n] !== undefined && rawOptions[n] !== null && rawOptions[n] !== '') ?? 'paper';
-      throw invalid(field, `${field} applies to HTML and Markdown rendered by the browser (html, md → pdf, png, jpg, webp); ${source.ext} to ${target.ext} is not.`);
+      throw invalid(field, `${field} applies to pages rendered by the browser (html, md and zipped sites → pdf, png, jpg, webp); ${source.ext} to ${target.ext} is not.`);
     }
     if (options.preset?.pdfa && target.ext === 'pdf' && options.setPassword !== undefined) {
       throw invalid('set_password', 'PDF/A (preset "archive") forbids encryption: set_password cannot be combined with it.');

@@ -27,6 +27,21 @@ const WRITE: Readonly<Record<string, readonly string[]>> = {
 };
 const FORMATS = Object.keys(WRITE);
 
+/**
+ * Unpacks the step's archive into a new folder of the job (`name`), in the sandbox: no
+ * owners, special permission bits, ACLs or extended attributes from the archive; what lands
+ * on disk is checked again (links that leave the tree, special files). Answers the folder.
+ */
+export async function unpackArchive(step: Step, name: string): Promise<string> {
+  const tree = join(step.job.dir, name);
+  await mkdir(tree);
+  await ownForSandbox(tree);
+  await runStep(step, BSDTAR, ['-x', '--no-same-owner', '--no-same-permissions', '--no-acls', '--no-xattrs', '--no-fflags', '-f', step.input, '-C', tree]);
+  // What bsdtar unpacked is the archive's, hence hostile: checked again as it lies on disk.
+  await checkUnpackedTree(tree, step.from, UNPACKED_ENTRY_CAP);
+  return tree;
+}
+
 /** The archive engine. */
 export class ArchiveEngine implements Engine {
   readonly name = 'bsdtar';
@@ -42,13 +57,7 @@ export class ArchiveEngine implements Engine {
   }
 
   async convert(step: Step): Promise<void> {
-    const tree = join(step.job.dir, `unpacked-${step.to}`);
-    await mkdir(tree);
-    await ownForSandbox(tree);
-    // No owners, no special permission bits, no ACLs or extended attributes from the archive.
-    await runStep(step, BSDTAR, ['-x', '--no-same-owner', '--no-same-permissions', '--no-acls', '--no-xattrs', '--no-fflags', '-f', step.input, '-C', tree]);
-    // What bsdtar unpacked is the archive's, hence hostile: checked again as it lies on disk.
-    await checkUnpackedTree(tree, step.from, UNPACKED_ENTRY_CAP);
+    const tree = await unpackArchive(step, `unpacked-${step.to}`);
     const names = (await readdir(tree)).sort();
     if (!names.length) throw failed(`The ${step.from} file holds nothing to repack.`);
     await this.pack(step, tree, names);

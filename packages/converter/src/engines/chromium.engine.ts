@@ -14,13 +14,19 @@
  * and its http(s) sub-resources are asked of the service, which fetches them through its
  * egress guard (public addresses only, pinned, redirects re-checked, budgets): the browser
  * still reaches no network itself.
+ *
+ * A zip holding a site (`index.html` at its top, or in its one top folder, with its CSS,
+ * images, fonts and scripts) is unpacked in the sandbox and its files are served under the
+ * page's origin: only regular files inside the unpacked tree, never through a link.
  */
 import { constants as fsConstants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, readdir, realpath, stat } from 'node:fs/promises';
+import { extname, join, resolve, sep } from 'node:path';
 import type { HTTPRequest, Page } from 'puppeteer-core';
 import { failed } from '../errors.js';
 import { writeJobFile } from '../guards/output-guard.js';
 import { CHROMIUM_BIN, ChromiumPool, type ChromiumPoolOptions, type FreshPage } from './chromium-pool.js';
+import { unpackArchive } from './archive.engine.js';
 import { probeBinaries, type Engine, type EngineProbe, type RemotePage, type Step } from './engine.js';
 import { markdownPage } from './markdown-page.js';
 
@@ -32,8 +38,18 @@ const SOURCE_TYPES: Readonly<Record<string, string>> = {
   xhtml: 'application/xhtml+xml; charset=utf-8',
 };
 
-/** The name the page is served under: Markdown is served as the HTML page made of it. */
-const pageExt = (from: string): string => (from === 'md' ? 'html' : from);
+/** The name the page is served under: Markdown is served as the HTML page made of it, a zip as its index.html. */
+const pageExt = (from: string): string => (from === 'md' || from === 'zip' ? 'html' : from);
+
+/** Types of a zipped site's files, by extension; anything else is served as bytes. */
+const SITE_TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8', '.htm': 'text/html; charset=utf-8', '.xhtml': 'application/xhtml+xml', '.css': 'text/css', '.js': 'text/javascript', '.mjs': 'text/javascript',
+  '.json': 'application/json', '.svg': 'image/svg+xml', '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.gif': 'image/gif', '.webp': 'image/webp',
+  '.avif': 'image/avif', '.ico': 'image/x-icon', '.bmp': 'image/bmp', '.woff': 'font/woff', '.woff2': 'font/woff2', '.ttf': 'font/ttf', '.otf': 'font/otf', '.txt': 'text/plain',
+};
+
+/** Largest file of a zipped site served to the page. */
+const SITE_FILE_MAX = 64 * 1024 * 1024;
 
 /** Response headers of a fetched sub-resource the page gets to see (type, and CORS for fonts and scripts). */
 const PASSED_HEADERS = ['content-type', 'content-language', 'access-control-allow-origin', 'access-control-allow-credentials', 'access-control-expose-headers', 'timing-allow-origin'];
@@ -55,7 +71,7 @@ const VIEWPORT = { width: 1280, height: 800, deviceScaleFactor: 1 };
 /** The Chromium engine. */
 export class ChromiumEngine implements Engine {
   readonly name = 'chromium';
-  readonly reads = ['html', 'xhtml', 'md'] as const;
+  readonly reads = ['html', 'xhtml', 'md', 'zip'] as const;
   readonly writes = ['pdf', 'png', 'jpg', 'webp'] as const;
   readonly pool: ChromiumPool;
 
@@ -72,25 +88,33 @@ export class ChromiumEngine implements Engine {
   }
 
   async convert(step: Step): Promise<void> {
-    // The job's input (the upload's link) or a chain's intermediate, which the converter
-    // checked when its engine finished: opened without following a link, a regular file.
-    const handle = await open(step.input, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
     let source: Buffer;
-    try {
-      if (!(await handle.stat()).isFile()) throw failed('The conversion produced no output.', 'chromium: the input is not a file');
-      source = await handle.readFile();
-    } finally {
-      await handle.close();
+    let site: string | undefined;
+    if (step.from === 'zip') {
+      site = await siteRoot(await unpackArchive(step, 'site'));
+      const index = await readSiteFile(site, 'index.html');
+      if (!index) throw failed('The zip’s index.html could not be read (it must be a file, not a link).');
+      source = index;
+    } else {
+      // The job's input (the upload's link) or a chain's intermediate, which the converter
+      // checked when its engine finished: opened without following a link, a regular file.
+      const handle = await open(step.input, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+      try {
+        if (!(await handle.stat()).isFile()) throw failed('The conversion produced no output.', 'chromium: the input is not a file');
+        source = await handle.readFile();
+      } finally {
+        await handle.close();
+      }
     }
     // Markdown becomes a whole HTML page first: default stylesheet, highlighted code, then `css`.
     if (step.from === 'md') source = markdownPage(source, step.options.page?.css);
     const type = SOURCE_TYPES[step.from] ?? 'text/html; charset=utf-8';
     const deadline = Date.now() + step.job.timeoutMs;
-    const bytes = await this.pool.run((fresh) => this.render(fresh, step, source, type, deadline), step.job.signal);
+    const bytes = await this.pool.run((fresh) => this.render(fresh, step, source, type, deadline, site), step.job.signal);
     await writeJobFile(step.output, bytes);
   }
 
-  private async render(fresh: FreshPage, step: Step, source: Buffer, type: string, deadline: number): Promise<Uint8Array> {
+  private async render(fresh: FreshPage, step: Step, source: Buffer, type: string, deadline: number, site?: string): Promise<Uint8Array> {
     const { page } = fresh;
     let blocked = 0;
     // A page from a URL, for the formats that are its own document (not Markdown made into a page).
@@ -121,6 +145,13 @@ export class ChromiumEngine implements Engine {
           return;
         }
         const leavesPage = request.isNavigationRequest() && request.frame() === page.mainFrame();
+        // A zipped site's own files, under the page's origin.
+        if (site && !leavesPage && url.startsWith(`${DOCUMENT_ORIGIN}/`)) {
+          void serveSiteFile(request, site).then((ok) => {
+            if (!ok) blocked++;
+          });
+          return;
+        }
         if (remote && !leavesPage && /^https?:/i.test(url) && request.method() === 'GET' && remoteRequests < MAX_REMOTE_REQUESTS) {
           remoteRequests++;
           void this.fetchFor(request, remote, signal).then((ok) => {
@@ -227,4 +258,64 @@ export class ChromiumEngine implements Engine {
   async close(): Promise<void> {
     await this.pool.close();
   }
+}
+
+/** The folder of an unpacked zip that holds `index.html`: its top, or its one top folder. */
+async function siteRoot(tree: string): Promise<string> {
+  const names = await readdir(tree);
+  if (names.includes('index.html')) return tree;
+  const folders = [];
+  for (const name of names) if ((await stat(join(tree, name)).catch(() => null))?.isDirectory()) folders.push(name);
+  if (names.length === 1 && folders.length === 1 && (await readdir(join(tree, folders[0]!))).includes('index.html')) return join(tree, folders[0]!);
+  throw failed('A zip converts to PDF or a picture when it holds a web page: index.html at its top (or in its one top folder), with the CSS, images, fonts and scripts it uses.');
+}
+
+/**
+ * A file of the unpacked site, or null: the path must stay inside the site once every link
+ * on the way is resolved, and the file itself must be a regular file opened without
+ * following a link, at most {@link SITE_FILE_MAX} bytes.
+ */
+async function readSiteFile(site: string, relative: string): Promise<Buffer | null> {
+  const root = await realpath(site);
+  const path = resolve(root, relative);
+  if (!path.startsWith(root + sep)) return null;
+  let real: string;
+  try {
+    real = join(await realpath(resolve(path, '..')), path.slice(path.lastIndexOf(sep) + 1));
+  } catch {
+    return null;
+  }
+  if (!real.startsWith(root + sep)) return null;
+  let handle;
+  try {
+    handle = await open(real, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const st = await handle.stat();
+    if (!st.isFile() || st.size > SITE_FILE_MAX) return null;
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Answers a request of a zipped site's page from its files (404 when there is no such file); false when refused. */
+async function serveSiteFile(request: HTTPRequest, site: string): Promise<boolean> {
+  let relative: string;
+  try {
+    relative = decodeURIComponent(new URL(request.url()).pathname).replace(/^\/+/, '');
+  } catch {
+    await request.abort('blockedbyclient').catch(() => undefined);
+    return false;
+  }
+  const body = relative && !relative.includes('\0') ? await readSiteFile(site, relative) : null;
+  if (!body) {
+    await request.respond({ status: 404, contentType: 'text/plain', body: 'not in the zip' }).catch(() => undefined);
+    return false;
+  }
+  const type = SITE_TYPES[extname(relative).toLowerCase()] ?? 'application/octet-stream';
+  await request.respond({ status: 200, contentType: type, body, headers: { 'cache-control': 'no-store' } }).catch(() => undefined);
+  return true;
 }

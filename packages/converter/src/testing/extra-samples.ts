@@ -209,11 +209,14 @@ export async function makeExtraSamples(dir: string): Promise<Map<string, string>
     made(ext, '/usr/bin/ffmpeg', (p) => ['-v', 'error', '-y', ...card, ...codecs, '-shortest', '-f', muxer, p]);
   }
 
-  // Archives: a folder with a marker file, packed by Python, 7-Zip and bsdtar.
+  // Archives: a folder with a marker file, packed by Python, 7-Zip and bsdtar; at its top a
+  // small site (index.html and its stylesheet), which is what makes a zip a page for the browser.
   const tree = at('tree');
   await mkdir(join(tree, 'docs'), { recursive: true });
   await writeFile(join(tree, 'docs', 'note.txt'), `${MARKER} inside\n`);
   await writeFile(join(tree, 'readme.txt'), 'top level\n');
+  await writeFile(join(tree, 'index.html'), `<!doctype html><html><head><title>Site</title><link rel="stylesheet" href="docs/site.css"></head><body><h1>${MARKER}</h1><p>A page zipped with its stylesheet.</p></body></html>\n`);
+  await writeFile(join(tree, 'docs', 'site.css'), 'h1 { color: #1f6feb; font-family: sans-serif; }\n');
   const py = (code: string, p: string): string[] => ['-c', code, p, tree];
   const walk = 'import os,sys\nfiles=[(os.path.join(r,f),os.path.relpath(os.path.join(r,f),sys.argv[2])) for r,_,fs in os.walk(sys.argv[2]) for f in fs]\n';
   made('zip', '/usr/bin/python3', (p) => py(`${walk}import zipfile\nwith zipfile.ZipFile(sys.argv[1],'w',zipfile.ZIP_DEFLATED) as z:\n  [z.write(a,n) for a,n in files]`, p));
