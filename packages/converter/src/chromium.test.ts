@@ -52,10 +52,10 @@ td,th{padding:6px}
 </body></html>`;
 }
 
-async function convert(html: string, target: string, name = 'page') {
+async function convert(html: string, target: string, name = 'page', options?: Record<string, unknown>) {
   const input = join(dir, `${n}-${name}.html`);
   await writeFile(input, html);
-  return conv.convert({ inputPath: input, sourceFormat: 'html', targetFormat: target, outputPath: join(dir, 'out', `${n++}-${name}.${target}`) });
+  return conv.convert({ inputPath: input, sourceFormat: 'html', targetFormat: target, ...(options ? { options } : {}), outputPath: join(dir, 'out', `${n++}-${name}.${target}`) });
 }
 
 /** Page 1 of a PDF as raw RGB at 50 dpi. */
@@ -194,6 +194,41 @@ describe('Chromium: the pool', () => {
     const next = await convert('<p>after the stuck page</p>', 'png', 'after');
     assert.ok(next.ok, JSON.stringify(next));
   });
+
+  test('a browser that dies on every attempt: the page is still converted, plainly, by the document engines (pandoc → LibreOffice), and the record says so; not when page options were asked for', { timeout: 180_000 }, async () => {
+    assert.ok((await convert('<p>warm</p>', 'pdf', 'warm2')).ok);
+    // Kill whatever browser the pool has, every 100 ms, while the page (a second of script) renders.
+    let killing = true;
+    const killer = (async () => {
+      while (killing) {
+        const pid0 = (engine().pool as unknown as { slots: Array<{ proc?: { pid?: number } } | null> }).slots[0]?.proc?.pid;
+        if (pid0) {
+          for (const pid of [...descendants(pid0)].reverse()) {
+            try {
+              process.kill(pid, 'SIGKILL');
+            } catch {
+              // gone
+            }
+          }
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    const page = '<!doctype html><title>Fallback</title><h1>Plain but converted</h1><script>const end = Date.now() + 1000; while (Date.now() < end) {}</script>';
+    try {
+      const r = await convert(page, 'pdf', 'fallback');
+      if (!r.ok) assert.fail(JSON.stringify(r.error));
+      assert.deepEqual(r.engines, ['pandoc', 'libreoffice']);
+      assert.match(tool('/usr/bin/pdftotext', [r.output.path, '-']), /Plain but converted/);
+      const asked = await conv.convert({ inputPath: join(dir, `${n - 1}-fallback.html`), sourceFormat: 'html', targetFormat: 'pdf', options: { paper: 'Letter' }, outputPath: join(dir, 'out', `${n++}-fallback-letter.pdf`) });
+      assert.ok(!asked.ok && /crashed/.test(asked.error.message), `page options need the browser: ${JSON.stringify(asked)}`);
+    } finally {
+      killing = false;
+      await killer;
+    }
+    const after = await convert('<p>the pool recovers</p>', 'pdf', 'recovered');
+    assert.ok(after.ok && after.engines.includes('chromium'), JSON.stringify(after));
+  });
 });
 
 describe('Chromium: page options', () => {
@@ -245,6 +280,30 @@ describe('Chromium: page options', () => {
     const shot = await run('<body style="margin:0;background:#2da44e"><p>hi</p></body>', 'png', { viewport_width: 800, device_scale: 2 });
     if (!shot.ok) assert.fail(JSON.stringify(shot.error));
     assert.equal((await sharp(shot.output.path).metadata()).width, 1600);
+  });
+
+  test('title, author and page_range on a browser\'s PDF: the information dictionary and XMP say the title and author; only the pages asked for remain', { timeout: 60_000 }, async () => {
+    const r = await convert(long, 'pdf', 'described', { title: 'Annual «report» 2026', author: 'Jane Doe', page_range: '2-3', header_html: '<div style="font-size:9px">Header: <span class="title"></span></div>' });
+    if (!r.ok) assert.fail(JSON.stringify(r.error));
+    assert.deepEqual(r.engines, ['chromium', 'qpdf', 'pikepdf']);
+    const info = tool('/usr/bin/pdfinfo', [r.output.path]);
+    assert.match(info, /Title:\s+Annual «report» 2026/);
+    assert.match(info, /Author:\s+Jane Doe/);
+    assert.match(info, /Pages:\s+2\b/);
+    const xmp = tool('/usr/bin/pdfinfo', ['-meta', r.output.path]);
+    assert.match(xmp, /Jane Doe/);
+    const text = tool('/usr/bin/pdftotext', [r.output.path, '-']);
+    assert.match(text, /Part 2/);
+    assert.doesNotMatch(text, /Part 1/);
+    assert.match(text, /Header: Annual «report» 2026/, 'the header\'s title span says the title asked for');
+    // With the archive preset after it: PDF/A keeps them.
+    const archived = await convert(long, 'pdf', 'archived', { title: 'Kept in PDF/A', author: 'Jane Doe', preset: 'archive' });
+    if (!archived.ok) assert.fail(JSON.stringify(archived.error));
+    assert.match(tool('/usr/bin/pdfinfo', [archived.output.path]), /Title:\s+Kept in PDF\/A/);
+    const bad = conv.plan('html', 'png', { title: 'x' });
+    assert.ok(!bad.ok && bad.error.field === 'title', 'title is for PDF outputs');
+    const control = conv.plan('html', 'pdf', { author: 'a\nb' });
+    assert.ok(!control.ok && control.error.field === 'author');
   });
 
   test('wrong page options are a 400 naming the field; page options on another pair too', () => {

@@ -259,7 +259,9 @@ export class Converter {
       throw new ConversionError('unsupported_conversion', `Converting ${source.ext} to ${target.ext} is not supported; see GET /api/v1/formats/${source.ext}/targets.`);
     }
     const first = routes[0] as Route;
-    if (options.pageRange && !(source.paged && (source.ext === 'pdf' || first.steps.some((s) => s.to === 'pdf')))) {
+    // A browser's PDF is paged too (issue 22): its pages are selected once it is printed.
+    const printed = first.steps[0]?.engine === 'chromium' && target.ext === 'pdf';
+    if (options.pageRange && !printed && !(source.paged && (source.ext === 'pdf' || first.steps.some((s) => s.to === 'pdf')))) {
       throw invalid('page_range', `page_range applies to paged sources converted through PDF; ${source.ext} to ${target.ext} is not.`);
     }
     if (options.ocrLanguages && !first.steps.some((s) => s.engine === 'tesseract')) {
@@ -500,12 +502,15 @@ export class Converter {
   ): Promise<{ file: string; engines: string[] }> {
     let lastError: unknown;
     for (const [r, route] of routes.entries()) {
+      // The browser's page options (paper, header, wait_for…) mean nothing to a fallback without it.
+      if (r > 0 && options.page && !route.steps.some((s) => s.engine === 'chromium')) continue;
       try {
         return await this.runRoute(input, source, target, options, route, job, quality, `a${attempt}r${r}`);
       } catch (e) {
         lastError = e;
         // A refused engine file ends the job: no other route gets to run on what may be a compromise.
-        if (!(e instanceof ConversionError) || e.code !== 'conversion_failed' || e instanceof UnsafeOutputError || job.signal?.aborted) throw e;
+        // Nor after a failure that is the input's own (a page that never finishes rendering).
+        if (!(e instanceof ConversionError) || e.code !== 'conversion_failed' || e instanceof UnsafeOutputError || e.extra.final || job.signal?.aborted) throw e;
       }
     }
     throw lastError;

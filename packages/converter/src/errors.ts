@@ -31,7 +31,8 @@ export class ConversionError extends Error {
   constructor(
     readonly code: ConversionErrorCode,
     message: string,
-    readonly extra: { field?: string; detail?: string } = {},
+    /** `final`: no other route is tried after this failure (the input's own fault, e.g. a page that never finishes). */
+    readonly extra: { field?: string; detail?: string; final?: boolean } = {},
   ) {
     super(message);
     this.name = 'ConversionError';
@@ -56,6 +57,11 @@ export function invalid(field: string, message: string): ConversionError {
 /** Shorthand for an engine failure. */
 export function failed(message: string, detail?: string): ConversionError {
   return new ConversionError('conversion_failed', message, detail ? { detail } : {});
+}
+
+/** An engine failure that is the input's own doing: no fallback route gets to run on it. */
+export function failedFinally(message: string, detail?: string): ConversionError {
+  return new ConversionError('conversion_failed', message, { ...(detail ? { detail } : {}), final: true });
 }
 
 /**

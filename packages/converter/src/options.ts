@@ -97,9 +97,22 @@ export interface ConversionOptions {
   readonly split?: boolean;
   /** HTML rendered by Chromium: paper, margins, header and footer, media, viewport… (extension, issue 22). */
   readonly page?: PageOptions;
+  /** PDF outputs: the document's title and author, in its information dictionary and XMP (extension, issue 22). */
+  readonly title?: string;
+  readonly author?: string;
 }
 
-const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', ...PAGE_OPTION_NAMES]);
+const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', ...PAGE_OPTION_NAMES]);
+/** Longest `title` or `author`. */
+export const MAX_METADATA_CHARS = 300;
+
+function metadataText(field: string, v: unknown): string {
+  // eslint-disable-next-line no-control-regex
+  if (typeof v !== 'string' || v.trim() === '' || v.length > MAX_METADATA_CHARS || /[\u0000-\u001f\u007f]/.test(v)) {
+    throw invalid(field, `${field} must be 1–${MAX_METADATA_CHARS} characters without control characters.`);
+  }
+  return v.trim();
+}
 /** Longest password accepted by `password` and `set_password`. */
 export const MAX_PASSWORD_CHARS = 128;
 
@@ -243,6 +256,11 @@ export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamil
       if (targetFamily !== 'pdf' && targetFamily !== 'image') throw invalid('split', 'split applies to PDF and image outputs only.');
       opts.split = true;
     }
+  }
+  for (const field of ['title', 'author'] as const) {
+    if (!present(field)) continue;
+    pdfOnly(field);
+    opts[field] = metadataText(field, raw[field]);
   }
   if (present('max_output_bytes')) opts.maxOutputBytes = integer('max_output_bytes', raw.max_output_bytes, 1, Number.MAX_SAFE_INTEGER);
   const page = parsePageOptions(raw, present, targetFamily);

@@ -1,18 +1,19 @@
 /**
  * PDF operations on a finished PDF output (issue 12, convert-decisions.md item 17), in a
  * fixed order: `watermark` (Ghostscript stamps every page), `remove_active_content`
- * (Ghostscript re-distils without actions, issue #13), the `archive` preset's PDF/A-2b
+ * (Ghostscript re-distils without actions, issue #13), `title` and `author` (pikepdf),
+ * the `archive` preset's PDF/A-2b
  * (Ghostscript) when LibreOffice did not write the PDF, then `rotate`, the `linearize`
  * preset and `set_password` (AES-256) in one lossless qpdf run, last because a later
  * rewrite would undo linearization and could not read the encrypted file.
  * Compression and grey conversion happen earlier, in the route's Ghostscript step.
  */
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { failed } from './errors.js';
 import type { ArchiveEngine } from './engines/archive.engine.js';
-import type { Engine, JobContext, Step } from './engines/engine.js';
-import { ownForSandbox } from './exec/exec.js';
+import { jobLimits, packageFile, type Engine, type JobContext, type Step } from './engines/engine.js';
+import { ownForSandbox, runSandboxed } from './exec/exec.js';
 import { acceptEngineOutput } from './guards/output-guard.js';
 import type { GhostscriptEngine } from './engines/ghostscript.engine.js';
 import type { QpdfEngine } from './engines/qpdf.engine.js';
@@ -51,6 +52,14 @@ export async function applyPdfOperations(
     await acceptEngineOutput(out, job, 'ghostscript');
     current = out;
     used('ghostscript');
+  }
+  // Title and author first: a PDF/A step after this one carries them into its own XMP.
+  if (options.title !== undefined || options.author !== undefined) {
+    const out = join(job.dir, 'described.pdf');
+    await setPdfMetadata(current, out, { title: options.title, author: options.author }, job);
+    await acceptEngineOutput(out, job, 'pikepdf');
+    current = out;
+    used('pikepdf');
   }
   // PDF/A for PDFs LibreOffice did not write (it writes PDF/A-2b itself for the preset).
   if (options.preset?.pdfa && !engines.includes('libreoffice')) {
@@ -139,3 +148,23 @@ export async function unlockPdf(input: string, password: string, job: JobContext
   return out;
 }
 
+
+/**
+ * Sets a PDF's title and author (the `title` and `author` options) with pikepdf (Debian's
+ * python3-pikepdf, on qpdf) in the sandbox: the information dictionary and the XMP metadata
+ * together, nothing else of the file changed (`python/pdf-metadata.py`).
+ */
+async function setPdfMetadata(input: string, output: string, meta: { title: string | undefined; author: string | undefined }, job: JobContext): Promise<void> {
+  const script = packageFile('python/pdf-metadata.py');
+  await rm(output, { force: true });
+  const r = await runSandboxed('/usr/bin/python3', ['-I', script, input, output, meta.title ?? '', meta.author ?? '', meta.title !== undefined ? '1' : '0', meta.author !== undefined ? '1' : '0'], {
+    cwd: job.dir,
+    timeoutMs: Math.min(job.timeoutMs, 60_000),
+    maxFileBytes: job.maxFileBytes,
+    ...jobLimits(job, 1024 ** 3),
+    readOnly: [dirname(script)],
+    env: { PYTHONDONTWRITEBYTECODE: '1' },
+    ...(job.signal ? { signal: job.signal } : {}),
+  });
+  if (r.timedOut || r.exitCode !== 0) throw failed('The PDF’s title and author could not be set.', `pdf-metadata exit ${r.exitCode}: ${r.stderr.toString().slice(-300)}`);
+}

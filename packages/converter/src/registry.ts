@@ -156,7 +156,13 @@ export class Registry {
     // OCR is slow and changes the output: only when asked to; when asked, nothing else.
     const keep = (rs: Route[]): Route[] => (ocrPair ? rs.filter((r) => usesOcr(r) === ocr) : rs);
     const direct = keep(this.direct(from, to).map((engine) => ({ steps: [{ engine, from, to }] })));
-    return direct.length ? direct : keep(this.chains(from, to));
+    if (!direct.length) return keep(this.chains(from, to));
+    // The browser's pairs keep the document engines' chain behind it (issue 22): a page the
+    // browser cannot render (it crashed twice over) is still converted, plainly.
+    if (direct.every((r) => r.steps[0]!.engine === 'chromium')) {
+      return [...direct, ...keep(this.chains(from, to)).filter((r) => !r.steps.some((s) => s.engine === 'chromium'))];
+    }
+    return direct;
   }
 
   private chains(from: string, to: string): Route[] {

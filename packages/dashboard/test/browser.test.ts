@@ -255,7 +255,7 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     assert.deepEqual(b.problems, []);
   });
 
-  test('HTML printed by the browser: the page options (Letter, landscape, page numbers) offered for html → pdf and kept in the PDF', async () => {
+  test('HTML printed by the browser: the page options (Letter, landscape, page numbers, title, author, a header template) offered for html → pdf and kept in the PDF', async () => {
     const { page } = b;
     await page.getByRole('link', { name: 'Convert' }).click();
     const invoice = await readFile(join(ROOT, 'docs', 'examples', 'invoice.html'));
@@ -266,6 +266,10 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     await page.getByLabel('Paper').selectOption('Letter');
     await page.getByLabel('Landscape').check();
     await page.getByLabel('Page numbers in the footer').check();
+    await page.getByLabel('Title').fill('ACME invoice 42');
+    await page.getByLabel('Author').fill('ACME Ltd');
+    await page.getByText('More page options').click();
+    await page.getByLabel('Header (HTML)').fill('<div style="font-size:9px;width:100%;text-align:right">Header of <span class="title"></span></div>');
     // The form keeps its choices between files: the previous test asked for one file per page.
     await page.getByLabel(/One PDF per page/).uncheck();
     await b.shot('convert-html-options');
@@ -279,7 +283,11 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     // Letter landscape, as poppler reads it: 792 × 612 points; the footer's page number on the page.
     const info = spawnSync('/usr/bin/pdfinfo', [await file.path()], { encoding: 'utf8' }).stdout;
     assert.match(info, /Page size:\s+792 x 612 pts/, info);
-    assert.match(spawnSync('/usr/bin/pdftotext', [await file.path(), '-'], { encoding: 'utf8' }).stdout, /Page 1 of 1/);
+    const text = spawnSync('/usr/bin/pdftotext', [await file.path(), '-'], { encoding: 'utf8' }).stdout;
+    assert.match(text, /Page 1 of 1/);
+    assert.match(text, /Header of ACME invoice 42/, 'the header template, its title span filled with the title asked for');
+    assert.match(info, /Title:\s+ACME invoice 42/);
+    assert.match(info, /Author:\s+ACME Ltd/);
     assert.deepEqual(b.foreign, []);
     assert.deepEqual(b.problems, []);
   });

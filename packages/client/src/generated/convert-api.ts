@@ -1236,63 +1236,67 @@ export interface paths {
                                 /** @description `cnv_…`; conversions and jobs share the id space. */
                                 id: string;
                                 options: {
+                                    /** @description Extension: the PDF author asked for. */
+                                    author?: string;
                                     /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                     compression?: string;
-                                    /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                     css?: string;
-                                    /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                     device_scale?: number;
-                                    /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                     footer_html?: string;
-                                    /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                     header_html?: string;
-                                    /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
                                     landscape?: boolean;
-                                    /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                     margin?: string;
                                     max_output_bytes: number | null;
                                     /**
-                                     * @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                     * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                      * @enum {string}
                                      */
                                     media?: "print" | "screen";
                                     /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                     ocr_language: string | null;
                                     page_range: string | null;
-                                    /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                     paper?: string;
                                     /**
                                      * @description Extension: present (true) when a password to open the source was given; never the password.
                                      * @enum {boolean}
                                      */
                                     password?: true;
-                                    /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                     prefer_css_page_size?: boolean;
                                     preset: string | null;
-                                    /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                     print_background?: boolean;
                                     quality: number | null;
                                     /** @description Extension: present (true) when active content was asked to be removed. */
                                     remove_active_content?: boolean;
                                     /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                     rotate?: number;
-                                    /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                     scale?: number;
                                     /**
                                      * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                      * @enum {boolean}
                                      */
                                     set_password?: true;
-                                    /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                     single_page?: boolean;
                                     /**
                                      * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
                                      * @enum {boolean}
                                      */
                                     split?: true;
-                                    /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                    /** @description Extension: the PDF title asked for. */
+                                    title?: string;
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                     viewport_width?: number;
-                                    /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                     wait_for?: string;
                                     /** @description Extension: present when a watermark was asked for. */
                                     watermark?: string;
@@ -3393,27 +3397,29 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
+                        author?: string;
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
                          */
                         compression?: "screen" | "ebook" | "printer" | "prepress";
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                         css?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                         device_scale?: number;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
                         landscape?: boolean;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
                         /** @description The output must not be larger; quality is lowered where the engine can, else output_too_large. */
                         max_output_bytes?: number;
                         /**
-                         * @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                         * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                          * @enum {string}
                          */
                         media?: "print" | "screen";
@@ -3421,18 +3427,18 @@ export interface paths {
                         ocr_language?: string;
                         /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
                         page_range?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                         paper?: string;
                         /**
                          * Format: password
                          * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
                          */
                         password?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                         prefer_css_page_size?: boolean;
                         /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target. */
                         preset?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                         print_background?: boolean;
                         /** @description Images, lossy audio/video, PDF compression. */
                         quality?: number;
@@ -3440,31 +3446,35 @@ export interface paths {
                         remove_active_content?: boolean;
                         /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
                         rotate?: number;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                         scale?: number;
                         /**
                          * Format: password
                          * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
                          */
                         set_password?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
                         /** @description An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format. */
                         target_format: string;
+                        /** @description Extension (issue 22): PDF targets. The document's title (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
+                        title?: string;
                         /** @description From POST /api/v1/upload. Exactly one of upload_id and url. */
                         upload_id?: string;
                         /** @description Extension: an http(s) URL to fetch and convert instead of an upload (exactly one of upload_id and url). Fetched through the egress guard: public addresses only (loopback, private, link-local, CGNAT, multicast, reserved and cloud-metadata ranges refused in every spelling), DNS answers pinned, redirects re-checked, the plan’s max_file_bytes and a time-out as caps. An HTML page is rendered at its address, its stylesheets, images, fonts and scripts fetched through the same guard. A refused address → 400 naming `url`; no answer, a time-out or a non-2xx answer → 422 fetch_failed. */
                         url?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                         viewport_width?: number;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                         wait_for?: string;
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
                         watermark?: string;
                     };
                     "multipart/form-data": {
+                        /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
+                        author?: string;
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
@@ -3477,19 +3487,19 @@ export interface paths {
                          * @description The source file (streamed; over the plan’s max_file_bytes → 413 file_too_large).
                          */
                         file: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         landscape?: boolean;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
                         max_output_bytes?: number;
                         /** @enum {string} */
                         media?: "print" | "screen";
                         ocr_language?: string;
                         page_range?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                         paper?: string;
                         /**
                          * Format: password
@@ -3514,6 +3524,8 @@ export interface paths {
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
                         target_format: string;
+                        /** @description Extension (issue 22): PDF targets. The document's title (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
+                        title?: string;
                         viewport_width?: number;
                         wait_for?: string;
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
@@ -3557,63 +3569,67 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: the PDF author asked for. */
+                                author?: string;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                 css?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
                                 /**
-                                 * @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
                                 /**
                                  * @description Extension: present (true) when a password to open the source was given; never the password.
                                  * @enum {boolean}
                                  */
                                 password?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                 scale?: number;
                                 /**
                                  * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                 single_page?: boolean;
                                 /**
                                  * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
                                  * @enum {boolean}
                                  */
                                 split?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                /** @description Extension: the PDF title asked for. */
+                                title?: string;
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                 viewport_width?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
@@ -3690,63 +3706,67 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: the PDF author asked for. */
+                                author?: string;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                 css?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
                                 /**
-                                 * @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
                                 /**
                                  * @description Extension: present (true) when a password to open the source was given; never the password.
                                  * @enum {boolean}
                                  */
                                 password?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                 scale?: number;
                                 /**
                                  * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                 single_page?: boolean;
                                 /**
                                  * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
                                  * @enum {boolean}
                                  */
                                 split?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                /** @description Extension: the PDF title asked for. */
+                                title?: string;
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                 viewport_width?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
@@ -4325,63 +4345,67 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: the PDF author asked for. */
+                                author?: string;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                 css?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
                                 /**
-                                 * @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
                                 /**
                                  * @description Extension: present (true) when a password to open the source was given; never the password.
                                  * @enum {boolean}
                                  */
                                 password?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                 scale?: number;
                                 /**
                                  * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                 single_page?: boolean;
                                 /**
                                  * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
                                  * @enum {boolean}
                                  */
                                 split?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                /** @description Extension: the PDF title asked for. */
+                                title?: string;
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                 viewport_width?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
@@ -5791,6 +5815,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "multipart/form-data": {
+                        /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
+                        author?: string;
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
@@ -5803,19 +5829,19 @@ export interface paths {
                          * @description The source file (streamed; over the plan’s max_file_bytes → 413 file_too_large).
                          */
                         file: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         landscape?: boolean;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
                         max_output_bytes?: number;
                         /** @enum {string} */
                         media?: "print" | "screen";
                         ocr_language?: string;
                         page_range?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                         paper?: string;
                         /**
                          * Format: password
@@ -5840,6 +5866,8 @@ export interface paths {
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
                         target_format: string;
+                        /** @description Extension (issue 22): PDF targets. The document's title (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
+                        title?: string;
                         viewport_width?: number;
                         wait_for?: string;
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
@@ -5885,63 +5913,67 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: the PDF author asked for. */
+                                author?: string;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                 css?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
                                 /**
-                                 * @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
                                 /**
                                  * @description Extension: present (true) when a password to open the source was given; never the password.
                                  * @enum {boolean}
                                  */
                                 password?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                 scale?: number;
                                 /**
                                  * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                 single_page?: boolean;
                                 /**
                                  * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
                                  * @enum {boolean}
                                  */
                                 split?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                /** @description Extension: the PDF title asked for. */
+                                title?: string;
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                 viewport_width?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
@@ -6446,63 +6478,67 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: the PDF author asked for. */
+                                author?: string;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                 css?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
                                 /**
-                                 * @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
                                 /**
                                  * @description Extension: present (true) when a password to open the source was given; never the password.
                                  * @enum {boolean}
                                  */
                                 password?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                 scale?: number;
                                 /**
                                  * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                 single_page?: boolean;
                                 /**
                                  * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
                                  * @enum {boolean}
                                  */
                                 split?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                /** @description Extension: the PDF title asked for. */
+                                title?: string;
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                 viewport_width?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
@@ -6857,63 +6893,67 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: the PDF author asked for. */
+                                author?: string;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                 css?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
                                 /**
-                                 * @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
                                 /**
                                  * @description Extension: present (true) when a password to open the source was given; never the password.
                                  * @enum {boolean}
                                  */
                                 password?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                 scale?: number;
                                 /**
                                  * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                 single_page?: boolean;
                                 /**
                                  * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
                                  * @enum {boolean}
                                  */
                                 split?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                /** @description Extension: the PDF title asked for. */
+                                title?: string;
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                 viewport_width?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
@@ -7848,27 +7888,29 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
+                        author?: string;
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
                          */
                         compression?: "screen" | "ebook" | "printer" | "prepress";
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                         css?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                         device_scale?: number;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
                         landscape?: boolean;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
                         /** @description The output must not be larger; quality is lowered where the engine can, else output_too_large. */
                         max_output_bytes?: number;
                         /**
-                         * @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                         * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                          * @enum {string}
                          */
                         media?: "print" | "screen";
@@ -7876,18 +7918,18 @@ export interface paths {
                         ocr_language?: string;
                         /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
                         page_range?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                         paper?: string;
                         /**
                          * Format: password
                          * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
                          */
                         password?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                         prefer_css_page_size?: boolean;
                         /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target. */
                         preset?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                         print_background?: boolean;
                         /** @description Images, lossy audio/video, PDF compression. */
                         quality?: number;
@@ -7895,22 +7937,24 @@ export interface paths {
                         remove_active_content?: boolean;
                         /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
                         rotate?: number;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                         scale?: number;
                         /**
                          * Format: password
                          * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
                          */
                         set_password?: string;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
+                        /** @description Extension (issue 22): PDF targets. The document's title (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
+                        title?: string;
                         /** @description Two to 50 of the caller’s PDF uploads (from POST /api/v1/upload), merged in this order. */
                         upload_ids: string[];
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                         viewport_width?: number;
-                        /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                         wait_for?: string;
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
                         watermark?: string;
@@ -7953,63 +7997,67 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: the PDF author asked for. */
+                                author?: string;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                 css?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
                                 /**
-                                 * @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
                                 /**
                                  * @description Extension: present (true) when a password to open the source was given; never the password.
                                  * @enum {boolean}
                                  */
                                 password?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                 scale?: number;
                                 /**
                                  * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                 single_page?: boolean;
                                 /**
                                  * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
                                  * @enum {boolean}
                                  */
                                 split?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                /** @description Extension: the PDF title asked for. */
+                                title?: string;
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                 viewport_width?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
@@ -8086,63 +8134,67 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension: the PDF author asked for. */
+                                author?: string;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                 css?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
                                 /**
-                                 * @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
                                 /**
                                  * @description Extension: present (true) when a password to open the source was given; never the password.
                                  * @enum {boolean}
                                  */
                                 password?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                 scale?: number;
                                 /**
                                  * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                 single_page?: boolean;
                                 /**
                                  * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
                                  * @enum {boolean}
                                  */
                                 split?: true;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                /** @description Extension: the PDF title asked for. */
+                                title?: string;
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                 viewport_width?: number;
-                                /** @description Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;

@@ -23,7 +23,7 @@ import { constants as fsConstants } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { extname, join, resolve, sep } from 'node:path';
 import type { HTTPRequest, Page } from 'puppeteer-core';
-import { failed } from '../errors.js';
+import { failed, failedFinally } from '../errors.js';
 import { writeJobFile } from '../guards/output-guard.js';
 import { CHROMIUM_BIN, ChromiumPool, type ChromiumPoolOptions, type FreshPage } from './chromium-pool.js';
 import { unpackArchive } from './archive.engine.js';
@@ -170,18 +170,20 @@ export class ChromiumEngine implements Engine {
       if (remote) await page.waitForNetworkIdle({ idleTime: 250, timeout: Math.min(left(), 10_000) }).catch(() => undefined);
       // The caller's stylesheet on an HTML page (Markdown's is in its page already).
       if (opts.css !== undefined && step.from !== 'md') await page.addStyleTag({ content: opts.css });
+      // A title asked for is the document's: the header's `title` span and the PDF's own say it.
+      if (step.options.title !== undefined) await page.evaluate((t: string) => void (document.title = t), step.options.title);
       // Every request is answered at once by the interception (the page's file, or refused),
       // so nothing is in flight after load: web fonts and a frame for scripts that draw on
       // load. A page that draws later names what to wait for (wait_for).
       await page.evaluate('Promise.all([document.fonts ? document.fonts.ready : null, new Promise((r) => requestAnimationFrame(r))]).then(() => true)').catch(() => undefined);
       if (opts.waitFor) {
         await page.waitForSelector(opts.waitFor, { timeout: left() }).catch(() => {
-          throw failed(`wait_for: ${JSON.stringify(opts.waitFor).slice(0, 80)} did not appear before the conversion time-out.`, 'chromium: wait_for timed out');
+          throw failedFinally(`wait_for: ${JSON.stringify(opts.waitFor).slice(0, 80)} did not appear before the conversion time-out.`, 'chromium: wait_for timed out');
         });
       }
       return await this.capture(page, step, left);
     } catch (e) {
-      if (e instanceof Error && /timeout/i.test(e.name + e.message)) throw failed('The page took too long to render and was stopped.', `chromium: ${e.message}`);
+      if (e instanceof Error && /timeout/i.test(e.name + e.message)) throw failedFinally('The page took too long to render and was stopped.', `chromium: ${e.message}`);
       throw e;
     } finally {
       fetching.abort();

@@ -36,6 +36,13 @@ export function ConvertPage() {
   const [margin, setMargin] = useState('');
   const [pageNumbers, setPageNumbers] = useState(false);
   const [viewportWidth, setViewportWidth] = useState('');
+  const [docTitle, setDocTitle] = useState('');
+  const [author, setAuthor] = useState('');
+  const [scale, setScale] = useState('');
+  const [headerHtml, setHeaderHtml] = useState('');
+  const [footerHtml, setFooterHtml] = useState('');
+  const [waitFor, setWaitFor] = useState('');
+  const [css, setCss] = useState('');
   const [current, setCurrent] = useState<Conversion | null>(null);
   const [error, setError] = useState<unknown>(null);
 
@@ -90,8 +97,18 @@ export function ConvertPage() {
       if (landscape) body.landscape = true;
       if (margin.trim()) body.margin = margin.trim();
       if (pageNumbers) body.footer_html = PAGE_NUMBER_FOOTER;
+      // A footer of one's own wins over the page-number one.
+      if (footerHtml.trim()) body.footer_html = footerHtml;
+      if (headerHtml.trim()) body.header_html = headerHtml;
+      if (scale) body.scale = Number(scale);
+      if (docTitle.trim()) body.title = docTitle.trim();
+      if (author.trim()) body.author = author.trim();
     }
     if (browserImage && viewportWidth) body.viewport_width = Number(viewportWidth);
+    if (browserPdf || browserImage) {
+      if (waitFor.trim()) body.wait_for = waitFor.trim();
+      if (css.trim()) body.css = css;
+    }
     try {
       const c = await api<Conversion>('/api/v1/convert?wait=0', { method: 'POST', json: body });
       setCurrent(c);
@@ -190,7 +207,47 @@ export function ConvertPage() {
                   </label>
                   <label className="check"><input type="checkbox" name="landscape" checked={landscape} onChange={(e) => setLandscape(e.target.checked)} /> Landscape</label>
                   <label className="check"><input type="checkbox" name="page_numbers" checked={pageNumbers} onChange={(e) => setPageNumbers(e.target.checked)} /> Page numbers in the footer</label>
+                  <label>
+                    Title
+                    <input name="title" value={docTitle} onChange={(e) => setDocTitle(e.target.value)} maxLength={300} placeholder="The page's own" />
+                  </label>
+                  <label>
+                    Author
+                    <input name="author" value={author} onChange={(e) => setAuthor(e.target.value)} maxLength={300} />
+                  </label>
                 </div>
+              )}
+              {(browserPdf || browserImage) && (
+                <details className="more-options" data-testid="more-page-options">
+                  <summary>More page options</summary>
+                  <div className="options-grid">
+                    {browserPdf && (
+                      <>
+                        <label>
+                          Scale
+                          <input name="scale" type="number" min={0.1} max={2} step={0.05} value={scale} onChange={(e) => setScale(e.target.value)} placeholder="1" />
+                        </label>
+                        <label>
+                          Header (HTML)
+                          <textarea name="header_html" rows={2} maxLength={8192} value={headerHtml} onChange={(e) => setHeaderHtml(e.target.value)} placeholder={'<div style="font-size:9px"><span class="title"></span></div>'} />
+                        </label>
+                        <label>
+                          Footer (HTML)
+                          <textarea name="footer_html" rows={2} maxLength={8192} value={footerHtml} onChange={(e) => setFooterHtml(e.target.value)} placeholder={'<div style="font-size:9px"><span class="pageNumber"></span> / <span class="totalPages"></span></div>'} />
+                        </label>
+                      </>
+                    )}
+                    <label>
+                      Wait for (CSS selector)
+                      <input name="wait_for" value={waitFor} onChange={(e) => setWaitFor(e.target.value)} placeholder="#chart svg" />
+                    </label>
+                    <label>
+                      Extra CSS
+                      <textarea name="css" rows={2} maxLength={65536} value={css} onChange={(e) => setCss(e.target.value)} placeholder="body { font-size: 11pt }" />
+                    </label>
+                  </div>
+                  <p className="muted small">Header and footer templates fill in <code>pageNumber</code>, <code>totalPages</code>, <code>date</code> and <code>title</code> spans; they load nothing.</p>
+                </details>
               )}
               {browserImage && (
                 <label>

@@ -39,6 +39,9 @@ export interface RecordOptions {
   password?: true;
   set_password?: true;
   split?: true;
+  /** Extensions (issue 22): the PDF's title and author, present only when asked for. */
+  title?: string;
+  author?: string;
   /** Extensions (issue 22, HTML rendered by the browser): present only when asked for, normalised. */
   paper?: string;
   landscape?: boolean;
@@ -113,7 +116,7 @@ export interface DownloadTarget {
 }
 
 /** The option names a conversion request may carry besides `target_format`. */
-export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', ...PAGE_OPTION_NAMES] as const;
+export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', ...PAGE_OPTION_NAMES] as const;
 
 export interface ConversionServiceDeps {
   converter: Converter;
@@ -318,6 +321,8 @@ export class ConversionService {
       ...(plan.options.rotate ? { rotate: plan.options.rotate } : {}),
       ...(plan.options.watermark ? { watermark: plan.options.watermark } : {}),
       ...(plan.options.split ? { split: true as const } : {}),
+      ...(plan.options.title !== undefined ? { title: plan.options.title } : {}),
+      ...(plan.options.author !== undefined ? { author: plan.options.author } : {}),
       ...pageOptionsRecord(plan.options.page),
       // Kept in the record's row for the worker to use; never answered (see answeredOptions).
       ...(plan.options.password !== undefined ? { password: plan.options.password } : {}),

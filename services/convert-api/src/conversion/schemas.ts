@@ -33,7 +33,10 @@ const SET_PASSWORD =
 const SPLIT =
   'Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes.';
 
-const BROWSER = 'Extension (issue 22): HTML and Markdown sources rendered by Chromium only (html, md → pdf, png, jpg, webp); any other pair is a 400 naming the field.';
+const BROWSER = 'Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field.';
+
+const METADATA = (field: string) =>
+  `Extension (issue 22): PDF targets. The document's ${field} (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A.`;
 const PAPER = `${BROWSER} PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size.`;
 const MARGIN = `${BROWSER} PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer.`;
 const HEADER = `${BROWSER} PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs).`;
@@ -67,6 +70,8 @@ const optionFields = {
   password: Type.Optional(Type.String({ minLength: 1, maxLength: 128, format: 'password', description: PASSWORD })),
   set_password: Type.Optional(Type.String({ minLength: 1, maxLength: 128, format: 'password', description: SET_PASSWORD })),
   split: Type.Optional(Type.Boolean({ description: SPLIT })),
+  title: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: METADATA('title') })),
+  author: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: METADATA('author') })),
   ...pageOptionFields,
 };
 
@@ -131,6 +136,8 @@ export const MultipartBody = Type.Unsafe({
     password: { type: 'string', minLength: 1, maxLength: 128, format: 'password', description: PASSWORD },
     set_password: { type: 'string', minLength: 1, maxLength: 128, format: 'password', description: SET_PASSWORD },
     split: { type: 'boolean', description: SPLIT },
+    title: { type: 'string', minLength: 1, maxLength: 300, description: METADATA('title') },
+    author: { type: 'string', minLength: 1, maxLength: 300, description: METADATA('author') },
     paper: { type: 'string', maxLength: 40, description: PAPER },
     landscape: { type: 'boolean' },
     margin: { type: 'string', maxLength: 60, description: MARGIN },
@@ -182,6 +189,8 @@ export const ConversionRecordSchema = Type.Object({
     password: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when a password to open the source was given; never the password.' })),
     set_password: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when the output was encrypted with a password; never the password.' })),
     split: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).' })),
+    title: Type.Optional(Type.String({ description: 'Extension: the PDF title asked for.' })),
+    author: Type.Optional(Type.String({ description: 'Extension: the PDF author asked for.' })),
     // Extensions (issue 22): the browser's page options, present when given.
     ...pageOptionFields,
   }),
