@@ -163,6 +163,9 @@ Promise.all(tries.map(([name, run]) => run().then((v) => log(name + ': ' + (type
     assert.equal(hits, 0, 'no connection reached the loopback listener');
     const blocked = engine().pool.stats().blockedRequests - before;
     assert.ok(blocked >= 10, `blocked requests counted: ${blocked}`);
+    assert.equal(r.output.blocked_requests, blocked, 'the conversion\'s own count, for its record');
+    const clean = await convert('<p>nothing asked for</p>', 'pdf', 'clean');
+    assert.ok(clean.ok && clean.output.blocked_requests === 0, JSON.stringify(clean));
   });
 });
 
@@ -403,5 +406,29 @@ describe('Chromium: a zipped site', () => {
     const none = await conv.convert({ inputPath: plain, sourceFormat: 'zip', targetFormat: 'pdf', outputPath: join(dir, 'out', `${n++}-plain.pdf`) });
     assert.ok(!none.ok);
     assert.match(none.error.message, /index\.html/);
+  });
+});
+
+describe('Chromium: SVG', () => {
+  test('an SVG drawn as the browser shows it, at its own size: its CSS and the caller\'s, transparent PNG, one PDF page of its size with its text; page options that mean nothing for it are refused', { timeout: 60_000 }, async () => {
+    const input = join(dir, `${n++}-drawing.svg`);
+    await writeFile(input, '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 240 120"><style>.band { fill: rgb(30, 144, 255); } text { font: 20px sans-serif; fill: #fff; }</style><rect class="band" width="240" height="60"/><text x="12" y="40">SVG-DRAWN</text><circle id="dot" cx="200" cy="95" r="20" fill="#2da44e"/></svg>');
+    const png = await conv.convert({ inputPath: input, sourceFormat: 'svg', targetFormat: 'png', options: { css: '#dot { fill: rgb(255, 0, 0); }', device_scale: 2 }, outputPath: join(dir, 'out', `${n++}-drawing.png`) });
+    if (!png.ok) assert.fail(JSON.stringify(png.error));
+    assert.deepEqual(png.engines, ['chromium']);
+    assert.deepEqual([png.output.width, png.output.height], [480, 240], 'the viewBox size, at device scale 2');
+    const { data, info } = await sharp(png.output.path).raw().toBuffer({ resolveWithObject: true });
+    const at = (x: number, y: number) => [...data.subarray((y * info.width + x) * 4, (y * info.width + x) * 4 + 4)];
+    assert.deepEqual(at(4, 4), [30, 144, 255, 255], 'the SVG\'s own CSS');
+    assert.deepEqual(at(400, 190), [255, 0, 0, 255], 'the caller\'s css');
+    assert.equal(at(20, 230)[3], 0, 'transparent where nothing is drawn');
+    const pdf = await conv.convert({ inputPath: input, sourceFormat: 'svg', targetFormat: 'pdf', outputPath: join(dir, 'out', `${n++}-drawing.pdf`) });
+    if (!pdf.ok) assert.fail(JSON.stringify(pdf.error));
+    assert.match(tool('/usr/bin/pdfinfo', [pdf.output.path]), /Page size:\s+180 x 90 pts/);
+    assert.match(tool('/usr/bin/pdftotext', [pdf.output.path, '-']), /SVG-DRAWN/);
+    for (const [field, value] of [['paper', 'A4'], ['margin', '10mm'], ['header_html', '<b>x</b>'], ['viewport_width', 800]] as const) {
+      const r = conv.plan('svg', 'pdf', { [field]: value });
+      assert.ok(!r.ok && r.error.field === field, `${field}: ${JSON.stringify(r)}`);
+    }
   });
 });

@@ -19,7 +19,7 @@ import { FfmpegEngine } from './engines/ffmpeg.engine.js';
 import { GhostscriptEngine } from './engines/ghostscript.engine.js';
 import { ImageMagickEngine } from './engines/imagemagick.engine.js';
 import { Img2PdfEngine } from './engines/img2pdf.engine.js';
-import { ChromiumEngine } from './engines/chromium.engine.js';
+import { ChromiumEngine, SVG_PAGE_OPTIONS } from './engines/chromium.engine.js';
 import type { ChromiumPoolOptions } from './engines/chromium-pool.js';
 import { LibreOfficeEngine } from './engines/libreoffice.engine.js';
 import type { LibreOfficePoolOptions } from './engines/libreoffice-pool.js';
@@ -126,6 +126,8 @@ export interface OutputMetadata {
   readonly width?: number;
   readonly height?: number;
   readonly duration_s?: number;
+  /** Pages rendered by the browser: the requests the page made that were refused (issue 22). */
+  readonly blocked_requests?: number;
 }
 
 /** A conversion's answer. */
@@ -279,7 +281,11 @@ export class Converter {
     }
     if (options.page && !first.steps.some((s) => s.engine === 'chromium')) {
       const field = PAGE_OPTION_NAMES.find((n) => rawOptions[n] !== undefined && rawOptions[n] !== null && rawOptions[n] !== '') ?? 'paper';
-      throw invalid(field, `${field} applies to pages rendered by the browser (html, md and zipped sites → pdf, png, jpg, webp); ${source.ext} to ${target.ext} is not.`);
+      throw invalid(field, `${field} applies to pages rendered by the browser (html, md, zipped sites and svg → pdf, png, jpg, webp); ${source.ext} to ${target.ext} is not.`);
+    }
+    if (options.page && source.ext === 'svg') {
+      const field = PAGE_OPTION_NAMES.find((n) => rawOptions[n] !== undefined && rawOptions[n] !== null && rawOptions[n] !== '' && !(SVG_PAGE_OPTIONS as readonly string[]).includes(n));
+      if (field) throw invalid(field, `${field} does not apply to an SVG: it is drawn at its own size (${SVG_PAGE_OPTIONS.join(', ')} do).`);
     }
     if (options.preset?.pdfa && target.ext === 'pdf' && options.setPassword !== undefined) {
       throw invalid('set_password', 'PDF/A (preset "archive") forbids encryption: set_password cannot be combined with it.');
@@ -314,7 +320,8 @@ export class Converter {
         return { ok: true, output: { ...output, pages: split.pages }, engines, options };
       }
       const output = await this.finish(file, target, req.outputPath, job);
-      return { ok: true, output, engines, options };
+      // A page the browser rendered says how many of its requests were refused.
+      return { ok: true, output: { ...output, ...(engines.includes('chromium') ? { blocked_requests: job.counts?.blockedRequests ?? 0 } : {}) }, engines, options };
     } catch (e) {
       return { ok: false, error: await blameStorage(toFailure(e), dir ?? this.config.workDir) };
     } finally {
@@ -399,6 +406,7 @@ export class Converter {
       ...(this.config.maxCpuSeconds ? { maxCpuSeconds: this.config.maxCpuSeconds } : {}),
       ...(signal ? { signal } : {}),
       ...(remotePage ? { remotePage } : {}),
+      counts: { blockedRequests: 0 },
       onSecurityEvent: (event) => {
         for (const listener of this.securityListeners) listener(event);
       },

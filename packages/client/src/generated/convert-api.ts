@@ -1240,52 +1240,52 @@ export interface paths {
                                     author?: string;
                                     /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                     compression?: string;
-                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                     css?: string;
-                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                     device_scale?: number;
-                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                     footer_html?: string;
-                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                     header_html?: string;
-                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                     landscape?: boolean;
-                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                     margin?: string;
                                     max_output_bytes: number | null;
                                     /**
-                                     * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                     * @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                      * @enum {string}
                                      */
                                     media?: "print" | "screen";
                                     /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                     ocr_language: string | null;
                                     page_range: string | null;
-                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                     paper?: string;
                                     /**
                                      * @description Extension: present (true) when a password to open the source was given; never the password.
                                      * @enum {boolean}
                                      */
                                     password?: true;
-                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                     prefer_css_page_size?: boolean;
                                     preset: string | null;
-                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                     print_background?: boolean;
                                     quality: number | null;
                                     /** @description Extension: present (true) when active content was asked to be removed. */
                                     remove_active_content?: boolean;
                                     /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                     rotate?: number;
-                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                     scale?: number;
                                     /**
                                      * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                      * @enum {boolean}
                                      */
                                     set_password?: true;
-                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                     single_page?: boolean;
                                     /**
                                      * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
@@ -1294,14 +1294,16 @@ export interface paths {
                                     split?: true;
                                     /** @description Extension: the PDF title asked for. */
                                     title?: string;
-                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                     viewport_width?: number;
-                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                    /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                     wait_for?: string;
                                     /** @description Extension: present when a watermark was asked for. */
                                     watermark?: string;
                                 };
                                 output: {
+                                    /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */
+                                    blocked_requests?: number;
                                     duration_s?: number;
                                     /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                     engines?: string[];
@@ -3404,22 +3406,22 @@ export interface paths {
                          * @enum {string}
                          */
                         compression?: "screen" | "ebook" | "printer" | "prepress";
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                         css?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                         device_scale?: number;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                         landscape?: boolean;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
                         /** @description The output must not be larger; quality is lowered where the engine can, else output_too_large. */
                         max_output_bytes?: number;
                         /**
-                         * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                         * @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                          * @enum {string}
                          */
                         media?: "print" | "screen";
@@ -3427,18 +3429,18 @@ export interface paths {
                         ocr_language?: string;
                         /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
                         page_range?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                         paper?: string;
                         /**
                          * Format: password
                          * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
                          */
                         password?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                         prefer_css_page_size?: boolean;
                         /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target. */
                         preset?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                         print_background?: boolean;
                         /** @description Images, lossy audio/video, PDF compression. */
                         quality?: number;
@@ -3446,14 +3448,14 @@ export interface paths {
                         remove_active_content?: boolean;
                         /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
                         rotate?: number;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                         scale?: number;
                         /**
                          * Format: password
                          * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
                          */
                         set_password?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
@@ -3465,9 +3467,9 @@ export interface paths {
                         upload_id?: string;
                         /** @description Extension: an http(s) URL to fetch and convert instead of an upload (exactly one of upload_id and url). Fetched through the egress guard: public addresses only (loopback, private, link-local, CGNAT, multicast, reserved and cloud-metadata ranges refused in every spelling), DNS answers pinned, redirects re-checked, the plan’s max_file_bytes and a time-out as caps. An HTML page is rendered at its address, its stylesheets, images, fonts and scripts fetched through the same guard. A refused address → 400 naming `url`; no answer, a time-out or a non-2xx answer → 422 fetch_failed. */
                         url?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                         viewport_width?: number;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                         wait_for?: string;
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
                         watermark?: string;
@@ -3487,19 +3489,19 @@ export interface paths {
                          * @description The source file (streamed; over the plan’s max_file_bytes → 413 file_too_large).
                          */
                         file: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         landscape?: boolean;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
                         max_output_bytes?: number;
                         /** @enum {string} */
                         media?: "print" | "screen";
                         ocr_language?: string;
                         page_range?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                         paper?: string;
                         /**
                          * Format: password
@@ -3573,52 +3575,52 @@ export interface paths {
                                 author?: string;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                 css?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
                                 /**
-                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
                                 /**
                                  * @description Extension: present (true) when a password to open the source was given; never the password.
                                  * @enum {boolean}
                                  */
                                 password?: true;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                 scale?: number;
                                 /**
                                  * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                 single_page?: boolean;
                                 /**
                                  * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
@@ -3627,14 +3629,16 @@ export interface paths {
                                 split?: true;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                 viewport_width?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
                             output: {
+                                /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */
+                                blocked_requests?: number;
                                 duration_s?: number;
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
@@ -3710,52 +3714,52 @@ export interface paths {
                                 author?: string;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                 css?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
                                 /**
-                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
                                 /**
                                  * @description Extension: present (true) when a password to open the source was given; never the password.
                                  * @enum {boolean}
                                  */
                                 password?: true;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                 scale?: number;
                                 /**
                                  * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                 single_page?: boolean;
                                 /**
                                  * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
@@ -3764,14 +3768,16 @@ export interface paths {
                                 split?: true;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                 viewport_width?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
                             output: {
+                                /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */
+                                blocked_requests?: number;
                                 duration_s?: number;
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
@@ -4349,52 +4355,52 @@ export interface paths {
                                 author?: string;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                 css?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
                                 /**
-                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
                                 /**
                                  * @description Extension: present (true) when a password to open the source was given; never the password.
                                  * @enum {boolean}
                                  */
                                 password?: true;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                 scale?: number;
                                 /**
                                  * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                 single_page?: boolean;
                                 /**
                                  * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
@@ -4403,14 +4409,16 @@ export interface paths {
                                 split?: true;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                 viewport_width?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
                             output: {
+                                /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */
+                                blocked_requests?: number;
                                 duration_s?: number;
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
@@ -5829,19 +5837,19 @@ export interface paths {
                          * @description The source file (streamed; over the plan’s max_file_bytes → 413 file_too_large).
                          */
                         file: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         landscape?: boolean;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
                         max_output_bytes?: number;
                         /** @enum {string} */
                         media?: "print" | "screen";
                         ocr_language?: string;
                         page_range?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                         paper?: string;
                         /**
                          * Format: password
@@ -5917,52 +5925,52 @@ export interface paths {
                                 author?: string;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                 css?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
                                 /**
-                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
                                 /**
                                  * @description Extension: present (true) when a password to open the source was given; never the password.
                                  * @enum {boolean}
                                  */
                                 password?: true;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                 scale?: number;
                                 /**
                                  * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                 single_page?: boolean;
                                 /**
                                  * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
@@ -5971,14 +5979,16 @@ export interface paths {
                                 split?: true;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                 viewport_width?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
                             output: {
+                                /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */
+                                blocked_requests?: number;
                                 duration_s?: number;
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
@@ -6482,52 +6492,52 @@ export interface paths {
                                 author?: string;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                 css?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
                                 /**
-                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
                                 /**
                                  * @description Extension: present (true) when a password to open the source was given; never the password.
                                  * @enum {boolean}
                                  */
                                 password?: true;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                 scale?: number;
                                 /**
                                  * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                 single_page?: boolean;
                                 /**
                                  * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
@@ -6536,14 +6546,16 @@ export interface paths {
                                 split?: true;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                 viewport_width?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
                             output: {
+                                /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */
+                                blocked_requests?: number;
                                 duration_s?: number;
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
@@ -6897,52 +6909,52 @@ export interface paths {
                                 author?: string;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                 css?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
                                 /**
-                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
                                 /**
                                  * @description Extension: present (true) when a password to open the source was given; never the password.
                                  * @enum {boolean}
                                  */
                                 password?: true;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                 scale?: number;
                                 /**
                                  * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                 single_page?: boolean;
                                 /**
                                  * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
@@ -6951,14 +6963,16 @@ export interface paths {
                                 split?: true;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                 viewport_width?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
                             output: {
+                                /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */
+                                blocked_requests?: number;
                                 duration_s?: number;
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
@@ -7895,22 +7909,22 @@ export interface paths {
                          * @enum {string}
                          */
                         compression?: "screen" | "ebook" | "printer" | "prepress";
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                         css?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                         device_scale?: number;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                         landscape?: boolean;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
                         /** @description The output must not be larger; quality is lowered where the engine can, else output_too_large. */
                         max_output_bytes?: number;
                         /**
-                         * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                         * @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                          * @enum {string}
                          */
                         media?: "print" | "screen";
@@ -7918,18 +7932,18 @@ export interface paths {
                         ocr_language?: string;
                         /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
                         page_range?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                         paper?: string;
                         /**
                          * Format: password
                          * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
                          */
                         password?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                         prefer_css_page_size?: boolean;
                         /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target. */
                         preset?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                         print_background?: boolean;
                         /** @description Images, lossy audio/video, PDF compression. */
                         quality?: number;
@@ -7937,14 +7951,14 @@ export interface paths {
                         remove_active_content?: boolean;
                         /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
                         rotate?: number;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                         scale?: number;
                         /**
                          * Format: password
                          * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
                          */
                         set_password?: string;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
@@ -7952,9 +7966,9 @@ export interface paths {
                         title?: string;
                         /** @description Two to 50 of the caller’s PDF uploads (from POST /api/v1/upload), merged in this order. */
                         upload_ids: string[];
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                         viewport_width?: number;
-                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                         wait_for?: string;
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
                         watermark?: string;
@@ -8001,52 +8015,52 @@ export interface paths {
                                 author?: string;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                 css?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
                                 /**
-                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
                                 /**
                                  * @description Extension: present (true) when a password to open the source was given; never the password.
                                  * @enum {boolean}
                                  */
                                 password?: true;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                 scale?: number;
                                 /**
                                  * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                 single_page?: boolean;
                                 /**
                                  * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
@@ -8055,14 +8069,16 @@ export interface paths {
                                 split?: true;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                 viewport_width?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
                             output: {
+                                /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */
+                                blocked_requests?: number;
                                 duration_s?: number;
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
@@ -8138,52 +8154,52 @@ export interface paths {
                                 author?: string;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
                                 css?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print in landscape. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
                                 /**
-                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                                 * @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
                                 /**
                                  * @description Extension: present (true) when a password to open the source was given; never the password.
                                  * @enum {boolean}
                                  */
                                 password?: true;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
                                 rotate?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
                                 scale?: number;
                                 /**
                                  * @description Extension: present (true) when the output was encrypted with a password; never the password.
                                  * @enum {boolean}
                                  */
                                 set_password?: true;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
                                 single_page?: boolean;
                                 /**
                                  * @description Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).
@@ -8192,14 +8208,16 @@ export interface paths {
                                 split?: true;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                                 viewport_width?: number;
-                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                                /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
                             };
                             output: {
+                                /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */
+                                blocked_requests?: number;
                                 duration_s?: number;
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];

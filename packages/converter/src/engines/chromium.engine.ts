@@ -36,7 +36,11 @@ export const DOCUMENT_ORIGIN = 'https://document.invalid';
 const SOURCE_TYPES: Readonly<Record<string, string>> = {
   html: 'text/html; charset=utf-8',
   xhtml: 'application/xhtml+xml; charset=utf-8',
+  svg: 'image/svg+xml',
 };
+
+/** Page options an SVG takes: it is drawn at its own size (no paper, margins, header or window). */
+export const SVG_PAGE_OPTIONS = ['css', 'wait_for', 'media', 'device_scale'] as const;
 
 /** The name the page is served under: Markdown is served as the HTML page made of it, a zip as its index.html. */
 const pageExt = (from: string): string => (from === 'md' || from === 'zip' ? 'html' : from);
@@ -71,7 +75,7 @@ const VIEWPORT = { width: 1280, height: 800, deviceScaleFactor: 1 };
 /** The Chromium engine. */
 export class ChromiumEngine implements Engine {
   readonly name = 'chromium';
-  readonly reads = ['html', 'xhtml', 'md', 'zip'] as const;
+  readonly reads = ['html', 'xhtml', 'md', 'zip', 'svg'] as const;
   readonly writes = ['pdf', 'png', 'jpg', 'webp'] as const;
   readonly pool: ChromiumPool;
 
@@ -144,6 +148,11 @@ export class ChromiumEngine implements Engine {
           void request.continue().catch(() => undefined);
           return;
         }
+        // The browser's own favicon request is not the page's: answered "none", not counted.
+        if (!site && !remote && url === `${DOCUMENT_ORIGIN}/favicon.ico`) {
+          void request.respond({ status: 404, contentType: 'text/plain', body: '' }).catch(() => undefined);
+          return;
+        }
         const leavesPage = request.isNavigationRequest() && request.frame() === page.mainFrame();
         // A zipped site's own files, under the page's origin.
         if (site && !leavesPage && url.startsWith(`${DOCUMENT_ORIGIN}/`)) {
@@ -168,8 +177,14 @@ export class ChromiumEngine implements Engine {
       await page.goto(pageUrl, { waitUntil: 'load', timeout: left() });
       // A remote page's scripts may still be fetching after load: a short quiet spell, bounded.
       if (remote) await page.waitForNetworkIdle({ idleTime: 250, timeout: Math.min(left(), 10_000) }).catch(() => undefined);
-      // The caller's stylesheet on an HTML page (Markdown's is in its page already).
-      if (opts.css !== undefined && step.from !== 'md') await page.addStyleTag({ content: opts.css });
+      // The caller's stylesheet on an HTML page (Markdown's is in its page already); an SVG's in its own namespace.
+      if (opts.css !== undefined && step.from === 'svg') {
+        await page.evaluate((css: string) => {
+          const style = document.createElementNS('http://www.w3.org/2000/svg', 'style');
+          style.textContent = css;
+          document.documentElement.appendChild(style);
+        }, opts.css);
+      } else if (opts.css !== undefined && step.from !== 'md') await page.addStyleTag({ content: opts.css });
       // A title asked for is the document's: the header's `title` span and the PDF's own say it.
       if (step.options.title !== undefined) await page.evaluate((t: string) => void (document.title = t), step.options.title);
       // Every request is answered at once by the interception (the page's file, or refused),
@@ -181,7 +196,9 @@ export class ChromiumEngine implements Engine {
           throw failedFinally(`wait_for: ${JSON.stringify(opts.waitFor).slice(0, 80)} did not appear before the conversion time-out.`, 'chromium: wait_for timed out');
         });
       }
-      return await this.capture(page, step, left);
+      const shot = step.from === 'svg' ? await this.captureSvg(page, step, left) : await this.capture(page, step, left);
+      if (step.job.counts) step.job.counts.blockedRequests += blocked;
+      return shot;
     } catch (e) {
       if (e instanceof Error && /timeout/i.test(e.name + e.message)) throw failedFinally('The page took too long to render and was stopped.', `chromium: ${e.message}`);
       throw e;
@@ -207,6 +224,32 @@ export class ChromiumEngine implements Engine {
       await request.abort('failed').catch(() => undefined);
       return false;
     }
+  }
+
+  /**
+   * An SVG at its own size: its width and height (its viewBox's when it has none, as librsvg
+   * does), one PDF page of exactly that size, or a picture of it — transparent where the
+   * drawing is, for PNG and WebP.
+   */
+  private async captureSvg(page: Page, step: Step, left: () => number): Promise<Uint8Array> {
+    const size = (await page.evaluate(`(() => {
+      const svg = document.documentElement;
+      if (!(svg instanceof SVGSVGElement)) return null;
+      const vb = svg.viewBox && svg.viewBox.baseVal;
+      if (!svg.hasAttribute('width') && vb && vb.width > 0) svg.setAttribute('width', String(vb.width));
+      if (!svg.hasAttribute('height') && vb && vb.height > 0) svg.setAttribute('height', String(vb.height));
+      const r = svg.getBoundingClientRect();
+      return { width: r.width, height: r.height };
+    })()`)) as { width: number; height: number } | null;
+    if (!size || !(size.width >= 1) || !(size.height >= 1)) throw failed('The SVG has no size the browser can draw (its root has neither width and height nor a viewBox).');
+    const width = Math.min(Math.ceil(size.width), MAX_SHOT_HEIGHT);
+    const height = Math.min(Math.ceil(size.height), MAX_SHOT_HEIGHT);
+    if (step.to === 'pdf') {
+      return page.pdf({ width: `${width}px`, height: `${height}px`, margin: { top: 0, right: 0, bottom: 0, left: 0 }, printBackground: true, pageRanges: '1', timeout: left() });
+    }
+    await page.setViewport({ width, height, deviceScaleFactor: step.options.page?.deviceScale ?? 1 });
+    const type = step.to === 'jpg' ? 'jpeg' : (step.to as 'png' | 'webp');
+    return page.screenshot({ type, ...(type === 'png' ? {} : { quality: step.quality }), clip: { x: 0, y: 0, width, height }, omitBackground: type !== 'jpeg' });
   }
 
   private async capture(page: Page, step: Step, left: () => number): Promise<Uint8Array> {

@@ -52,6 +52,8 @@ export interface JobContext {
   readonly onSecurityEvent?: (event: SecurityEvent) => void;
   /** The source is a page fetched from a URL: its sub-resources come through the service (issue 22). */
   readonly remotePage?: RemotePage;
+  /** What the engines counted for the record: requests a page made that were refused (issue 22). */
+  readonly counts?: { blockedRequests: number };
 }
 
 /** One step of a conversion. */

@@ -82,6 +82,8 @@ export interface OutputRecord {
   width?: number;
   height?: number;
   duration_s?: number;
+  /** Extension (issue 22): requests a page rendered by the browser made that were refused. */
+  blocked_requests?: number;
   /** The engine chain that produced it (convert-decisions.md item 19). */
   engines?: string[];
 }

@@ -33,7 +33,7 @@ const SET_PASSWORD =
 const SPLIT =
   'Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes.';
 
-const BROWSER = 'Extension (issue 22): pages rendered by Chromium only (html, md and zipped sites → pdf, png, jpg, webp); any other pair is a 400 naming the field.';
+const BROWSER = 'Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field.';
 
 const METADATA = (field: string) =>
   `Extension (issue 22): PDF targets. The document's ${field} (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A.`;
@@ -205,6 +205,9 @@ export const ConversionRecordSchema = Type.Object({
       width: Type.Optional(Type.Integer()),
       height: Type.Optional(Type.Integer()),
       duration_s: Type.Optional(Type.Number()),
+      blocked_requests: Type.Optional(
+        Type.Integer({ minimum: 0, description: 'Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none.' }),
+      ),
       engines: Type.Optional(
         Type.Array(Type.String(), {
           description:

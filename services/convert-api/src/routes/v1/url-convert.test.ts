@@ -144,6 +144,8 @@ for (const backend of testBackends()) {
       assert.equal(rec.status, 'completed', JSON.stringify(rec.error));
       assert.deepEqual([rec.source.format, rec.source.url, rec.output.engines], ['html', `http://pages.test:${pagePort}/report`, ['chromium']]);
       assert.equal(rec.output.filename, 'report.pdf');
+      // The record counts what the page was refused: at least the trap's images, frames and scripted requests.
+      assert.ok(rec.output.blocked_requests >= 12, `blocked_requests: ${rec.output.blocked_requests}`);
       const dl = await fx.app.inject({ method: 'GET', url: `/api/v1/download/${rec.download_token}`, headers: { authorization: `Bearer ${fx.key}` } });
       const pdf = join(work, `report-${backend}.pdf`);
       await import('node:fs/promises').then((f) => f.writeFile(pdf, dl.rawPayload));
