@@ -73,6 +73,8 @@ export const D = {
   noMail: 'no-mail.test',
   /** Not in the zone: NXDOMAIN. */
   nxdomain: 'does-not-exist.test',
+  /** MX 10 and 20 → hosts that are not in the zone (NXDOMAIN): MX records, no mail host. */
+  mxNoAddress: 'mx-no-address.test',
   /** Forwarded by dnsmasq to a rig resolver that answers SERVFAIL. */
   servfail: 'servfail.test',
   /** Forwarded by dnsmasq to a rig resolver that never answers. */
@@ -200,6 +202,8 @@ export function zoneMx(): ZoneMx[] {
     { domain: D.catchAll, priority: 10, host: `mx.${D.valid}` },
     { domain: D.greylist, priority: 10, host: `mx.${D.valid}` },
     { domain: D.deadMx, priority: 10, host: `mx.${D.deadMx}` },
+    { domain: D.mxNoAddress, priority: 10, host: `mx1.${D.mxNoAddress}` },
+    { domain: D.mxNoAddress, priority: 20, host: `gone.${D.nxdomain}` },
     { domain: D.busy, priority: 10, host: `mx.${D.busy}` },
     { domain: D.busyPrimary, priority: 10, host: `mx.${D.busy}` },
     { domain: D.busyPrimary, priority: 20, host: `mx.${D.valid}` },

@@ -10,6 +10,8 @@ const DNS_KIND: Record<ResolverOutcome['status'], DnsKind> = {
   implicit_mx: 'implicit',
   null_mx: 'null_mx',
   no_mail_host: 'no_mail',
+  // MX records that lead nowhere are no mail host either (RFC 5321 §5.1).
+  no_mx_address: 'no_mail',
   not_found: 'nxdomain',
   error: 'error',
 };

@@ -84,6 +84,8 @@ for (const backend of testBackends()) {
         [`bob@${D.nxdomain}`, 'invalid', 'domain_not_found'],
         [`bob@${D.nullMx}`, 'invalid', 'domain_no_mx'],
         [`bob@${D.noMail}`, 'invalid', 'domain_no_mx'],
+        // MX records whose hosts do not exist: no mail host (RFC 5321 §5.1), without an SMTP attempt.
+        [`bob@${D.mxNoAddress}`, 'invalid', 'domain_no_mx'],
         [`bob@${D.servfail}`, 'unknown', 'dns_error'],
         [`bob@${D.aOnly}`, 'valid', null],
         ['not an address', 'invalid', 'invalid_syntax'],
@@ -93,6 +95,11 @@ for (const backend of testBackends()) {
         assert.equal(body.status, status, email);
         assert.equal(body.reason, reason, email);
       }
+      // Asked with a probe too: answered from DNS, no session opened, no time-out waited for.
+      const started = performance.now();
+      const probed = (await post('/api/v1/verify-single', keys.scale!, { email: `bob@${D.mxNoAddress}`, use_smtp: true })).json();
+      assert.deepEqual([probed.status, probed.reason, probed.checks.smtp, probed.checks.dns], ['invalid', 'domain_no_mx', null, false]);
+      assert.ok(performance.now() - started < 2000, 'no connect attempts were waited out');
     });
 
     test('verify-single with use_smtp: mailbox verdicts; catch-all only on plans with the feature', async () => {

@@ -58,6 +58,15 @@ describe('mail routing of a domain', () => {
     assert.equal(o.grade, 'F');
   });
 
+  test('MX records whose hosts do not exist leave no mail host (RFC 5321 §5.1); a host whose lookup fails concludes nothing', async () => {
+    const o = await resolver().lookupMail(D.mxNoAddress);
+    assert.equal(o.status, 'no_mx_address');
+    assert.deepEqual(o.hosts.map((h) => h.exchange), [`mx1.${D.mxNoAddress}`, `gone.${D.nxdomain}`], 'the records are kept, in preference order');
+    assert.equal(o.grade, 'F');
+    // A dead MX host still has an address: that is for the SMTP probe to find out.
+    assert.equal((await resolver().lookupMail(D.deadMx)).status, 'mx');
+  });
+
   test('NXDOMAIN is "not found"', async () => {
     const o = await resolver().lookupMail(D.nxdomain);
     assert.equal(o.status, 'not_found');

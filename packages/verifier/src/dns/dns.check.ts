@@ -161,6 +161,9 @@ export class DnsResolver {
       const hosts = real
         .map((r) => ({ exchange: normalizeHost(r.exchange), priority: r.priority, provider: classifyMxHost(r.exchange)?.id ?? null }))
         .sort((a, b) => a.priority - b.priority);
+      // RFC 5321 §5.1: MX records none of whose hosts has an address leave no mail host —
+      // an error, not something to find out by connecting (issue 23).
+      if (!(await this.someHostHasAddress(hosts))) return outcome(domain, 'no_mx_address', hosts);
       return outcome(domain, 'mx', hosts);
     }
     // No MX at all: RFC 5321 §5.1 makes the domain's own address record the mail host.
@@ -172,6 +175,23 @@ export class DnsResolver {
       if (err instanceof LookupFailure) return outcome(domain, 'error', [], { code: err.code, message: err.message });
       throw err;
     }
+  }
+
+  /**
+   * Whether the MX hosts, in preference order, lead to an address: true at the first that has
+   * one, and when a lookup fails (nothing can be concluded then); false only when every host
+   * answered for certain that it has none (NXDOMAIN, or neither A nor AAAA). Usually one
+   * lookup (the first host's), cached, which the SMTP probe then reuses.
+   */
+  private async someHostHasAddress(hosts: readonly MxHost[]): Promise<boolean> {
+    for (const h of hosts) {
+      try {
+        if ((await this.lookupAddresses(h.exchange)).length > 0) return true;
+      } catch {
+        return true;
+      }
+    }
+    return false;
   }
 
   private async addressesOf(name: string): Promise<string[]> {

@@ -10,10 +10,12 @@
  * |                | (RFC 5321 §5.1); `hosts` holds the domain at preference 0        |                     |
  * | `null_mx`      | a null MX (RFC 7505): the domain says it accepts no mail         | `domain_no_mx`      |
  * | `no_mail_host` | the domain exists but has neither MX nor A/AAAA records          | `domain_no_mx`      |
+ * | `no_mx_address`| MX records, but no MX host has an address (each one NXDOMAIN or  | `domain_no_mx`      |
+ * |                | without A/AAAA): RFC 5321 §5.1, no usable mail host; `hosts` kept |                     |
  * | `not_found`    | NXDOMAIN                                                         | `domain_not_found`  |
  * | `error`        | time-out, SERVFAIL, refused…: nothing can be concluded           | `dns_error`         |
  */
-export type DnsStatus = 'mx' | 'implicit_mx' | 'null_mx' | 'no_mail_host' | 'not_found' | 'error';
+export type DnsStatus = 'mx' | 'implicit_mx' | 'null_mx' | 'no_mail_host' | 'no_mx_address' | 'not_found' | 'error';
 
 /** Why a lookup failed when `status` is `error`. */
 export type DnsErrorCode = 'timeout' | 'servfail' | 'refused' | 'other';
