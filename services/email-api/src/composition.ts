@@ -1,5 +1,5 @@
 import { resolverLookup, type ServiceCore } from '@mailconv/platform';
-import { createEngine, type Engine, type Verifier } from '@mailconv/verifier';
+import { createEngine, EgressPool, type Engine, type Verifier } from '@mailconv/verifier';
 import { AccountService } from './accounts/account.service.js';
 import type { EmailConfig } from './config.js';
 import type { EmailTables } from './db/schema.js';
@@ -27,7 +27,7 @@ export const EMAIL_KEY_PREFIX = 'ev_live_';
  * The engine the settings describe: the configured resolvers, and SMTP probing when HELO
  * and FROM are set; `onSmtpProbe` is told of every address probed (metrics).
  */
-export function engineFromConfig(config: EmailConfig, onSmtpProbe?: EmailObserver['smtpProbe']): Engine {
+export function engineFromConfig(config: EmailConfig, onSmtpProbe?: EmailObserver['smtpProbe'], onSmtpEgress?: EmailObserver['smtpEgress']): Engine {
   return createEngine({
     ...(onSmtpProbe ? { onSmtpProbe } : {}),
     dns: { servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs },
@@ -38,6 +38,8 @@ export function engineFromConfig(config: EmailConfig, onSmtpProbe?: EmailObserve
           port: config.smtp.port,
           allowPrivate: config.smtp.allowPrivate,
           ...(config.smtp.restrictTo ? { restrictTo: config.smtp.restrictTo } : {}),
+          // One pool for the engine's probers: an egress that fails is out for all of them.
+          ...(config.smtp.egresses.length ? { egresses: new EgressPool(config.smtp.egresses, onSmtpEgress) } : {}),
         }
       : null,
   });
@@ -82,7 +84,7 @@ export function composeEmailServices(options: {
 }): EmailServices {
   const { config, core, clock, log } = options;
   const observer = options.observer ?? {};
-  const engine = options.engine ?? engineFromConfig(config, observer.smtpProbe?.bind(observer));
+  const engine = options.engine ?? engineFromConfig(config, observer.smtpProbe?.bind(observer), observer.smtpEgress?.bind(observer));
   const verifier: Verifier = observer.verified
     ? {
         verify: async (email, opts) => {

@@ -1,8 +1,24 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { commonConfig, commonSettings, findProjectRoot, parseSettings, setting, type CommonServiceConfig } from '@mailconv/platform';
+import { parseSmtpProxies, parseSourceAddresses, type SmtpEgress } from '@mailconv/verifier';
 
 const DEFAULTS = { port: 8080, dataDir: 'data/email', databaseFile: 'email.db', requestTimeoutMs: 120_000 };
+
+/** A list of SMTP egresses (proxies or local addresses), refused with the parser's own words (never the value: it may hold a password). */
+function egressList(parse: (value: string) => SmtpEgress[]) {
+  return z
+    .string()
+    .transform((v, ctx) => {
+      try {
+        return parse(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    })
+    .optional();
+}
 
 /**
  * Every setting of the email service, each `EMAIL_…` (documented with its default in
@@ -58,6 +74,8 @@ const EmailSettings = z.object({
   EMAIL_SMTP_FROM: z.string().regex(/^[^\s<>@]+@[^\s<>@]+\.[^\s<>@]+$/, 'must be an e-mail address on your own domain').optional(),
   EMAIL_SMTP_ALLOW_PRIVATE: setting.bool(false),
   EMAIL_SMTP_RESTRICT_TO: setting.cidrList(),
+  EMAIL_SMTP_PROXIES: egressList(parseSmtpProxies),
+  EMAIL_SMTP_SOURCE_ADDRESSES: egressList(parseSourceAddresses),
 }).superRefine((s, ctx) => {
   if (Boolean(s.EMAIL_SMTP_HELO) !== Boolean(s.EMAIL_SMTP_FROM)) {
     ctx.addIssue({ code: 'custom', path: [s.EMAIL_SMTP_HELO ? 'EMAIL_SMTP_FROM' : 'EMAIL_SMTP_HELO'], message: 'SMTP probing needs both EMAIL_SMTP_HELO and EMAIL_SMTP_FROM' });
@@ -102,7 +120,8 @@ export interface EmailConfig extends CommonServiceConfig {
   dnsServers: string[];
   dnsTimeoutMs: number;
   /** SMTP probing settings; null when EMAIL_SMTP_HELO/EMAIL_SMTP_FROM are not set (probing off). */
-  smtp: { helo: string; from: string; port: number; allowPrivate: boolean; restrictTo: string[] | null } | null;
+  /** `egresses`: the ways out to MX hosts (`EMAIL_SMTP_PROXIES`, `EMAIL_SMTP_SOURCE_ADDRESSES`); empty: straight from this host. */
+  smtp: { helo: string; from: string; port: number; allowPrivate: boolean; restrictTo: string[] | null; egresses: SmtpEgress[] } | null;
 }
 
 /** Reads the email service's settings from `env`; throws ConfigError listing every problem. */
@@ -140,7 +159,14 @@ export function loadEmailConfig(env: Readonly<Record<string, string | undefined>
     // The schema refuses HELO without FROM and the reverse.
     smtp:
       s.EMAIL_SMTP_HELO && s.EMAIL_SMTP_FROM
-        ? { helo: s.EMAIL_SMTP_HELO, from: s.EMAIL_SMTP_FROM, port: s.EMAIL_SMTP_PORT, allowPrivate: s.EMAIL_SMTP_ALLOW_PRIVATE, restrictTo: s.EMAIL_SMTP_RESTRICT_TO ?? null }
+        ? {
+            helo: s.EMAIL_SMTP_HELO,
+            from: s.EMAIL_SMTP_FROM,
+            port: s.EMAIL_SMTP_PORT,
+            allowPrivate: s.EMAIL_SMTP_ALLOW_PRIVATE,
+            restrictTo: s.EMAIL_SMTP_RESTRICT_TO ?? null,
+            egresses: [...(s.EMAIL_SMTP_PROXIES ?? []), ...(s.EMAIL_SMTP_SOURCE_ADDRESSES ?? [])],
+          }
         : null,
   };
 }

@@ -41,6 +41,12 @@ export function boundedProviderLabels(limit: number): (provider: string | null, 
  */
 export function registerEmailMetrics(registry: Registry, core: ServiceCore<EmailTables>, clock: () => Date): EmailObserver {
   const verifications = new Counter({ name: 'email_verifications_total', help: 'Addresses verified by this process, by status and reason (reason "none" when there is none).', labelNames: ['status', 'reason'], registers: [registry] });
+  const egressEvents = new Counter({
+    name: 'email_smtp_egress_events_total',
+    help: 'What happened on each SMTP egress (EMAIL_SMTP_PROXIES, EMAIL_SMTP_SOURCE_ADDRESSES) in this process: session (a session opened through it), failed (the egress itself failed — its proxy or local address — and was taken out for a while), refused (a greeting other than 220), timeout (no connection in time), blocklisted (a refusal naming a block list). Only with egresses configured.',
+    labelNames: ['egress', 'event'],
+    registers: [registry],
+  });
   const probes = new Counter({ name: 'email_smtp_probes_total', help: `Addresses probed over SMTP by this process, by provider (known provider id, else the MX host's registrable domain — at most ${SMTP_PROVIDER_LABELS} of those, then "other"; "none" without MX) and outcome (accepted, user_unknown, mailbox_full, disabled, greylisted, blocked, timeout, unreachable, unknown).`, labelNames: ['provider', 'outcome'], registers: [registry] });
   const chunksStored = new Counter({ name: 'email_job_chunks_stored_total', help: 'Job chunks whose results this process stored.', registers: [registry] });
   const processed = new Counter({ name: 'email_job_addresses_processed_total', help: 'Job addresses whose results this process stored (throughput: rate() of it).', registers: [registry] });
@@ -110,6 +116,7 @@ export function registerEmailMetrics(registry: Registry, core: ServiceCore<Email
   return {
     verified: (result) => verifications.inc({ status: result.status, reason: result.reason ?? 'none' }),
     smtpProbe: (event) => probes.inc({ provider: providerLabel(event.provider, event.mxHost), outcome: event.status }),
+    smtpEgress: (egress, event) => egressEvents.inc({ egress, event }),
     chunkStored: (addresses) => {
       chunksStored.inc();
       processed.inc(addresses);

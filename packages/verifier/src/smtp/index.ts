@@ -3,5 +3,6 @@ export { SmtpProber, SmtpConfigError, type MailRoute, type SmtpProberOptions } f
 export { classifyRcptReply, classifySessionReply, isRecipientLimit, parseReply } from './reply-classify.js';
 export { DEFAULT_RULE, PROVIDER_RULES, ruleFor, type ProviderRule } from './provider-rules.js';
 export { HostLimiter } from './host-limiter.js';
+export { EgressPool, EGRESS_COOLDOWN_MS, MAX_COOLDOWN_MS, parseSmtpProxies, parseSourceAddresses, type EgressEvent, type EgressState, type SmtpEgress } from './egress.js';
 export { Socks5Error, connectViaSocks5, type Socks5Proxy } from './socks5.js';
 export type { SmtpOutcome, SmtpReply, SmtpStatus } from './types.js';

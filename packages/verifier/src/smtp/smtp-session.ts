@@ -13,6 +13,8 @@ export type SessionFailureKind =
   | 'connection_lost'
   | 'tls_failed'
   | 'proxy_failed'
+  /** The local address to connect from could not be used (not this host's, in use). */
+  | 'egress_failed'
   | 'protocol';
 
 export class SessionFailure extends Error {
@@ -47,6 +49,8 @@ export interface SessionOptions {
   tlsSession?: Buffer | undefined;
   /** Reach the MX through this SOCKS5 proxy. */
   proxy?: Socks5Proxy | undefined;
+  /** Connect from this local address (an egress of a host with several). */
+  localAddress?: string | undefined;
 }
 
 const MAX_LINE = 4096;
@@ -313,7 +317,7 @@ async function connect(options: SessionOptions): Promise<net.Socket> {
     }
   }
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: options.address, port: options.port });
+    const socket = net.connect({ host: options.address, port: options.port, ...(options.localAddress ? { localAddress: options.localAddress } : {}) });
     const limit = Math.max(1, Math.min(options.connectTimeoutMs, options.deadline - Date.now()));
     const timer = setTimeout(() => {
       socket.destroy();
@@ -327,6 +331,11 @@ async function connect(options: SessionOptions): Promise<net.Socket> {
     socket.once('error', (e: NodeJS.ErrnoException) => {
       clearTimeout(timer);
       socket.destroy();
+      // The local address is not this host's (or is taken): the egress failed, not the MX.
+      if (options.localAddress && (e.code === 'EADDRNOTAVAIL' || e.code === 'EADDRINUSE' || e.code === 'EINVAL')) {
+        reject(new SessionFailure('egress_failed', `cannot connect from ${options.localAddress}: ${e.code}`));
+        return;
+      }
       reject(new SessionFailure('connect_refused', `${options.address}:${options.port}: ${e.code ?? e.message}`));
     });
   });

@@ -1,7 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BENCH_USERS_PER_DOMAIN, D, DROP_AFTER_RCPTS, GATE_SESSIONS, M365_MX, PEER_ERROR_LIMIT, SOCKS_PASSWORD, SOCKS_USER, benchDomains, benchTruth, useRig, type RigHandle } from '@mailconv/test-rig';
+import { createServer, type AddressInfo } from 'node:net';
 import { DnsResolver } from '../dns/dns.check.js';
+import { EGRESS_COOLDOWN_MS, EgressPool, parseSmtpProxies, parseSourceAddresses } from './egress.js';
 import { SmtpConfigError, SmtpProber, type SmtpProberOptions } from './smtp.check.js';
 import type { SmtpOutcome } from './types.js';
 
@@ -346,6 +348,72 @@ describe('SOCKS5 proxy', () => {
     const o = await probe(`alice@${D.deadMx}`, { proxy: { host: rig.socks.host, port: rig.socks.port, username: SOCKS_USER, password: SOCKS_PASSWORD } });
     assert.equal(o.status, 'unreachable');
     assert.equal(o.detail, 'connection_refused');
+  });
+});
+
+describe('egresses (issue 23)', () => {
+  // Every egress here reaches only loopback: the rig's SOCKS5 proxy, a closed loopback port
+  // posing as a dead proxy, the local address 127.0.0.1, and 192.0.2.1 (TEST-NET-1), which is
+  // no address of this host, so binding to it fails before any packet is sent.
+  const good = () => ({ name: 'socks5://rig', proxy: { host: rig.socks.host, port: rig.socks.port, username: SOCKS_USER, password: SOCKS_PASSWORD }, helo: 'out1.rig.test' });
+  const deadProxy = async () => {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((r) => server.close(r));
+    return { name: 'socks5://dead', proxy: { host: '127.0.0.1', port } };
+  };
+
+  test('a dead proxy is taken out and the next egress carries the probe; verdicts are the rig\'s; it is tried again after its wait', async () => {
+    let now = 1_000_000;
+    const events: string[] = [];
+    const dead = await deadProxy();
+    const up = good();
+    const pool = new EgressPool([dead, up], (egress, event) => events.push(`${egress}:${event}`), () => now);
+    // The good egress is put out first, so the dead one is certainly tried before it.
+    pool.failed(up);
+    const p = prober({ egresses: pool });
+    const alice = await p.probe(`alice@${D.valid}`, await dns.lookupMail(D.valid));
+    assert.deepEqual([alice.status, alice.tls], ['accepted', true]);
+    const nobody = await p.probe(`nobody@${D.valid}`, await dns.lookupMail(D.valid));
+    assert.equal(nobody.status, 'user_unknown');
+    const [deadState, upState] = pool.states();
+    assert.equal(deadState!.healthy, false, 'the dead proxy is out');
+    assert.equal(deadState!.retryAt, now + EGRESS_COOLDOWN_MS);
+    assert.ok(upState!.healthy && upState!.counts.session >= 1, JSON.stringify(upState));
+    assert.ok(events.includes('socks5://dead:failed') && events.includes('socks5://rig:session'), events.join(' '));
+    // After its wait it is tried again (and fails again: a longer wait).
+    now += EGRESS_COOLDOWN_MS + 1;
+    assert.equal(pool.states()[0]!.healthy, true);
+    p.close();
+  });
+
+  test('only failing egresses: unreachable (egress_failed or proxy_failed), never invalid; a local address that is not this host\'s fails over to one that is', async () => {
+    const dead = await deadProxy();
+    const alone = await probe(`nobody@${D.valid}`, { egresses: new EgressPool([dead]) });
+    assert.equal(alone.status, 'unreachable', JSON.stringify(alone));
+    assert.match(alone.detail ?? '', /egress_failed|proxy_failed/);
+    const local = { name: 'source:127.0.0.1', localAddress: '127.0.0.1' };
+    const foreign = { name: 'source:192.0.2.1', localAddress: '192.0.2.1' };
+    const pool = new EgressPool([foreign, local]);
+    pool.failed(local);
+    const o = await probe(`nobody@${D.valid}`, { egresses: pool });
+    assert.equal(o.status, 'user_unknown', JSON.stringify(o));
+    assert.deepEqual(pool.states().map((s) => [s.name, s.healthy, s.counts.failed]), [['source:192.0.2.1', false, 1], ['source:127.0.0.1', true, 1]]);
+  });
+
+  test('settings: proxies with login and EHLO name, local addresses with theirs; bad items are refused without showing a password', () => {
+    const [p1, p2] = parseSmtpProxies('socks5://u%40x:p%3Ass@10.0.0.5:1080?helo=out1.example.com, socks5://[::1]:1081');
+    assert.deepEqual(p1, { name: 'socks5://10.0.0.5:1080', proxy: { host: '10.0.0.5', port: 1080, username: 'u@x', password: 'p:ss' }, helo: 'out1.example.com' });
+    assert.deepEqual(p2, { name: 'socks5://[::1]:1081', proxy: { host: '::1', port: 1081 } });
+    assert.deepEqual(parseSourceAddresses('203.0.113.5=out2.example.com,2001:db8::5'), [
+      { name: 'source:203.0.113.5', localAddress: '203.0.113.5', helo: 'out2.example.com' },
+      { name: 'source:2001:db8::5', localAddress: '2001:db8::5' },
+    ]);
+    for (const bad of ['http://u:secret@p:1', 'socks5://u:secret@p', 'socks5://u:secret@p:1?helo=bad name']) {
+      assert.throws(() => parseSmtpProxies(bad), (e: Error) => e instanceof SmtpConfigError && !e.message.includes('secret'), bad);
+    }
+    assert.throws(() => parseSourceAddresses('mail.example.com'), SmtpConfigError);
   });
 });
 

@@ -6,7 +6,8 @@ import { PROVIDER_RULES, ruleFor, type ProviderRule } from './provider-rules.js'
 import { classifyRcptReply, classifySessionReply, isRecipientLimit } from './reply-classify.js';
 import { SessionFailure, SessionRefused, SmtpSession, type SessionFailureKind } from './smtp-session.js';
 import type { Socks5Proxy } from './socks5.js';
-import type { SmtpOutcome, SmtpReply, SmtpStatus } from './types.js';
+import { SmtpConfigError, type SmtpOutcome, type SmtpReply, type SmtpStatus } from './types.js';
+import { EgressPool, type SmtpEgress } from './egress.js';
 
 /** The part of the DNS outcome the prober needs (`DnsOutcome` fits). */
 export interface MailRoute {
@@ -37,8 +38,14 @@ export interface SmtpProberOptions {
   /**
    * Reach MX hosts through a SOCKS5 proxy (RFC 1928, optional RFC 1929 login), e.g. one
    * whose egress address has the reverse DNS of `helo`. The proxy itself may be private.
+   * One egress; `egresses` names several.
    */
   proxy?: Socks5Proxy;
+  /**
+   * The ways out (issue 23): proxies and local addresses, each with its EHLO name; shared by
+   * the prober instances of one engine so that their health is one. Default: `proxy`, else direct.
+   */
+  egresses?: EgressPool;
   /** Default 10 s. */
   connectTimeoutMs?: number;
   /** Wait for one reply. Default 30 s (security gateways are slow at RCPT). */
@@ -84,12 +91,13 @@ export interface SmtpProberOptions {
   randomLocalPart?: () => string;
 }
 
-/** Thrown at construction when the prober is not configured to probe honestly. */
-export class SmtpConfigError extends Error {}
+export { SmtpConfigError };
 
 interface Target {
   host: string;
   address: string;
+  /** Which egress to prefer: the domain's provider, else its first MX host (one provider, one egress). */
+  egressKey: string;
 }
 
 /** A session with what it has used of its server's patience, kept across domains. */
@@ -168,6 +176,8 @@ function failureStatus(kind: SessionFailureKind): { status: SmtpStatus; detail: 
       return { status: 'unreachable', detail: 'tls_failed' };
     case 'proxy_failed':
       return { status: 'unreachable', detail: 'proxy_failed' };
+    case 'egress_failed':
+      return { status: 'unreachable', detail: 'egress_failed' };
     case 'protocol':
       return { status: 'unknown', detail: 'protocol_error' };
     default:
@@ -208,7 +218,7 @@ export function repliesFit(commands: readonly string[], replies: readonly SmtpRe
  * Refuses, by default, to connect to loopback/private/reserved addresses.
  */
 export class SmtpProber {
-  private readonly o: Required<Omit<SmtpProberOptions, 'rules' | 'randomLocalPart' | 'restrictTo' | 'proxy'>> & {
+  private readonly o: Required<Omit<SmtpProberOptions, 'rules' | 'randomLocalPart' | 'restrictTo' | 'proxy' | 'egresses'>> & {
     rules: Readonly<Record<string, ProviderRule>>;
     randomLocalPart: () => string;
   };
@@ -226,7 +236,8 @@ export class SmtpProber {
   /** TLS sessions per MX address, so the next STARTTLS can resume instead of a full handshake. */
   private readonly tlsSessions = new Map<string, Buffer>();
   private readonly restrictTo: BlockList | null = null;
-  private readonly proxy: Socks5Proxy | undefined;
+  /** The ways out to MX hosts and their health. */
+  readonly egresses: EgressPool;
 
   constructor(options: SmtpProberOptions) {
     if (!options.helo || !HOSTNAME.test(options.helo)) {
@@ -254,7 +265,7 @@ export class SmtpProber {
       randomLocalPart: options.randomLocalPart ?? randomLocal,
     };
     this.limiter = new HostLimiter<OpenSession>(this.o.perHostConcurrency, this.o.sessionIdleMs, (open) => this.closeSession(open));
-    this.proxy = options.proxy;
+    this.egresses = options.egresses ?? new EgressPool([options.proxy ? { name: `socks5://${options.proxy.host}:${options.proxy.port}`, proxy: options.proxy } : { name: 'direct' }]);
     if (options.restrictTo) {
       this.restrictTo = new BlockList();
       for (const cidr of options.restrictTo) {
@@ -394,6 +405,7 @@ export class SmtpProber {
   /** MX addresses in preference order, without the ones the prober may not reach. */
   private async targets(route: MailRoute): Promise<{ targets: Target[]; blocked: string }> {
     const targets: Target[] = [];
+    const egressKey = route.providers[0] ?? route.hosts[0]?.exchange ?? route.domain;
     let sawPrivate = false;
     let sawOutside = false;
     let lookupFailed = false;
@@ -408,7 +420,7 @@ export class SmtpProber {
       for (const address of addresses) {
         if (!this.o.allowPrivate && isPrivateAddress(address)) sawPrivate = true;
         else if (this.restrictTo && !this.restrictTo.check(address, isIPv6(address) ? 'ipv6' : 'ipv4')) sawOutside = true;
-        else targets.push({ host: h.exchange, address });
+        else targets.push({ host: h.exchange, address, egressKey });
       }
     }
     const blocked = sawPrivate ? 'private_address' : sawOutside ? 'address_not_allowed' : lookupFailed ? 'mx_lookup_failed' : 'no_mx_address';
@@ -446,18 +458,7 @@ export class SmtpProber {
       // Closed by the server while parked, spent, or a fresh one is wanted: the slot is ours to open a new one.
       if (parked) this.closeSession(parked);
       try {
-        const session = await SmtpSession.open({
-          address: target.address,
-          port: this.o.port,
-          hostname: target.host,
-          helo: this.o.helo,
-          connectTimeoutMs: this.o.connectTimeoutMs,
-          commandTimeoutMs: this.o.commandTimeoutMs,
-          deadline,
-          starttls: this.o.starttls,
-          tlsSession: this.tlsSessions.get(target.address),
-          proxy: this.proxy,
-        });
+        const session = await this.openThroughEgress(target, deadline);
         if (session.tlsSessionData) this.rememberTls(target.address, session.tlsSessionData);
         open = { session, address: target.address, errors: 0, recipients: 0, envelopes: 0, size: Infinity, spent: false, closed: false };
         this.stats.sessions++;
@@ -504,6 +505,48 @@ export class SmtpProber {
       }
     }
     return run;
+  }
+
+  /**
+   * Opens a session to `target` through the egress its provider keeps to. An egress that
+   * fails itself (its proxy, its local address) is taken out and the next one tried, so a
+   * broken egress never decides a verdict; what the server answers through it (a refusal,
+   * a block-list reply, a time-out) is counted against the egress and thrown as usual.
+   */
+  private async openThroughEgress(target: Target, deadline: number): Promise<SmtpSession> {
+    const tried = new Set<string>();
+    for (;;) {
+      const egress: SmtpEgress | null = this.egresses.pick(target.egressKey, tried);
+      if (!egress) throw new SessionFailure('egress_failed', 'every egress failed');
+      tried.add(egress.name);
+      try {
+        const session = await SmtpSession.open({
+          address: target.address,
+          port: this.o.port,
+          hostname: target.host,
+          helo: egress.helo ?? this.o.helo,
+          connectTimeoutMs: this.o.connectTimeoutMs,
+          commandTimeoutMs: this.o.commandTimeoutMs,
+          deadline,
+          starttls: this.o.starttls,
+          tlsSession: this.tlsSessions.get(target.address),
+          proxy: egress.proxy,
+          localAddress: egress.localAddress,
+        });
+        this.egresses.succeeded(egress);
+        return session;
+      } catch (err) {
+        if (err instanceof SessionFailure && (err.kind === 'proxy_failed' || err.kind === 'egress_failed')) {
+          this.egresses.failed(egress);
+          if (tried.size < this.egresses.size && Date.now() < deadline) continue;
+        } else if (err instanceof SessionRefused) {
+          this.egresses.noted(egress, classifySessionReply(err.reply) === 'blocked' ? 'blocklisted' : 'refused');
+        } else if (err instanceof SessionFailure && err.kind === 'connect_timeout') {
+          this.egresses.noted(egress, 'timeout');
+        }
+        throw err;
+      }
+    }
   }
 
   /** Whether a session may take another envelope without nearing its server's limits. */

@@ -59,3 +59,6 @@ export interface SmtpOutcome {
    */
   detail: string | null;
 }
+
+/** Thrown at construction when the prober is not configured to probe honestly. */
+export class SmtpConfigError extends Error {}
