@@ -5,21 +5,6 @@ import { parseSmtpProxies, parseSourceAddresses, type SmtpEgress } from '@mailco
 
 const DEFAULTS = { port: 8080, dataDir: 'data/email', databaseFile: 'email.db', requestTimeoutMs: 120_000 };
 
-/** A list of SMTP egresses (proxies or local addresses), refused with the parser's own words (never the value: it may hold a password). */
-function egressList(parse: (value: string) => SmtpEgress[]) {
-  return z
-    .string()
-    .transform((v, ctx) => {
-      try {
-        return parse(v);
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', message: (err as Error).message });
-        return z.NEVER;
-      }
-    })
-    .optional();
-}
-
 /**
  * Every setting of the email service, each `EMAIL_…` (documented with its default in
  * `.env.example`). The names fixed by email-decisions.md are used as written.
@@ -74,8 +59,8 @@ const EmailSettings = z.object({
   EMAIL_SMTP_FROM: z.string().regex(/^[^\s<>@]+@[^\s<>@]+\.[^\s<>@]+$/, 'must be an e-mail address on your own domain').optional(),
   EMAIL_SMTP_ALLOW_PRIVATE: setting.bool(false),
   EMAIL_SMTP_RESTRICT_TO: setting.cidrList(),
-  EMAIL_SMTP_PROXIES: egressList(parseSmtpProxies),
-  EMAIL_SMTP_SOURCE_ADDRESSES: egressList(parseSourceAddresses),
+  EMAIL_SMTP_PROXIES: setting.parsed(parseSmtpProxies),
+  EMAIL_SMTP_SOURCE_ADDRESSES: setting.parsed(parseSourceAddresses),
 }).superRefine((s, ctx) => {
   if (Boolean(s.EMAIL_SMTP_HELO) !== Boolean(s.EMAIL_SMTP_FROM)) {
     ctx.addIssue({ code: 'custom', path: [s.EMAIL_SMTP_HELO ? 'EMAIL_SMTP_FROM' : 'EMAIL_SMTP_HELO'], message: 'SMTP probing needs both EMAIL_SMTP_HELO and EMAIL_SMTP_FROM' });

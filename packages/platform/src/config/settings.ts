@@ -78,12 +78,17 @@ export const setting = {
       })
       .optional(),
   /** Comma-separated DNS resolvers, `host:port`, `host` or `[v6]:port`. */
-  dnsServers: () =>
+  dnsServers: () => setting.parsed(parseDnsServers),
+  /**
+   * A value read by `parse`, refused with the parser's own words (never the value, which
+   * may hold a password: parsers must not quote it either).
+   */
+  parsed: <T>(parse: (value: string) => T) =>
     z
       .string()
       .transform((v, ctx) => {
         try {
-          return parseDnsServers(v);
+          return parse(v);
         } catch (err) {
           ctx.addIssue({ code: 'custom', message: (err as Error).message });
           return z.NEVER;
