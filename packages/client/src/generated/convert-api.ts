@@ -5810,8 +5810,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Upload and convert in one step (multipart: file, target_format, options); answers 202 at once
-         * @description Charges one conversion against the monthly quota (refunded if it fails or is shredded before it finishes); the upload passes the same preflight as POST /api/v1/convert. Poll GET /api/v1/jobs/{id} for the result.
+         * Upload and convert in one step (multipart: file, target_format, options; or JSON with upload_id or url, extension); answers 202 at once
+         * @description Charges one conversion against the monthly quota (refunded if it fails or is shredded before it finishes); the upload passes the same preflight as POST /api/v1/convert. Poll GET /api/v1/jobs/{id} for the result. Extension: a JSON body is the same as POST /api/v1/convert’s (upload_id or url, target_format, options).
          */
         post: {
             parameters: {
@@ -5822,6 +5822,82 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    "application/json": {
+                        /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
+                        author?: string;
+                        /**
+                         * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
+                         * @enum {string}
+                         */
+                        compression?: "screen" | "ebook" | "printer" | "prepress";
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
+                        css?: string;
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
+                        device_scale?: number;
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        footer_html?: string;
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
+                        header_html?: string;
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
+                        landscape?: boolean;
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
+                        margin?: string;
+                        /** @description The output must not be larger; quality is lowered where the engine can, else output_too_large. */
+                        max_output_bytes?: number;
+                        /**
+                         * @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. The CSS media the page is laid out for (default print for PDF, screen for images).
+                         * @enum {string}
+                         */
+                        media?: "print" | "screen";
+                        /** @description OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes). */
+                        ocr_language?: string;
+                        /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
+                        page_range?: string;
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
+                        paper?: string;
+                        /**
+                         * Format: password
+                         * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
+                         */
+                        password?: string;
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
+                        prefer_css_page_size?: boolean;
+                        /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target. */
+                        preset?: string;
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
+                        print_background?: boolean;
+                        /** @description Images, lossy audio/video, PDF compression. */
+                        quality?: number;
+                        /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
+                        remove_active_content?: boolean;
+                        /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
+                        rotate?: number;
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: zoom of the printed page, 0.1–2 (1). */
+                        scale?: number;
+                        /**
+                         * Format: password
+                         * @description Extension (not in the contract): PDF targets only. The output is encrypted with AES-256 and needs this password to open. 1–128 characters without control characters. Never answered back.
+                         */
+                        set_password?: string;
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: one page as tall as the document (cannot be combined with paper). */
+                        single_page?: boolean;
+                        /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
+                        split?: boolean;
+                        /** @description An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format. */
+                        target_format: string;
+                        /** @description Extension (issue 22): PDF targets. The document's title (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
+                        title?: string;
+                        /** @description From POST /api/v1/upload. Exactly one of upload_id and url. */
+                        upload_id?: string;
+                        /** @description Extension: an http(s) URL to fetch and convert instead of an upload (exactly one of upload_id and url). Fetched through the egress guard: public addresses only (loopback, private, link-local, CGNAT, multicast, reserved and cloud-metadata ranges refused in every spelling), DNS answers pinned, redirects re-checked, the plan’s max_file_bytes and a time-out as caps. An HTML page is rendered at its address, its stylesheets, images, fonts and scripts fetched through the same guard. A refused address → 400 naming `url`; no answer, a time-out or a non-2xx answer → 422 fetch_failed. */
+                        url?: string;
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
+                        viewport_width?: number;
+                        /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. A CSS selector waited for after the page loaded (a chart drawn by a script), within the conversion time-out; never appearing fails the conversion. */
+                        wait_for?: string;
+                        /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
+                        watermark?: string;
+                    };
                     "multipart/form-data": {
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         author?: string;
@@ -6124,11 +6200,85 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Not found, or not owned by the caller. */
+                404: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description The path exists but not with this method; see the Allow header. */
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
                         Allow?: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Gone: the resource was removed. */
+                410: {
+                    headers: {
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -8710,8 +8860,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Upload a file (multipart field "file"); answers its id, detected format and SHA-256
-         * @description Not charged against the monthly quota. The upload is kept until its `expires_at` (CONVERT_RETENTION_HOURS) or until a conversion of it is shredded.
+         * Upload a file (multipart field "file"), or import one from a URL (JSON {url}, extension); answers its id, detected format and SHA-256
+         * @description Not charged against the monthly quota. The upload is kept until its `expires_at` (CONVERT_RETENTION_HOURS) or until a conversion of it is shredded. Extension (issue 24): a JSON body {url, filename?, headers?} has the service fetch the file through its egress guard, stored and hashed like any upload.
          */
         post: {
             parameters: {
@@ -8722,6 +8872,16 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    "application/json": {
+                        /** @description The upload’s name (its extension helps detection); default the answer’s Content-Disposition name, else the URL’s last segment. */
+                        filename?: string;
+                        /** @description Request headers for the fetch (e.g. Authorization), sent to the URL’s own origin only — never to a redirect elsewhere — and never stored or logged. Not: host, content-length, transfer-encoding, connection, upgrade, te, trailer, keep-alive, expect, accept-encoding, proxy-authorization, proxy-connection, cookie2. */
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        /** @description An http(s) URL to fetch and keep as an upload, through the egress guard: public addresses only (loopback, private, link-local, CGNAT, multicast, reserved and cloud-metadata ranges refused in every spelling), DNS answers pinned, redirects re-checked, the plan’s max_file_bytes and a time-out as caps. A refused address → 400 naming `url`; no answer, a time-out or a non-2xx answer → 422 fetch_failed. */
+                        url: string;
+                    };
                     "multipart/form-data": {
                         /** Format: binary */
                         file: string;
@@ -8757,6 +8917,8 @@ export interface paths {
                             /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                             sha256: string;
                             size_bytes: number;
+                            /** @description Extension: the address the file was fetched from (after redirects), for an upload imported from a URL. */
+                            source_url?: string;
                             success: boolean;
                             /** @description `upl_…` */
                             upload_id: string;
@@ -8942,6 +9104,43 @@ export interface paths {
                 };
                 /** @description Unsupported Content-Type. */
                 415: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Understood but cannot be processed. */
+                422: {
                     headers: {
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;

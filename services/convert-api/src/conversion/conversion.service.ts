@@ -14,6 +14,7 @@ import { refundsShred } from './charging.js';
 import { removeOutputs, type ConversionMessage, type ConversionWorker } from './conversion-worker.js';
 import { safeFilename } from './filenames.js';
 import { failureError, preflightUpload } from './preflight.js';
+import { FORBIDDEN_FETCH_HEADERS } from './schemas.js';
 import type { UrlFetcher } from './url-fetcher.js';
 
 /** The owner of a request: account and plan. */
@@ -166,11 +167,13 @@ export class ConversionService {
    * address, so that it is rendered there and its stylesheets, images and fonts are fetched
    * through the same guard.
    */
-  async importUrl(owner: Owner, url: string): Promise<UploadRow> {
+  async importUrl(owner: Owner, url: string, how: { filename?: string; headers?: Readonly<Record<string, string>> } = {}): Promise<UploadRow> {
     if (!this.deps.urls) throw new AppError('invalid_request', 'This service does not fetch URLs.', { field: 'url' });
-    const opened = await this.deps.urls.open(url);
+    const forbidden = Object.keys(how.headers ?? {}).find((h) => FORBIDDEN_FETCH_HEADERS.includes(h.toLowerCase()) || h.toLowerCase().startsWith('proxy-'));
+    if (forbidden) throw new AppError('invalid_request', `headers: ${forbidden} is set by the service itself and cannot be sent.`, { field: 'headers' });
+    const opened = await this.deps.urls.open(url, how.headers);
     try {
-      return await this.keep(owner, opened.filename, opened.body, opened.url);
+      return await this.keep(owner, how.filename ?? opened.filename, opened.body, opened.url);
     } catch (err) {
       if (err instanceof AppError || isStorageFull(err)) throw err;
       throw opened.readFailure(err);

@@ -14,7 +14,33 @@ export const UploadAnswer = Type.Object({
   size_bytes: Type.Integer(),
   sha256: Sha256,
   expires_at: DateTime({ description: 'When the upload is removed unless shredded sooner.' }),
+  source_url: Type.Optional(Type.String({ description: 'Extension: the address the file was fetched from (after redirects), for an upload imported from a URL.' })),
 });
+
+/** Request headers a URL import may not set: the fetch's own framing and routing. */
+export const FORBIDDEN_FETCH_HEADERS = ['host', 'content-length', 'transfer-encoding', 'connection', 'upgrade', 'te', 'trailer', 'keep-alive', 'expect', 'accept-encoding', 'proxy-authorization', 'proxy-connection', 'cookie2'];
+
+/** `POST /api/v1/upload` JSON body (extension, issue 24): a file imported from a URL. */
+export const UploadUrlBody = Type.Object(
+  {
+    url: Type.String({
+      maxLength: 2048,
+      pattern: NO_NUL,
+      description:
+        'An http(s) URL to fetch and keep as an upload, through the egress guard: public addresses only (loopback, private, link-local, CGNAT, multicast, reserved and ' +
+        'cloud-metadata ranges refused in every spelling), DNS answers pinned, redirects re-checked, the plan’s max_file_bytes and a time-out as caps. ' +
+        'A refused address → 400 naming `url`; no answer, a time-out or a non-2xx answer → 422 fetch_failed.',
+    }),
+    filename: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: NO_NUL, description: 'The upload’s name (its extension helps detection); default the answer’s Content-Disposition name, else the URL’s last segment.' })),
+    headers: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$' }), Type.String({ maxLength: 4096, pattern: '^[^\\r\\n\\u0000]*$' }), {
+        maxProperties: 20,
+        description: `Request headers for the fetch (e.g. Authorization), sent to the URL’s own origin only — never to a redirect elsewhere — and never stored or logged. Not: ${FORBIDDEN_FETCH_HEADERS.join(', ')}.`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 const ACTIVE_CONTENT =
   'Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, ' +

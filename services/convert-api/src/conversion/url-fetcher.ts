@@ -67,8 +67,8 @@ export class UrlFetcher {
   ) {}
 
   /** Opens a URL to import: refused addresses are 400 `invalid_request` (field `url`), failures 422 `fetch_failed`. */
-  async open(raw: string, signal?: AbortSignal): Promise<OpenedUrl> {
-    const r = await fetchThroughGuard(raw, { ...this.common(), ...(signal ? { signal } : {}) });
+  async open(raw: string, headers?: Readonly<Record<string, string>>): Promise<OpenedUrl> {
+    const r = await fetchThroughGuard(raw, { ...this.common(), ...(headers ? { headers } : {}) });
     if (!r.ok) {
       if (REFUSALS.has(r.problem)) throw new AppError('invalid_request', `url: ${r.message}`, { field: 'url' });
       throw new AppError('fetch_failed', r.message, { field: 'url', reason: r.problem });

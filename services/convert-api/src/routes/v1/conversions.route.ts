@@ -32,6 +32,14 @@ async function startFrom(service: ConversionService, owner: Owner, upload: Uploa
   }
 }
 
+/** A JSON request's conversion: of the caller's upload (`upload_id`) or of a URL fetched now (`url`, extension). */
+async function startFromJson(service: ConversionService, owner: Owner, body: Record<string, unknown>) {
+  const { upload_id: uploadId, url, ...fields } = body as Record<string, unknown> & { upload_id?: string; url?: string };
+  if ((uploadId === undefined) === (url === undefined)) throw new AppError('invalid_request', 'Give exactly one of upload_id and url.', { field: uploadId === undefined ? 'upload_id' : 'url' });
+  if (url !== undefined) return startFrom(service, owner, await service.importUrl(owner, url), fields, { discard: true });
+  return startFrom(service, owner, await service.findUpload(owner, uploadId!), fields, {});
+}
+
 /**
  * `POST /api/v1/convert` (wait window), `POST /api/v1/jobs` (202 at once), the two status
  * paths of the one record, and `DELETE /api/v1/jobs/{id}` (shred).
@@ -65,10 +73,7 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
         const form = await readMultipart(request, service, owner, FORM_FIELDS);
         row = await startFrom(service, owner, requireUpload(form), form.fields, { form: true });
       } else {
-        const { upload_id: uploadId, url, ...fields } = request.body as Record<string, unknown> & { upload_id?: string; url?: string };
-        if ((uploadId === undefined) === (url === undefined)) throw new AppError('invalid_request', 'Give exactly one of upload_id and url.', { field: uploadId === undefined ? 'upload_id' : 'url' });
-        if (url !== undefined) row = await startFrom(service, owner, await service.importUrl(owner, url), fields, { discard: true });
-        else row = await startFrom(service, owner, await service.findUpload(owner, uploadId!), fields, {});
+        row = await startFromJson(service, owner, request.body as Record<string, unknown>);
       }
       await service.waitFor(row.id, request.query.wait * 1000);
       const record = await service.record(await service.find(owner, row.id));
@@ -111,19 +116,24 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
     {
       schema: {
         tags: ['conversion'],
-        summary: 'Upload and convert in one step (multipart: file, target_format, options); answers 202 at once',
-        description: 'Charges one conversion against the monthly quota (refunded if it fails or is shredded before it finishes); the upload passes the same preflight as POST /api/v1/convert. Poll GET /api/v1/jobs/{id} for the result.',
+        summary: 'Upload and convert in one step (multipart: file, target_format, options; or JSON with upload_id or url, extension); answers 202 at once',
+        description:
+          'Charges one conversion against the monthly quota (refunded if it fails or is shredded before it finishes); the upload passes the same preflight as POST /api/v1/convert. Poll GET /api/v1/jobs/{id} for the result. ' +
+          'Extension: a JSON body is the same as POST /api/v1/convert’s (upload_id or url, target_format, options).',
         security: SECURED,
-        consumes: ['multipart/form-data'],
-        body: { content: { 'multipart/form-data': { schema: MultipartBody } } },
-        response: secured({ 202: withHeaders(ConversionRecordSchema, LOCATION), ...errors(400, 401, 413, 415, 422, 429, 500, 503) }),
+        consumes: ['multipart/form-data', 'application/json'],
+        body: { content: { 'multipart/form-data': { schema: MultipartBody }, 'application/json': { schema: ConvertJsonBody } } },
+        response: secured({ 202: withHeaders(ConversionRecordSchema, LOCATION), ...errors(400, 401, 404, 410, 413, 415, 422, 429, 500, 503) }),
       },
     },
     async (request, reply) => {
       const owner = ownerOf(deps, request.principal!);
       await service.assertQuotaLeft(owner);
-      const form = await readMultipart(request, service, owner, FORM_FIELDS);
-      const row = await startFrom(service, owner, requireUpload(form), form.fields, { form: true });
+      let row;
+      if (request.isMultipart()) {
+        const form = await readMultipart(request, service, owner, FORM_FIELDS);
+        row = await startFrom(service, owner, requireUpload(form), form.fields, { form: true });
+      } else row = await startFromJson(service, owner, request.body as Record<string, unknown>);
       const record = await service.record(row);
       return reply.code(202).header('location', record.status_url).send(record);
     },

@@ -142,7 +142,7 @@ for (const backend of testBackends()) {
       assert.equal(renamed.json().format, 'png');
     });
 
-    test('POST /upload refuses unknown bytes (415, nothing kept), a body without file (400) and non-multipart (415)', async () => {
+    test('POST /upload refuses unknown bytes (415, nothing kept), a body without file (400), JSON without a url (400) and other bodies (415)', async () => {
       const before = await filesIn('uploads');
       const junk = await upload('x.bin', randomBytes(3000));
       assert.equal(junk.statusCode, 415, junk.body);
@@ -151,9 +151,13 @@ for (const backend of testBackends()) {
       const empty = await postForm('/api/v1/upload', { note: 'x' });
       assert.equal(empty.statusCode, 400);
       assert.equal(empty.json().field, 'note');
+      // JSON is a URL import (extension): without a url it is a 400; a body of another type is 415.
       const json = await app.inject({ method: 'POST', url: '/api/v1/upload', payload: { file: 'x' }, headers: auth(apiKey) });
-      assert.equal(json.statusCode, 415);
-      assert.equal(json.json().error, 'unsupported_media_type');
+      assert.equal(json.statusCode, 400, json.body);
+      assert.equal(json.json().error, 'invalid_request');
+      const text = await app.inject({ method: 'POST', url: '/api/v1/upload', payload: 'file=x', headers: { ...auth(apiKey), 'content-type': 'text/plain' } });
+      assert.equal(text.statusCode, 415, text.body);
+      assert.equal(text.json().error, 'unsupported_media_type');
     });
 
     test('oversized upload: 413 file_too_large and the partial file is gone from disk', async () => {

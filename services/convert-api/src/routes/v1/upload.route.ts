@@ -1,5 +1,5 @@
 import type { ServiceApp } from '@mailconv/platform';
-import { UploadAnswer, UploadBody } from '../../conversion/schemas.js';
+import { UploadAnswer, UploadBody, UploadUrlBody } from '../../conversion/schemas.js';
 import { ownerOf, type ConvertDeps } from '../../deps.js';
 import { SECURED, errors, secured } from '../../schemas.js';
 import { readMultipart, requireUpload } from './multipart.js';
@@ -11,17 +11,24 @@ export function registerUploadRoutes(app: ServiceApp, deps: ConvertDeps): void {
     {
       schema: {
         tags: ['conversion'],
-        summary: 'Upload a file (multipart field "file"); answers its id, detected format and SHA-256',
-        description: 'Not charged against the monthly quota. The upload is kept until its `expires_at` (CONVERT_RETENTION_HOURS) or until a conversion of it is shredded.',
+        summary: 'Upload a file (multipart field "file"), or import one from a URL (JSON {url}, extension); answers its id, detected format and SHA-256',
+        description:
+          'Not charged against the monthly quota. The upload is kept until its `expires_at` (CONVERT_RETENTION_HOURS) or until a conversion of it is shredded. ' +
+          'Extension (issue 24): a JSON body {url, filename?, headers?} has the service fetch the file through its egress guard, stored and hashed like any upload.',
         security: SECURED,
-        consumes: ['multipart/form-data'],
-        body: { content: { 'multipart/form-data': { schema: UploadBody } } },
-        response: secured({ 201: UploadAnswer, ...errors(400, 401, 413, 415, 429, 500) }),
+        consumes: ['multipart/form-data', 'application/json'],
+        body: { content: { 'multipart/form-data': { schema: UploadBody }, 'application/json': { schema: UploadUrlBody } } },
+        response: secured({ 201: UploadAnswer, ...errors(400, 401, 413, 415, 422, 429, 500) }),
       },
     },
     async (request, reply) => {
-      const form = await readMultipart(request, deps.conversions, ownerOf(deps, request.principal!), []);
-      const upload = requireUpload(form);
+      const owner = ownerOf(deps, request.principal!);
+      let upload;
+      if (request.isMultipart()) upload = requireUpload(await readMultipart(request, deps.conversions, owner, []));
+      else {
+        const body = request.body as { url: string; filename?: string; headers?: Record<string, string> };
+        upload = await deps.conversions.importUrl(owner, body.url, { ...(body.filename ? { filename: body.filename } : {}), ...(body.headers ? { headers: body.headers } : {}) });
+      }
       return reply.code(201).send({
         success: true,
         upload_id: upload.id,
@@ -31,6 +38,7 @@ export function registerUploadRoutes(app: ServiceApp, deps: ConvertDeps): void {
         size_bytes: upload.size_bytes,
         sha256: upload.sha256,
         expires_at: upload.expires_at,
+        ...(upload.source_url ? { source_url: upload.source_url } : {}),
       });
     },
   );

@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server } from 'node:http';
@@ -30,6 +31,8 @@ let trapConnections = 0;
 let pages: Server;
 let pagePort = 0;
 const pageRequests: string[] = [];
+/** The Authorization headers the page server saw (a URL import's own headers). */
+const seenAuth: string[] = [];
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 let converter: Converter;
 let work: string;
@@ -94,6 +97,7 @@ before(async () => {
   const png = await readFile(PNG);
   pages = createHttpServer((req, res) => {
     pageRequests.push(req.url ?? '');
+    if (req.headers.authorization) seenAuth.push(req.headers.authorization);
     const u = new URL(req.url ?? '/', 'http://pages.test');
     const send = (type: string, body: string | Buffer) => void res.writeHead(200, { 'content-type': type }).end(body);
     if (u.pathname === '/report') return send('text/html; charset=utf-8', reportPage());
@@ -157,6 +161,37 @@ for (const backend of testBackends()) {
       assert.equal(trapConnections, 0, 'the internal address never saw a connection');
     });
 
+    test('a URL imported as an upload (JSON, extension): stored and hashed like any upload, the caller\'s headers sent to its origin only; a one-step job from a URL; forbidden headers refused', async () => {
+      pageRequests.length = 0;
+      seenAuth.length = 0;
+      const res = await fx.app.inject({
+        method: 'POST',
+        url: '/api/v1/upload',
+        headers: { authorization: `Bearer ${fx.key}` },
+        payload: { url: `http://pages.test:${pagePort}/data.json`, filename: 'numbers.json', headers: { Authorization: 'Bearer page-secret' } },
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      const up = res.json();
+      assert.deepEqual([up.filename, up.format, up.source_url], ['numbers.json', 'json', `http://pages.test:${pagePort}/data.json`]);
+      assert.equal(up.sha256, createHash('sha256').update(JSON.stringify({ line: 'DATA-FETCHED' })).digest('hex'));
+      assert.deepEqual(seenAuth, ['Bearer page-secret'], 'the header reached the URL\'s own server');
+      const job = await fx.app.inject({ method: 'POST', url: '/api/v1/jobs', headers: { authorization: `Bearer ${fx.key}` }, payload: { url: `http://pages.test:${pagePort}/report`, target_format: 'png' } });
+      assert.equal(job.statusCode, 202, job.body);
+      let rec = job.json();
+      for (let i = 0; i < 120 && (rec.status === 'queued' || rec.status === 'processing'); i++) {
+        await new Promise((r) => setTimeout(r, 500));
+        rec = (await fx.app.inject({ method: 'GET', url: `/api/v1/jobs/${rec.id}`, headers: { authorization: `Bearer ${fx.key}` } })).json();
+      }
+      assert.deepEqual([rec.status, rec.output?.format, rec.source.url], ['completed', 'png', `http://pages.test:${pagePort}/report`], JSON.stringify(rec.error));
+      for (const header of ['Host', 'Content-Length', 'Proxy-Authorization', 'Transfer-Encoding']) {
+        const bad = await fx.app.inject({ method: 'POST', url: '/api/v1/upload', headers: { authorization: `Bearer ${fx.key}` }, payload: { url: `http://pages.test:${pagePort}/data.json`, headers: { [header]: 'x' } } });
+        assert.deepEqual([bad.statusCode, bad.json().field], [400, 'headers'], header);
+      }
+      const newline = await fx.app.inject({ method: 'POST', url: '/api/v1/upload', headers: { authorization: `Bearer ${fx.key}` }, payload: { url: `http://pages.test:${pagePort}/data.json`, headers: { 'X-A': 'a\r\nX-B: b' } } });
+      assert.equal(newline.statusCode, 400);
+      assert.equal(trapConnections, 0);
+    });
+
     test('refused addresses are 400 naming url; unreachable answers are 422 fetch_failed; nothing is charged or stored', async () => {
       const refused = [
         `http://127.0.0.1:${trapPort}/`,
@@ -189,7 +224,7 @@ for (const backend of testBackends()) {
       const neither = await convert({ target_format: 'pdf' });
       assert.deepEqual([neither.statusCode, neither.json().error], [400, 'invalid_request']);
       const account = await fx.app.inject({ method: 'GET', url: '/api/v1/account/usage', headers: { authorization: `Bearer ${fx.key}` } });
-      assert.equal(account.json().quota.used, 1, `only the first test's conversion is charged: ${account.body}`);
+      assert.equal(account.json().quota.used, 2, `only the two conversions that ran are charged: ${account.body}`);
       assert.equal(trapConnections, 0);
     });
   });
