@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash, createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { WEBHOOK_HOSTS, D } from '@mailconv/test-rig';
@@ -290,5 +292,30 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     assert.match(info, /Author:\s+ACME Ltd/);
     assert.deepEqual(b.foreign, []);
     assert.deepEqual(b.problems, []);
+  });
+
+  test('a web page by its URL: fetched by the service, printed to PDF, downloaded', async () => {
+    const { page } = b;
+    const site = createServer((req, res) => {
+      if (req.url === '/statement') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Statement</title><link rel="stylesheet" href="/s.css"><h1>Statement 7</h1>');
+      if (req.url === '/s.css') return void res.writeHead(200, { 'content-type': 'text/css' }).end("h1::after { content: ' FROM-THE-URL'; }");
+      return void res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => site.listen(0, '127.0.0.2', r));
+    try {
+      const { port } = site.address() as AddressInfo;
+      await page.getByRole('link', { name: 'Convert' }).click();
+      await page.getByLabel('Or a web page (URL)').fill(`http://127.0.0.2:${port}/statement`);
+      await page.getByRole('button', { name: 'Convert page' }).click();
+      await page.getByText(/^statement\.pdf, /).waitFor({ timeout: 90_000 });
+      const download = page.getByRole('link', { name: 'Download', exact: true }).first();
+      const [file] = await Promise.all([page.waitForEvent('download'), download.click()]);
+      const text = spawnSync('/usr/bin/pdftotext', [await file.path(), '-'], { encoding: 'utf8' }).stdout;
+      assert.match(text, /Statement 7 FROM-THE-URL/, 'the page and its stylesheet, fetched by the service');
+      assert.deepEqual(b.foreign, [], 'the dashboard itself loaded nothing from elsewhere');
+      assert.deepEqual(b.problems, []);
+    } finally {
+      await new Promise((r) => site.close(r));
+    }
   });
 });

@@ -78,7 +78,16 @@ export async function startConvertService(): Promise<RunningService> {
   const work = await mkdtemp(join(tmpdir(), 'dashboard-convert-'));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const env = { CONVERT_DATABASE_URL: db.url, CONVERT_LOG_LEVEL: 'silent', CONVERT_STORAGE_DIR: join(work, 'storage'), CONVERT_PUBLIC_BASE_URL: url };
+  // Web pages to convert come from a server of the test's own on 127.0.0.2, the one non-public
+  // address admitted; every fetch is fenced to loopback.
+  const env = {
+    CONVERT_DATABASE_URL: db.url,
+    CONVERT_LOG_LEVEL: 'silent',
+    CONVERT_STORAGE_DIR: join(work, 'storage'),
+    CONVERT_PUBLIC_BASE_URL: url,
+    CONVERT_URL_ALLOW: '127.0.0.2/32',
+    CONVERT_URL_RESTRICT_TO: '127.0.0.0/8,::1/128',
+  };
   await writeFile(join(work, '.keep'), '');
   const app = await buildConvert(loadConvertConfig(env));
   await app.listen({ host: '127.0.0.1', port });

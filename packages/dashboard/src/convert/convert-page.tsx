@@ -43,6 +43,9 @@ export function ConvertPage() {
   const [footerHtml, setFooterHtml] = useState('');
   const [waitFor, setWaitFor] = useState('');
   const [css, setCss] = useState('');
+  // A web page fetched by the service (extension, issues 22 and 24).
+  const [pageUrl, setPageUrl] = useState('');
+  const [pageTarget, setPageTarget] = useState('pdf');
   const [current, setCurrent] = useState<Conversion | null>(null);
   const [error, setError] = useState<unknown>(null);
 
@@ -118,6 +121,19 @@ export function ConvertPage() {
     }
   };
 
+  const convertPage = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!pageUrl.trim()) return;
+    setError(null);
+    try {
+      const c = await api<Conversion>('/api/v1/convert?wait=0', { method: 'POST', json: { url: pageUrl.trim(), target_format: pageTarget } });
+      setCurrent(c);
+      recent.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+
   const shred = async (id: string) => {
     if (!window.confirm('Shred this conversion? The uploaded file and the result are deleted from the server now; download links stop working.')) return;
     setError(null);
@@ -146,6 +162,19 @@ export function ConvertPage() {
         <div className="stack">
           <DropZone label="Choose or drop a file" hint="Documents, spreadsheets, presentations, images, audio, video, e-books. The format is detected from the file itself." file={file} onFile={(f) => void pick(f)} disabled={sent !== null} />
           {sent !== null && <ProgressBar label="Uploading" pct={sent * 100} />}
+          <form onSubmit={(e) => void convertPage(e)} className="row" data-testid="page-url">
+            <label className="grow">
+              Or a web page (URL)
+              <input name="url" type="url" value={pageUrl} onChange={(e) => setPageUrl(e.target.value)} placeholder="https://example.com/invoice/42" maxLength={2048} />
+            </label>
+            <label>
+              As
+              <select name="page_target" value={pageTarget} onChange={(e) => setPageTarget(e.target.value)}>
+                {['pdf', 'png', 'jpg', 'webp'].map((t) => <option key={t} value={t}>{t.toUpperCase()}</option>)}
+              </select>
+            </label>
+            <button type="submit" disabled={!pageUrl.trim()}>Convert page</button>
+          </form>
           {uploaded && (
             <p data-testid="detected">Detected <strong>{uploaded.format.toUpperCase()}</strong> ({uploaded.mime_type}), {formatBytes(uploaded.size_bytes)}. {targets.length === 0 && 'No conversion is available for this format.'}</p>
           )}
