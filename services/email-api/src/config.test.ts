@@ -46,6 +46,7 @@ test('a plans file changes plans field by field and is validated', () => {
 });
 
 test('SMTP egresses: proxies and local addresses become the prober\'s egresses; a bad one is refused without its password', () => {
+  // Settings are only read here (no engine is built), so the proxy's address is never dialled.
   const smtp = { EMAIL_SMTP_HELO: 'probe.example.com', EMAIL_SMTP_FROM: 'probe@example.com' };
   const c = loadEmailConfig({ ...smtp, EMAIL_SMTP_PROXIES: 'socks5://u:s3cret@10.0.0.5:1080?helo=out1.example.com', EMAIL_SMTP_SOURCE_ADDRESSES: '203.0.113.5' }, '/srv/app');
   assert.deepEqual(c.smtp?.egresses.map((e) => [e.name, e.helo ?? null]), [['socks5://10.0.0.5:1080', 'out1.example.com'], ['source:203.0.113.5', null]]);

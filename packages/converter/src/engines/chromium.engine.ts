@@ -149,7 +149,7 @@ export class ChromiumEngine implements Engine {
           return;
         }
         // The browser's own favicon request is not the page's: answered "none", not counted.
-        if (!site && !remote && url === `${DOCUMENT_ORIGIN}/favicon.ico`) {
+        if (!remote && url === `${DOCUMENT_ORIGIN}/favicon.ico`) {
           void request.respond({ status: 404, contentType: 'text/plain', body: '' }).catch(() => undefined);
           return;
         }

@@ -70,6 +70,7 @@ describe('checkUrl: every spelling of a non-public address is refused', () => {
     assert.equal(r2.ok ? 'passed' : r2.problem, 'private_address');
     const r3 = await checkUrl('https://nowhere.test/', { ...web, lookup });
     assert.equal(r3.ok ? 'passed' : r3.problem, 'unresolvable');
+    // Passed, but only classified: checkUrl never connects, and nothing here fetches it.
     const r4 = await checkUrl('https://intranet.test/', { ...web, lookup, allow: networkFence(['10.1.0.0/16']) });
     assert.ok(r4.ok);
     assert.deepEqual(r4.target, { address: '10.1.2.3', family: 4 });

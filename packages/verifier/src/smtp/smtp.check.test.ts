@@ -403,6 +403,7 @@ describe('egresses (issue 23)', () => {
   });
 
   test('settings: proxies with login and EHLO name, local addresses with theirs; bad items are refused without showing a password', () => {
+    // Parsing only: no prober is built from these, so none of their addresses is ever dialled.
     const [p1, p2] = parseSmtpProxies('socks5://u%40x:p%3Ass@10.0.0.5:1080?helo=out1.example.com, socks5://[::1]:1081');
     assert.deepEqual(p1, { name: 'socks5://10.0.0.5:1080', proxy: { host: '10.0.0.5', port: 1080, username: 'u@x', password: 'p:ss' }, helo: 'out1.example.com' });
     assert.deepEqual(p2, { name: 'socks5://[::1]:1081', proxy: { host: '::1', port: 1081 } });
