@@ -59,6 +59,8 @@ export default tseslint.config(
       'packages/platform/src/testing/small-volume.ts',
       // A test's own DNS server (dnsmasq) on loopback.
       'packages/platform/src/testing/dns-server.ts',
+      // The webhook receiver's throw-away CA (openssl).
+      'packages/platform/src/testing/webhook-receiver.ts',
       'packages/platform/src/quota/quota-ledger.test.ts',
       'packages/verifier/src/checks/lists.check.test.ts',
       'packages/verifier/src/cli.test.ts',
@@ -70,7 +72,6 @@ export default tseslint.config(
       'services/convert-api/src/routes/v1/url-convert.test.ts',
       'services/email-api/src/process.test.ts',
       'services/email-api/src/jobs/jobs-crash.test.ts',
-      'services/email-api/src/webhooks/receiver.test-support.ts',
       // The SDK/CLI suites create accounts with the services' admin CLI and run the CLI; the
       // load test runs bench/load.mjs.
       'packages/client/test/**',

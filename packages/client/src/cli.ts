@@ -31,8 +31,10 @@ Usage:
                                                a whole CSV or text list through a job, with progress;
                                                the results are written as CSV (default <list>.results.csv)
   mailconv convert <file> --to <format> [--out path] [--quality N] [--preset P]
-                   [--page-range R] [--ocr-language L] [--max-output-bytes N]
-                                               convert, with progress; the download's SHA-256 is verified
+                   [--page-range R] [--ocr-language L] [--max-output-bytes N] [--webhook URL]
+                                               convert, with progress; the download's SHA-256 is verified;
+                                               --webhook: also POST the signed outcome to URL (the
+                                               account's request secret signs it)
   mailconv formats [<ext>]                     the formats (or what <ext> converts to)
   mailconv account                             plan, quota and usage of each configured service
 
@@ -108,6 +110,7 @@ export async function main(argv: readonly string[], env: Record<string, string |
         preset: { type: 'string' },
         'page-range': { type: 'string' },
         'ocr-language': { type: 'string' },
+        webhook: { type: 'string' },
         'max-output-bytes': { type: 'string' },
       },
     });
@@ -168,6 +171,7 @@ export async function main(argv: readonly string[], env: Record<string, string |
           ...(values['page-range'] !== undefined ? { page_range: values['page-range'] } : {}),
           ...(values['ocr-language'] !== undefined ? { ocr_language: values['ocr-language'] } : {}),
           ...(values['max-output-bytes'] !== undefined ? { max_output_bytes: positiveInt('--max-output-bytes', values['max-output-bytes']) } : {}),
+          ...(values.webhook !== undefined ? { webhook_url: values.webhook } : {}),
         };
         const client = convert();
         const started = await client.createJob(file, target, options);

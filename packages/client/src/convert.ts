@@ -5,6 +5,8 @@ import { ChecksumError, HttpCore, type ClientOptions } from './http.js';
 
 type Json<P extends keyof paths, M extends 'get' | 'post' | 'delete', S extends number> = paths[P][M] extends { responses: Record<S, { content: { 'application/json': infer T } }> } ? T : never;
 
+type Body<P extends keyof paths, M extends 'post' | 'delete'> = paths[P][M] extends { requestBody?: { content: { 'application/json': infer T } } } ? T : never;
+
 export type Formats = Json<'/api/v1/formats', 'get', 200>;
 export type Targets = Json<'/api/v1/formats/{ext}/targets', 'get', 200>;
 export type Usage = Json<'/api/v1/account/usage', 'get', 200>;
@@ -14,6 +16,11 @@ export type ConvertApiKeyList = Json<'/api/dashboard/api-keys', 'get', 200>;
 export type ConvertApiKeyCreated = Json<'/api/dashboard/api-keys', 'post', 200>;
 /** The conversion record (also the job record): status, output metadata, SHA-256, download URL. */
 export type Conversion = Json<'/api/v1/jobs/{id}', 'get', 200>;
+export type ConvertWebhookList = Json<'/api/dashboard/webhooks', 'get', 200>;
+export type ConvertWebhookCreated = Json<'/api/dashboard/webhooks', 'post', 200>;
+export type ConvertWebhookCreate = Body<'/api/dashboard/webhooks', 'post'>;
+export type ConvertDeliveryLog = Json<'/api/dashboard/webhooks/{id}/deliveries', 'get', 200>;
+export type RequestSecret = Json<'/api/dashboard/webhooks/request-secret', 'post', 200>;
 /** The options of a conversion (every field optional). */
 export type ConversionOptions = Omit<NonNullable<paths['/api/v1/convert']['post']['requestBody']>['content']['application/json'], 'upload_id' | 'target_format'>;
 
@@ -38,6 +45,22 @@ export class ConvertClient {
     list: (): Promise<ConvertApiKeyList> => this.http.json('GET', '/api/dashboard/api-keys'),
     create: (name: string): Promise<ConvertApiKeyCreated> => this.http.json('POST', '/api/dashboard/api-keys', { json: { name } }),
     revoke: (id: string): Promise<Json<'/api/dashboard/api-keys', 'delete', 200>> => this.http.json('DELETE', '/api/dashboard/api-keys', { query: { id } }),
+  };
+
+  /**
+   * Completion webhooks (`/api/dashboard/webhooks`, an extension): endpoints told of
+   * `conversion.completed` and `conversion.failed`, their delivery log, redelivery, and the
+   * secret that signs deliveries to a per-request `webhook_url`.
+   */
+  readonly webhooks = {
+    list: (): Promise<ConvertWebhookList> => this.http.json('GET', '/api/dashboard/webhooks'),
+    create: (body: ConvertWebhookCreate): Promise<ConvertWebhookCreated> => this.http.json('POST', '/api/dashboard/webhooks', { json: body }),
+    remove: (id: string): Promise<Json<'/api/dashboard/webhooks', 'delete', 200>> => this.http.json('DELETE', '/api/dashboard/webhooks', { query: { id } }),
+    deliveries: (id: string, query: { limit?: number } = {}): Promise<ConvertDeliveryLog> => this.http.json('GET', `/api/dashboard/webhooks/${encodeURIComponent(id)}/deliveries`, { query }),
+    redeliver: (id: string, deliveryId: string): Promise<Json<'/api/dashboard/webhooks/{id}/deliveries/{delivery_id}/redeliver', 'post', 200>> =>
+      this.http.json('POST', `/api/dashboard/webhooks/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(deliveryId)}/redeliver`),
+    /** Makes or replaces the per-request signing secret; the secret is in this answer only. */
+    rotateRequestSecret: (): Promise<RequestSecret> => this.http.json('POST', '/api/dashboard/webhooks/request-secret'),
   };
 
   /** `GET /api/v1/formats`: every format, presets and OCR languages. */

@@ -318,4 +318,45 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
       await new Promise((r) => site.close(r));
     }
   });
+
+  test('webhooks: an endpoint added on the Webhooks page is told of the next conversion, signed, and lists the delivery; the request secret is shown once', async () => {
+    const { page } = b;
+    const receiver = await startReceiver();
+    try {
+      // A user of its own: the earlier tests spent most of Grace's 60 requests this minute.
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      createUser('convert-api', svc.env, 'lin@example.test', 'business', PASSWORD);
+      await signIn(page, svc.url, 'lin@example.test', PASSWORD);
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByLabel('Endpoint URL (HTTPS)').fill(`http://127.0.0.1:${receiver.port}/hooks/conversions`);
+      await page.getByRole('button', { name: 'Add webhook' }).click();
+      const secret = (await page.getByTestId('secret').innerText()).trim();
+      assert.match(secret, /^whsec_/);
+      await page.getByRole('button', { name: 'Make signing secret' }).click();
+      await page.getByText('Request signing secret').waitFor();
+      const requestSecret = (await page.getByTestId('secret').nth(1).innerText()).trim();
+      assert.match(requestSecret, /^whsec_/);
+      assert.notEqual(requestSecret, secret);
+      await page.getByRole('link', { name: 'Convert' }).click();
+      await dropDocx(page, 'hooked.docx');
+      await page.getByTestId('detected').filter({ hasText: 'DOCX' }).waitFor();
+      await page.getByLabel('Convert to').selectOption('pdf');
+      await page.getByRole('button', { name: 'Convert', exact: true }).click();
+      await page.getByRole('link', { name: 'Download', exact: true }).first().waitFor({ timeout: 90_000 });
+      const [hit] = await receiver.waitFor(1);
+      assert.equal(hit!.headers['x-service-event'], 'conversion.completed');
+      assert.equal(hit!.headers['x-service-signature'], `sha256=${createHmac('sha256', secret).update(hit!.body).digest('hex')}`);
+      const event = JSON.parse(hit!.body.toString('utf8')) as { status: string; output: { format: string; sha256: string } };
+      assert.deepEqual([event.status, event.output.format], ['completed', 'pdf']);
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByRole('button', { name: 'Deliveries' }).first().click();
+      await page.locator('.deliveries').getByText('delivered').waitFor({ timeout: 15_000 });
+      assert.match(await page.locator('.deliveries').innerText(), /conversion\.completed[\s\S]*#1 .*HTTP 204/);
+      await b.shot('convert-webhooks');
+      assert.deepEqual(b.foreign, []);
+      assert.deepEqual(b.problems, []);
+    } finally {
+      await receiver.close();
+    }
+  });
 });

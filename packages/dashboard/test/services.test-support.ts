@@ -87,6 +87,9 @@ export async function startConvertService(): Promise<RunningService> {
     CONVERT_PUBLIC_BASE_URL: url,
     CONVERT_URL_ALLOW: '127.0.0.2/32',
     CONVERT_URL_RESTRICT_TO: '127.0.0.0/8,::1/128',
+    // Webhooks to the test's plain-HTTP receiver on 127.0.0.1, and nowhere else.
+    CONVERT_WEBHOOKS_ALLOW_INSECURE: 'true',
+    CONVERT_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128',
   };
   await writeFile(join(work, '.keep'), '');
   const app = await buildConvert(loadConvertConfig(env));

@@ -41,3 +41,4 @@ export { runAdminMain, runServer } from './service/run.js';
 export { BullWorkQueue, type WorkMessage } from './queue/bull-work-queue.js';
 export { runAdminCli, type AdminTarget } from './admin/admin-cli.js';
 export * from './egress/index.js';
+export * from './webhooks/index.js';

@@ -1,7 +1,7 @@
 import type { DestinationStream } from 'pino';
 import multipart from '@fastify/multipart';
 import type { Converter } from '@mailconv/converter';
-import { createServiceBase, dashboardBuildDir, registerDashboard, registerApiKeyRoutes, registerDashboardSessionRoutes, type ReadinessCheck, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
+import { createServiceBase, dashboardBuildDir, registerDashboard, registerApiKeyRoutes, registerDashboardSessionRoutes, registerWebhookRoutes, type ReadinessCheck, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
 import type { ConvertConfig } from './config.js';
 import { CONVERT_MIGRATIONS } from './db/migrations.js';
 import type { ConvertTables } from './db/schema.js';
@@ -87,6 +87,8 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
     base.protect(scope, (p) => planOf(deps, p.plan).rateLimitRpm);
     registerAccountRoutes(scope, deps);
     registerApiKeyRoutes(scope, { apiKeys: base.apiKeys, keyPrefix: CONVERT_KEY_PREFIX, security: SECURED, errors, secured, extension: true });
+    // Completion webhooks on every plan (extension, issue 24): the email service's routes and rules.
+    registerWebhookRoutes(scope, { webhooks: runtime.webhooks.service, authorize: () => undefined, security: SECURED, errors, secured, extension: true, requestTargets: true });
     registerUploadRoutes(scope, deps);
     registerConversionRoutes(scope, deps);
     registerDownloadRoutes(scope, deps);

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { commonConfig, commonSettings, findProjectRoot, parseSettings, setting, type CommonServiceConfig } from '@mailconv/platform';
+import { commonConfig, commonSettings, findProjectRoot, parseSettings, setting, webhookConfig, webhookSettings, type CommonServiceConfig, type WebhookConfig } from '@mailconv/platform';
 
 const DEFAULTS = { port: 8081, dataDir: 'data/convert', databaseFile: 'convert.db', requestTimeoutMs: 0 };
 
@@ -41,6 +41,7 @@ const ConvertSettings = z.object({
   CONVERT_URL_TIMEOUT_SECONDS: setting.positiveInt(30),
   CONVERT_URL_MAX_REDIRECTS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').max(20, 'must be at most 20').default(5),
   CONVERT_DNS_SERVERS: setting.dnsServers(),
+  ...webhookSettings('CONVERT'),
   CONVERT_QUEUE: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1–100 letters, digits, - or _').default('convert-conversions'),
 });
 
@@ -95,6 +96,8 @@ export interface ConvertConfig extends CommonServiceConfig {
     /** Resolvers for the guard's lookups; empty: the system's. */
     dnsServers: string[];
   };
+  /** Completion webhooks (issue 24; `CONVERT_WEBHOOKS_…`, the email service's rules); their host lookups use `urls.dnsServers`. */
+  webhooks: WebhookConfig;
 }
 
 /** Reads the conversion service's settings from `env`; throws ConfigError listing every problem. */
@@ -130,5 +133,6 @@ export function loadConvertConfig(env: Readonly<Record<string, string | undefine
       maxRedirects: parsed.CONVERT_URL_MAX_REDIRECTS as number,
       dnsServers: (parsed.CONVERT_DNS_SERVERS as string[] | undefined) ?? [],
     },
+    webhooks: webhookConfig('CONVERT', settings),
   };
 }

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Converter, type SecurityEvent } from '@mailconv/converter';
-import { BullWorkQueue, type DiskSpace, type ServiceCore } from '@mailconv/platform';
+import { BullWorkQueue, openWebhooks, resolverLookup, type DiskSpace, type ServiceCore, type ServiceWebhooks } from '@mailconv/platform';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ConvertConfig } from './config.js';
 import { ConversionService } from './conversion/conversion.service.js';
 import { ConversionWorker, type ConversionMessage } from './conversion/conversion-worker.js';
+import { CONVERSION_EVENTS, WEBHOOK_USER_AGENT } from './conversion/events.js';
 import { reconcileStorage } from './conversion/reconcile.js';
 import { UrlFetcher, urlPolicy } from './conversion/url-fetcher.js';
 import type { ConvertTables } from './db/schema.js';
@@ -20,7 +21,9 @@ export interface ConvertRuntime {
   conversions: ConversionService;
   /** This process's worker (roles `worker` and `all`), or null. */
   worker: ConversionWorker | null;
-  /** Starts the worker and the retention sweeper (roles `worker` and `all`). */
+  /** Completion webhooks: the outbox, the endpoints' rules and this process's dispatcher. */
+  webhooks: ServiceWebhooks;
+  /** Starts the webhook dispatcher, and the worker and the retention sweeper (roles `worker` and `all`). */
   start(): void;
   /** Stops the sweeper, hands back running conversions, closes the queue and (unless it was lent) the converter. */
   stop(): Promise<void>;
@@ -72,6 +75,16 @@ export function createConvertRuntime(options: {
   // Every URL this service fetches goes through the one egress guard (packages/platform).
   const urls = new UrlFetcher({ policy: urlPolicy(config.urls), timeoutMs: config.urls.timeoutMs, maxRedirects: config.urls.maxRedirects });
   const repository = new ConversionsRepository(core.database);
+  // Completion webhooks: the platform's outbox and dispatcher, the same as the email service's.
+  const webhooks = openWebhooks({
+    database: core.database,
+    config: config.webhooks,
+    eventNames: CONVERSION_EVENTS,
+    userAgent: WEBHOOK_USER_AGENT,
+    clock,
+    log,
+    lookup: config.urls.dnsServers.length ? resolverLookup(config.urls.dnsServers) : undefined,
+  });
   const queue = config.redisUrl ? new BullWorkQueue<ConversionMessage>(config.redisUrl, config.queueName, log) : null;
   const worker =
     config.role === 'api'
@@ -91,6 +104,8 @@ export function createConvertRuntime(options: {
           queue,
           log,
           urls,
+          events: webhooks.events,
+          publicBaseUrl: config.publicBaseUrl,
           ...(options.onFinished ? { onFinished: options.onFinished } : {}),
         });
   const conversions = new ConversionService({
@@ -108,6 +123,7 @@ export function createConvertRuntime(options: {
     publicBaseUrl: config.publicBaseUrl,
     log,
     urls,
+    webhooks: webhooks.service,
   });
   const leases = new MaintenanceLeasesRepository(core.database);
   const sweeperId = randomUUID();
@@ -125,7 +141,9 @@ export function createConvertRuntime(options: {
     converter,
     conversions,
     worker,
+    webhooks,
     start() {
+      webhooks.dispatcher?.start();
       if (!worker) return;
       worker.start();
       // At start-up: what a killed predecessor left behind goes before the first interval.
@@ -137,6 +155,7 @@ export function createConvertRuntime(options: {
       stopWatching();
       clearInterval(sweeper);
       await worker?.stop();
+      await webhooks.dispatcher?.stop();
       await queue?.close();
       if (options.engines.owned) await converter.close();
     },

@@ -1,6 +1,6 @@
 import multipart from '@fastify/multipart';
 import type { DestinationStream } from 'pino';
-import { createRateLimiter, createServiceBase, dashboardBuildDir, registerDashboard, registerApiKeyRoutes, registerDashboardSessionRoutes, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
+import { AppError, createRateLimiter, createServiceBase, dashboardBuildDir, registerDashboard, registerApiKeyRoutes, registerDashboardSessionRoutes, registerWebhookRoutes, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
 import type { Engine } from '@mailconv/verifier';
 import { composeEmailServices, EMAIL_KEY_PREFIX } from './composition.js';
 import type { EmailConfig } from './config.js';
@@ -10,7 +10,6 @@ import { planOf, type EmailDeps } from './deps.js';
 import { registerEmailMetrics } from './metrics.js';
 import { EMAIL_ERROR_STATUS } from './errors.js';
 import { emailPlans } from './plans.js';
-import { registerDeliveryRoutes, registerWebhookRoutes } from './routes/dashboard/webhooks.route.js';
 import { registerUsageRoutes } from './routes/dashboard/usage.route.js';
 import { registerJobRoutes } from './routes/v1/jobs.route.js';
 import { registerPublicRoutes } from './routes/public/validate-email.route.js';
@@ -103,8 +102,18 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
     base.protect(scope, (p) => planOf(deps, p.plan).rateLimitRpm);
     registerAccountRoutes(scope, deps);
     registerApiKeyRoutes(scope, { apiKeys: deps.apiKeys, keyPrefix: EMAIL_KEY_PREFIX, security: SECURED, errors, secured });
-    registerWebhookRoutes(scope, deps);
-    registerDeliveryRoutes(scope, deps);
+    registerWebhookRoutes(scope, {
+      webhooks: deps.webhooks,
+      // The caller's plan must include webhooks (they start with Starter).
+      authorize: (principal) => {
+        const plan = planOf(deps, principal.plan);
+        if (!plan.features.webhooks) throw new AppError('feature_not_available', `The ${plan.name} plan does not include webhooks; they start with the Starter plan.`);
+      },
+      authorizationStatuses: [403],
+      security: SECURED,
+      errors,
+      secured,
+    });
     registerUsageRoutes(scope, services.usage.repository, clock);
     registerVerifyRoutes(scope, deps, { batchBodyLimit: config.batchBodyLimitBytes });
     // Uploads (multipart) are accepted by the jobs routes only; elsewhere they stay 415.

@@ -1,4 +1,4 @@
-import { resolverLookup, type ServiceCore } from '@mailconv/platform';
+import { openWebhooks, resolverLookup, type ServiceCore, type WebhookDispatcher, type WebhooksService } from '@mailconv/platform';
 import { createEngine, EgressPool, type Engine, type Verifier } from '@mailconv/verifier';
 import { AccountService } from './accounts/account.service.js';
 import type { EmailConfig } from './config.js';
@@ -9,16 +9,11 @@ import type { BullChunkQueue } from './jobs/chunk-queue.js';
 import type { ChunkWorker } from './jobs/chunk-worker.job.js';
 import { createJobsRuntime } from './jobs/jobs-runtime.js';
 import type { JobsService } from './jobs/jobs.service.js';
-import { DeliveriesRepository } from './repositories/deliveries.repository.js';
-import { EventsRepository } from './repositories/events.repository.js';
 import { IdempotencyRepository } from './repositories/idempotency.repository.js';
-import { WebhooksRepository } from './repositories/webhooks.repository.js';
 import { DailyUsageRecorder, DailyUsageRepository } from './usage/daily-usage.repository.js';
 import { BatchesService } from './verification/batches.service.js';
 import { VerificationService } from './verification/verification.service.js';
-import type { WebhookDispatcher } from './webhooks/dispatcher.js';
-import { createDispatcher } from './webhooks/runtime.js';
-import { WebhooksService } from './webhooks/webhooks.service.js';
+import { WEBHOOK_EVENTS, WEBHOOK_USER_AGENT } from './webhooks/events.js';
 
 /** API key prefix of this service: `ev_live_` + 32 base62 characters (email-decisions.md item 7). */
 export const EMAIL_KEY_PREFIX = 'ev_live_';
@@ -106,15 +101,19 @@ export function composeEmailServices(options: {
     batchConcurrency: config.batchConcurrency,
     onCounted: (accountId, count, at) => usageRecorder.record(accountId, count, at),
   });
-  const deliveries = new DeliveriesRepository(core.database);
-  const events = new EventsRepository(core.database, deliveries);
   const idempotency = new IdempotencyService({ repository: new IdempotencyRepository(core.database), clock });
   const resolvers = webhookResolvers(config, options.webhookDnsServers);
-  const lookup = resolvers ? resolverLookup(resolvers) : undefined;
-  const webhooks = new WebhooksService({ webhooks: new WebhooksRepository(core.database), deliveries, events, clock, allowInsecure: config.webhooks.allowInsecure, ...(lookup ? { lookup } : {}) });
-  // Webhooks: events and their deliveries are rows (the outbox); this process's dispatcher
-  // sends whatever is due, sharing the work with other processes through leases.
-  const dispatcher = createDispatcher({ config, deliveries, events, clock, log, observer, ...(lookup ? { lookup } : {}) });
+  // Webhooks: the platform's outbox, rules and dispatcher, the same as the conversion service's.
+  const { events, service: webhooks, dispatcher } = openWebhooks({
+    database: core.database,
+    config: config.webhooks,
+    eventNames: WEBHOOK_EVENTS,
+    userAgent: WEBHOOK_USER_AGENT,
+    clock,
+    log,
+    lookup: resolvers ? resolverLookup(resolvers) : undefined,
+    ...(observer.webhookAttempt ? { onAttempt: observer.webhookAttempt.bind(observer) } : {}),
+  });
   // Bulk jobs: the database is the state of record; this process's worker claims chunks
   // from it (so several processes on one database share the work).
   const { service: jobs, worker, queue } = createJobsRuntime({ database: core.database, quota: core.quota, events, verification, idempotency, clock, config, concurrency: options.jobWorkers, log, usage: usageRepository, observer });

@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { commonConfig, commonSettings, findProjectRoot, parseSettings, setting, type CommonServiceConfig } from '@mailconv/platform';
+import { commonConfig, commonSettings, findProjectRoot, parseSettings, setting, webhookConfig, webhookSettings, type CommonServiceConfig, type WebhookConfig } from '@mailconv/platform';
 import { parseSmtpProxies, parseSourceAddresses, type SmtpEgress } from '@mailconv/verifier';
 
 const DEFAULTS = { port: 8080, dataDir: 'data/email', databaseFile: 'email.db', requestTimeoutMs: 120_000 };
@@ -14,35 +13,7 @@ const EmailSettings = z.object({
   EMAIL_BATCH_BODY_LIMIT_BYTES: setting.positiveInt(6 * 1_048_576),
   EMAIL_BATCH_CONCURRENCY: setting.positiveInt(64),
   EMAIL_JOBS_BODY_LIMIT_BYTES: setting.positiveInt(64 * 1_048_576),
-  EMAIL_WEBHOOKS_ALLOW_INSECURE: setting.bool(false),
-  EMAIL_WEBHOOKS_CONCURRENCY: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(16),
-  EMAIL_WEBHOOKS_PER_ENDPOINT: setting.positiveInt(2),
-  EMAIL_WEBHOOKS_TIMEOUT_MS: setting.positiveInt(10_000),
-  EMAIL_WEBHOOKS_RETRY_SCHEDULE: z
-    .string()
-    .default('1m,5m,30m,2h,6h,12h')
-    .transform((v, ctx) => {
-      const waits = v.toLowerCase() === 'none' ? [] : v.split(',').map((x) => parseDuration(x.trim()));
-      if (waits.every((w): w is number => w !== null)) return waits;
-      ctx.addIssue({ code: 'custom', message: 'must be comma-separated waits such as 1m,5m,30m,2h (units ms, s, m, h, d), or none' });
-      return z.NEVER;
-    }),
-  EMAIL_WEBHOOKS_POLL_MS: setting.positiveInt(1000),
-  EMAIL_WEBHOOKS_CA_FILE: z
-    .string()
-    .transform((path, ctx) => {
-      try {
-        const pem = readFileSync(path, 'utf8');
-        if (pem.includes('-----BEGIN CERTIFICATE-----')) return pem;
-        ctx.addIssue({ code: 'custom', message: 'must be a PEM file of CA certificates' });
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', message: `cannot be read: ${(err as Error).message}` });
-      }
-      return z.NEVER;
-    })
-    .optional(),
-  EMAIL_WEBHOOKS_LOG_DAYS: setting.positiveInt(30),
-  EMAIL_WEBHOOKS_RESTRICT_TO: setting.cidrList(),
+  ...webhookSettings('EMAIL'),
   EMAIL_JOBS_CHUNK_SIZE: setting.positiveInt(1000),
   EMAIL_JOBS_WORKERS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(2),
   EMAIL_JOBS_LEASE_MS: setting.positiveInt(60_000),
@@ -72,25 +43,9 @@ export interface EmailConfig extends CommonServiceConfig {
   batchBodyLimitBytes: number;
   /** Addresses of one batch verified at the same time. */
   batchConcurrency: number;
-  /** Webhook delivery (decisions 20–23). */
-  webhooks: {
-    /** Allow `http://` and loopback/private targets (development and tests only). */
-    allowInsecure: boolean;
-    /** Deliveries in flight at once in this process (0: this process sends none). */
-    concurrency: number;
-    /** In flight at once per endpoint in this process. */
-    perEndpoint: number;
-    timeoutMs: number;
-    /** Waits (ms) before retries 1, 2, …; then dead-letter. */
-    retrySchedule: number[];
-    pollMs: number;
-    /** Extra CA certificates (PEM) trusted for HTTPS endpoints, besides the system's. */
-    ca: string | null;
-    /** Days finished deliveries stay in the delivery log. */
-    logDays: number;
-    /** When set, deliveries connect only to addresses in these networks (tests: loopback). */
-    restrictTo: string[] | null;
-  };
+  /** Webhook delivery (decisions 20–23; `EMAIL_WEBHOOKS_…`). */
+  webhooks: WebhookConfig;
+
   /**
    * Bulk jobs: body limit of `POST /api/v1/jobs`, addresses per stored chunk, chunks
    * verified at once by this process (0: none), lease and poll intervals, greylisting
@@ -116,17 +71,7 @@ export function loadEmailConfig(env: Readonly<Record<string, string | undefined>
     ...commonConfig('EMAIL', s, DEFAULTS, root),
     batchBodyLimitBytes: s.EMAIL_BATCH_BODY_LIMIT_BYTES,
     batchConcurrency: s.EMAIL_BATCH_CONCURRENCY,
-    webhooks: {
-      allowInsecure: s.EMAIL_WEBHOOKS_ALLOW_INSECURE,
-      concurrency: s.EMAIL_WEBHOOKS_CONCURRENCY,
-      perEndpoint: s.EMAIL_WEBHOOKS_PER_ENDPOINT,
-      timeoutMs: s.EMAIL_WEBHOOKS_TIMEOUT_MS,
-      retrySchedule: s.EMAIL_WEBHOOKS_RETRY_SCHEDULE,
-      pollMs: s.EMAIL_WEBHOOKS_POLL_MS,
-      ca: s.EMAIL_WEBHOOKS_CA_FILE ?? null,
-      logDays: s.EMAIL_WEBHOOKS_LOG_DAYS,
-      restrictTo: s.EMAIL_WEBHOOKS_RESTRICT_TO ?? null,
-    },
+    webhooks: webhookConfig('EMAIL', s),
     jobs: {
       bodyLimitBytes: s.EMAIL_JOBS_BODY_LIMIT_BYTES,
       chunkSize: s.EMAIL_JOBS_CHUNK_SIZE,
@@ -154,14 +99,4 @@ export function loadEmailConfig(env: Readonly<Record<string, string | undefined>
           }
         : null,
   };
-}
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** `90s`, `5m`, `2h`, `250ms`, `1d` → milliseconds; null when malformed. */
-export function parseDuration(text: string): number | null {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text.toLowerCase());
-  if (!m) return null;
-  const ms = Math.round(Number(m[1]) * UNIT_MS[m[2]!]!);
-  return ms > 0 ? ms : null;
 }

@@ -1,9 +1,8 @@
-import type { ApiKeysService, PlanCatalog } from '@mailconv/platform';
+import type { ApiKeysService, PlanCatalog, WebhooksService } from '@mailconv/platform';
 import type { AccountService } from './accounts/account.service.js';
 import type { EmailPlan } from './plans.js';
 import type { BatchesService } from './verification/batches.service.js';
 import type { VerificationService } from './verification/verification.service.js';
-import type { WebhooksService } from './webhooks/webhooks.service.js';
 
 /** What route handlers of the email service get: the plan table and services, never a repository. */
 export interface EmailDeps {

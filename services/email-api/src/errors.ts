@@ -11,7 +11,6 @@ export const EMAIL_ERROR_STATUS = {
   feature_not_available: 403,
   job_not_completed: 409,
   job_not_cancellable: 409,
-  webhook_limit_reached: 409,
 } as const;
 
 export type EmailErrorCode = keyof typeof EMAIL_ERROR_STATUS;

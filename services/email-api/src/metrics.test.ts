@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openServiceCore, type ServiceApp } from '@mailconv/platform';
-import { createTestDatabase, testBackends } from '@mailconv/platform/testing';
+import { createTestDatabase, testBackends, TestReceiver } from '@mailconv/platform/testing';
 import { D, WEBHOOK_HOSTS, useRig } from '@mailconv/test-rig';
 import { buildApp, EMAIL_KEY_PREFIX } from './app.js';
 import { loadEmailConfig } from './config.js';
@@ -10,7 +10,6 @@ import { EMAIL_MIGRATIONS } from './db/migrations.js';
 import type { EmailTables } from './db/schema.js';
 import { jobsEnv } from './jobs/jobs.test-support.js';
 import { boundedProviderLabels } from './metrics.js';
-import { TestReceiver } from './webhooks/receiver.test-support.js';
 
 /** One sample's value from Prometheus text (0 when the series is absent). */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {

@@ -70,7 +70,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -109,7 +109,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -148,7 +148,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -185,7 +185,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -224,7 +224,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -261,7 +261,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -347,7 +347,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -380,7 +380,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -411,7 +411,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -450,7 +450,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -487,7 +487,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -524,7 +524,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -563,7 +563,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -600,7 +600,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -639,7 +639,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -676,7 +676,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -751,7 +751,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -784,7 +784,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -815,7 +815,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -852,7 +852,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -891,7 +891,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -928,7 +928,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -965,7 +965,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1002,7 +1002,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1041,7 +1041,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1078,7 +1078,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1117,7 +1117,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1154,7 +1154,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1359,7 +1359,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1392,7 +1392,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1431,7 +1431,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1470,7 +1470,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1507,7 +1507,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1546,7 +1546,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1583,7 +1583,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1664,7 +1664,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1697,7 +1697,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1728,7 +1728,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1761,7 +1761,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1792,7 +1792,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1867,7 +1867,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1900,7 +1900,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1933,7 +1933,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1964,7 +1964,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -1995,7 +1995,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2028,7 +2028,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2059,7 +2059,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2092,7 +2092,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2123,7 +2123,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2180,7 +2180,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2211,7 +2211,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2244,7 +2244,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2275,7 +2275,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2306,7 +2306,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2337,7 +2337,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2370,7 +2370,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2401,7 +2401,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2489,7 +2489,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2520,7 +2520,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2553,7 +2553,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2584,7 +2584,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2615,7 +2615,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2646,7 +2646,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2679,7 +2679,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2710,7 +2710,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2743,7 +2743,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2774,7 +2774,2754 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the account’s active webhook endpoints */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            success: boolean;
+                            webhooks: {
+                                active: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description Comma-separated event names. */
+                                events: string;
+                                /** Format: date-time */
+                                last_triggered: string | null;
+                                /** Format: uri */
+                                url: string;
+                                /** @description `wh_…` */
+                                webhook_id: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
+                        "WWW-Authenticate"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The path exists but not with this method; see the Allow header. */
+                405: {
+                    headers: {
+                        /** @description The methods this path answers to, e.g. `GET, DELETE`. */
+                        Allow?: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Rate limit or monthly quota exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it. */
+                500: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Insufficient storage (`insufficient_storage`): the disk under the service's database or file storage is full; nothing was stored. Retry later. */
+                507: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Add a webhook endpoint; its signing secret is in this answer only
+         * @description Public HTTPS URLs only: the host is resolved and every address must be public. At most 10 active endpoints (409 `webhook_limit_reached`). `events` omitted means all of them (conversion.completed, conversion.failed).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Comma-separated subset of conversion.completed, conversion.failed. */
+                        events?: string;
+                        url: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            success: boolean;
+                            webhook: {
+                                active: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description Comma-separated event names. */
+                                events: string;
+                                /** Format: date-time */
+                                last_triggered: string | null;
+                                /** Format: uri */
+                                url: string;
+                                /** @description `wh_…` */
+                                webhook_id: string;
+                            } & {
+                                /** @description Signing secret (`whsec_…`), returned once, at creation. */
+                                secret: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid request: malformed JSON, a missing or wrongly typed field, or an unknown field. */
+                400: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
+                        "WWW-Authenticate"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Forbidden: a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`), or another refusal named by the code. */
+                403: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The path exists but not with this method; see the Allow header. */
+                405: {
+                    headers: {
+                        /** @description The methods this path answers to, e.g. `GET, DELETE`. */
+                        Allow?: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Conflict with the current state of the resource. */
+                409: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Request body over the size limit. */
+                413: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unsupported Content-Type. */
+                415: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Rate limit or monthly quota exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it. */
+                500: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Insufficient storage (`insufficient_storage`): the disk under the service's database or file storage is full; nothing was stored. Retry later. */
+                507: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        /** Delete a webhook endpoint */
+        delete: {
+            parameters: {
+                query: {
+                    /** @description The webhook id (`wh_…`). */
+                    id: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            success: boolean;
+                            webhook_id: string;
+                        };
+                    };
+                };
+                /** @description Invalid request: malformed JSON, a missing or wrongly typed field, or an unknown field. */
+                400: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
+                        "WWW-Authenticate"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Forbidden: a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`), or another refusal named by the code. */
+                403: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Not found, or not owned by the caller. */
+                404: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The path exists but not with this method; see the Allow header. */
+                405: {
+                    headers: {
+                        /** @description The methods this path answers to, e.g. `GET, DELETE`. */
+                        Allow?: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Request body over the size limit. (A body sent to this route, which takes none, is still read.) */
+                413: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unsupported Content-Type. (A body sent to this route, which takes none, is still read.) */
+                415: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Rate limit or monthly quota exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it. */
+                500: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Insufficient storage (`insufficient_storage`): the disk under the service's database or file storage is full; nothing was stored. Retry later. */
+                507: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Recent deliveries of an endpoint, with every attempt (extension)
+         * @description Newest first, at most `limit` (default 50, at most 200). Works for deleted endpoints too, while their log is kept (`…_WEBHOOKS_LOG_DAYS`), and for the per-request signing identity (its `webhook_id` is in the request-secret answer).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description The webhook id (`wh_…`). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            deliveries: {
+                                attempts: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description `dlv_…`: the `X-Service-Delivery` header, the same on every attempt. */
+                                delivery_id: string;
+                                event: string;
+                                event_id: string;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                history: {
+                                    attempt: number;
+                                    duration_ms: number;
+                                    /** @description `http_<status>`, `timeout`, `connection_refused`, `connection_reset`, `redirect_not_followed`, `private_address`, `unresolvable`, `webhook_deleted`, …; null on success. */
+                                    error: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description When the retry after this attempt was scheduled; null when none followed.
+                                     */
+                                    next_retry_at: string | null;
+                                    /** Format: date-time */
+                                    started_at: string;
+                                    /** @description HTTP status of the answer; null when none came (time-out, refused, refused by the address check). */
+                                    status_code: number | null;
+                                }[];
+                                /** Format: date-time */
+                                next_retry_at: string | null;
+                                /** @description `dead`: dead-lettered after the retry schedule; `cancelled`: the endpoint was deleted first. */
+                                state: "pending" | "delivered" | "dead" | "cancelled";
+                                /** @description The per-request `webhook_url` this delivery went to; null for an endpoint’s own deliveries. */
+                                target_url: string | null;
+                            }[];
+                            success: boolean;
+                            webhook_id: string;
+                        };
+                    };
+                };
+                /** @description Invalid request: malformed JSON, a missing or wrongly typed field, or an unknown field. */
+                400: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
+                        "WWW-Authenticate"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Not found, or not owned by the caller. */
+                404: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The path exists but not with this method; see the Allow header. */
+                405: {
+                    headers: {
+                        /** @description The methods this path answers to, e.g. `GET, DELETE`. */
+                        Allow?: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Rate limit or monthly quota exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it. */
+                500: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Insufficient storage (`insufficient_storage`): the disk under the service's database or file storage is full; nothing was stored. Retry later. */
+                507: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/webhooks/{id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a dead-lettered delivery again (extension)
+         * @description The delivery goes back in the queue, due now, with a fresh retry schedule; its id and body are unchanged, so receivers still deduplicate. Only `dead` deliveries of an active endpoint: otherwise 409 `conflict`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The delivery id (`dlv_…`). */
+                    delivery_id: string;
+                    /** @description The webhook id (`wh_…`). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            delivery_id: string;
+                            /** @enum {string} */
+                            state: "pending";
+                            success: boolean;
+                            webhook_id: string;
+                        };
+                    };
+                };
+                /** @description Invalid request: malformed JSON, a missing or wrongly typed field, or an unknown field. */
+                400: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
+                        "WWW-Authenticate"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Forbidden: a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`), or another refusal named by the code. */
+                403: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Not found, or not owned by the caller. */
+                404: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The path exists but not with this method; see the Allow header. */
+                405: {
+                    headers: {
+                        /** @description The methods this path answers to, e.g. `GET, DELETE`. */
+                        Allow?: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Conflict with the current state of the resource. */
+                409: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Request body over the size limit. (A body sent to this route, which takes none, is still read.) */
+                413: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unsupported Content-Type. (A body sent to this route, which takes none, is still read.) */
+                415: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Rate limit or monthly quota exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it. */
+                500: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Insufficient storage (`insufficient_storage`): the disk under the service's database or file storage is full; nothing was stored. Retry later. */
+                507: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/webhooks/request-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether the account has a signing secret for per-request webhook URLs (extension) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            identity: {
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description `wh_…`: the identity’s delivery log is `GET /api/dashboard/webhooks/{webhook_id}/deliveries`. */
+                                webhook_id: string;
+                            } | null;
+                            success: boolean;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
+                        "WWW-Authenticate"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The path exists but not with this method; see the Allow header. */
+                405: {
+                    headers: {
+                        /** @description The methods this path answers to, e.g. `GET, DELETE`. */
+                        Allow?: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Rate limit or monthly quota exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it. */
+                500: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Insufficient storage (`insufficient_storage`): the disk under the service's database or file storage is full; nothing was stored. Retry later. */
+                507: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Make or replace the signing secret of per-request webhook URLs; it is in this answer only (extension)
+         * @description Deliveries to a `webhook_url` given with a request are signed (`X-Service-Signature`) with this secret. Replacing it signs every delivery not yet sent with the new one. A request with `webhook_url` is refused (400, `field: "webhook_url"`) until the account has one.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            identity: {
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description `wh_…`: the identity’s delivery log is `GET /api/dashboard/webhooks/{webhook_id}/deliveries`. */
+                                webhook_id: string;
+                            } & {
+                                /** @description `whsec_…`, returned once. */
+                                secret: string;
+                            };
+                            success: boolean;
+                        };
+                    };
+                };
+                /** @description Invalid request: malformed JSON, a missing or wrongly typed field, or an unknown field. (A body sent to this route, which takes none, is still read.) */
+                400: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
+                        "WWW-Authenticate"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Forbidden: a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`), or another refusal named by the code. */
+                403: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The path exists but not with this method; see the Allow header. */
+                405: {
+                    headers: {
+                        /** @description The methods this path answers to, e.g. `GET, DELETE`. */
+                        Allow?: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Request body over the size limit. (A body sent to this route, which takes none, is still read.) */
+                413: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unsupported Content-Type. (A body sent to this route, which takes none, is still read.) */
+                415: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Rate limit or monthly quota exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it. */
+                500: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Insufficient storage (`insufficient_storage`): the disk under the service's database or file storage is full; nothing was stored. Retry later. */
+                507: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2859,7 +5606,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2898,7 +5645,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2937,7 +5684,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -2974,7 +5721,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3013,7 +5760,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3050,7 +5797,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3154,7 +5901,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3193,7 +5940,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3232,7 +5979,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3269,7 +6016,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3308,7 +6055,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3345,7 +6092,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3473,6 +6220,8 @@ export interface paths {
                         wait_for?: string;
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
                         watermark?: string;
+                        /** @description Extension (issue 24): also tell this URL when the conversion completes or fails (`conversion.completed` / `conversion.failed`), besides the account’s endpoints. Checked like an endpoint’s URL (public HTTPS unless the operator allows otherwise; refused → 400 naming `webhook_url`) and signed with the account’s request signing secret (POST /api/dashboard/webhooks/request-secret; without one → 400). */
+                        webhook_url?: string;
                     };
                     "multipart/form-data": {
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
@@ -3532,6 +6281,8 @@ export interface paths {
                         wait_for?: string;
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
                         watermark?: string;
+                        /** @description Extension (issue 24): also tell this URL when the conversion completes or fails (`conversion.completed` / `conversion.failed`), besides the account’s endpoints. Checked like an endpoint’s URL (public HTTPS unless the operator allows otherwise; refused → 400 naming `webhook_url`) and signed with the account’s request signing secret (POST /api/dashboard/webhooks/request-secret; without one → 400). */
+                        webhook_url?: string;
                     } | null;
                 };
             };
@@ -3831,7 +6582,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3864,7 +6615,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3895,7 +6646,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3932,7 +6683,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -3971,7 +6722,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4008,7 +6759,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4045,7 +6796,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4082,7 +6833,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4119,7 +6870,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4158,7 +6909,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4195,7 +6946,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4234,7 +6985,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4271,7 +7022,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4468,7 +7219,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4505,7 +7256,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4544,7 +7295,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4583,7 +7334,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4620,7 +7371,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4659,7 +7410,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4696,7 +7447,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4813,7 +7564,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4850,7 +7601,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4889,7 +7640,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4926,7 +7677,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -4963,7 +7714,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5002,7 +7753,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5041,7 +7792,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5078,7 +7829,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5117,7 +7868,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5154,7 +7905,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5257,7 +8008,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5296,7 +8047,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5335,7 +8086,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5372,7 +8123,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5411,7 +8162,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5448,7 +8199,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5544,7 +8295,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5581,7 +8332,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5620,7 +8371,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5659,7 +8410,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5696,7 +8447,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5735,7 +8486,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5772,7 +8523,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -5897,6 +8648,8 @@ export interface paths {
                         wait_for?: string;
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
                         watermark?: string;
+                        /** @description Extension (issue 24): also tell this URL when the conversion completes or fails (`conversion.completed` / `conversion.failed`), besides the account’s endpoints. Checked like an endpoint’s URL (public HTTPS unless the operator allows otherwise; refused → 400 naming `webhook_url`) and signed with the account’s request signing secret (POST /api/dashboard/webhooks/request-secret; without one → 400). */
+                        webhook_url?: string;
                     };
                     "multipart/form-data": {
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
@@ -5956,6 +8709,8 @@ export interface paths {
                         wait_for?: string;
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
                         watermark?: string;
+                        /** @description Extension (issue 24): also tell this URL when the conversion completes or fails (`conversion.completed` / `conversion.failed`), besides the account’s endpoints. Checked like an endpoint’s URL (public HTTPS unless the operator allows otherwise; refused → 400 naming `webhook_url`) and signed with the account’s request signing secret (POST /api/dashboard/webhooks/request-secret; without one → 400). */
+                        webhook_url?: string;
                     } | null;
                 };
             };
@@ -6118,7 +8873,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6151,7 +8906,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6182,7 +8937,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6219,7 +8974,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6258,7 +9013,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6295,7 +9050,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6332,7 +9087,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6369,7 +9124,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6406,7 +9161,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6445,7 +9200,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6482,7 +9237,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6521,7 +9276,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6558,7 +9313,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6755,7 +9510,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6792,7 +9547,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6831,7 +9586,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6870,7 +9625,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6907,7 +9662,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6946,7 +9701,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -6983,7 +9738,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7176,7 +9931,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7209,7 +9964,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7240,7 +9995,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7277,7 +10032,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7316,7 +10071,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7353,7 +10108,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7390,7 +10145,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7429,7 +10184,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7466,7 +10221,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7505,7 +10260,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7542,7 +10297,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7657,7 +10412,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7694,7 +10449,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7733,7 +10488,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7770,7 +10525,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7807,7 +10562,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7846,7 +10601,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7885,7 +10640,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7922,7 +10677,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7961,7 +10716,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -7998,7 +10753,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8122,6 +10877,8 @@ export interface paths {
                         wait_for?: string;
                         /** @description Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript). */
                         watermark?: string;
+                        /** @description Extension (issue 24): also tell this URL when the conversion completes or fails (`conversion.completed` / `conversion.failed`), besides the account’s endpoints. Checked like an endpoint’s URL (public HTTPS unless the operator allows otherwise; refused → 400 naming `webhook_url`) and signed with the account’s request signing secret (POST /api/dashboard/webhooks/request-secret; without one → 400). */
+                        webhook_url?: string;
                     };
                 };
             };
@@ -8421,7 +11178,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8454,7 +11211,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8485,7 +11242,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8522,7 +11279,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8561,7 +11318,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8598,7 +11355,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8635,7 +11392,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8672,7 +11429,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8711,7 +11468,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8748,7 +11505,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8787,7 +11544,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8824,7 +11581,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8944,7 +11701,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -8977,7 +11734,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -9008,7 +11765,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -9047,7 +11804,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -9084,7 +11841,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -9121,7 +11878,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -9158,7 +11915,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -9197,7 +11954,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -9234,7 +11991,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -9273,7 +12030,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */
@@ -9310,7 +12067,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description `quota_exceeded`: conversions per month on the plan. */

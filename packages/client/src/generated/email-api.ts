@@ -67,7 +67,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -106,7 +106,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -145,7 +145,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -182,7 +182,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -221,7 +221,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -258,7 +258,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -341,7 +341,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -374,7 +374,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -405,7 +405,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -444,7 +444,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -481,7 +481,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -518,7 +518,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -557,7 +557,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -594,7 +594,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -633,7 +633,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -670,7 +670,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -745,7 +745,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -778,7 +778,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -809,7 +809,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -846,7 +846,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -885,7 +885,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -922,7 +922,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -959,7 +959,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -996,7 +996,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1035,7 +1035,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1072,7 +1072,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1111,7 +1111,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1148,7 +1148,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1226,7 +1226,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1259,7 +1259,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1290,7 +1290,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1323,7 +1323,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1354,7 +1354,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1429,7 +1429,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1462,7 +1462,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1495,7 +1495,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1526,7 +1526,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1557,7 +1557,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1590,7 +1590,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1621,7 +1621,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1654,7 +1654,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1685,7 +1685,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1742,7 +1742,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1773,7 +1773,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1806,7 +1806,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1837,7 +1837,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1868,7 +1868,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1899,7 +1899,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1932,7 +1932,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1963,7 +1963,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2051,7 +2051,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2082,7 +2082,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2115,7 +2115,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2146,7 +2146,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2177,7 +2177,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2208,7 +2208,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2241,7 +2241,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2272,7 +2272,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2305,7 +2305,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2336,7 +2336,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2432,7 +2432,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2471,7 +2471,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2510,7 +2510,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2547,7 +2547,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2586,7 +2586,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2623,7 +2623,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2715,7 +2715,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2752,7 +2752,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2791,7 +2791,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2830,7 +2830,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2867,7 +2867,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2906,7 +2906,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2943,7 +2943,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2966,7 +2966,7 @@ export interface paths {
         put?: never;
         /**
          * Add a webhook endpoint; its signing secret is in this answer only
-         * @description Public HTTPS URLs only: the host is resolved and every address must be public. At most 10 active endpoints (409 `webhook_limit_reached`). `events` omitted means all three.
+         * @description Public HTTPS URLs only: the host is resolved and every address must be public. At most 10 active endpoints (409 `webhook_limit_reached`). `events` omitted means all of them (batch.completed, job.completed, job.failed).
          */
         post: {
             parameters: {
@@ -3039,7 +3039,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3072,7 +3072,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3109,7 +3109,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3148,7 +3148,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3185,7 +3185,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3222,7 +3222,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3259,7 +3259,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3298,7 +3298,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3335,7 +3335,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3374,7 +3374,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3411,7 +3411,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3483,7 +3483,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3516,7 +3516,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3553,7 +3553,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3590,7 +3590,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3629,7 +3629,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3666,7 +3666,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3703,7 +3703,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3742,7 +3742,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3779,7 +3779,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3818,7 +3818,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3855,7 +3855,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3889,7 +3889,7 @@ export interface paths {
         };
         /**
          * Recent deliveries of an endpoint, with every attempt (extension)
-         * @description Newest first, at most `limit` (default 50, at most 200). Works for deleted endpoints too, while their log is kept (`EMAIL_WEBHOOKS_LOG_DAYS`).
+         * @description Newest first, at most `limit` (default 50, at most 200). Works for deleted endpoints too, while their log is kept (`…_WEBHOOKS_LOG_DAYS`), and for the per-request signing identity (its `webhook_id` is in the request-secret answer).
          */
         get: {
             parameters: {
@@ -3949,6 +3949,8 @@ export interface paths {
                                 next_retry_at: string | null;
                                 /** @description `dead`: dead-lettered after the retry schedule; `cancelled`: the endpoint was deleted first. */
                                 state: "pending" | "delivered" | "dead" | "cancelled";
+                                /** @description The per-request `webhook_url` this delivery went to; null for an endpoint’s own deliveries. */
+                                target_url: string | null;
                             }[];
                             success: boolean;
                             webhook_id: string;
@@ -3974,7 +3976,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4007,7 +4009,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4044,7 +4046,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4081,7 +4083,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4120,7 +4122,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4159,7 +4161,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4196,7 +4198,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4235,7 +4237,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4272,7 +4274,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4369,7 +4371,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4402,7 +4404,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4439,7 +4441,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4476,7 +4478,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4515,7 +4517,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4552,7 +4554,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4589,7 +4591,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4626,7 +4628,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4665,7 +4667,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4702,7 +4704,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4741,7 +4743,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4778,7 +4780,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4879,7 +4881,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4918,7 +4920,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4957,7 +4959,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4994,7 +4996,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5033,7 +5035,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5070,7 +5072,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5164,7 +5166,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5203,7 +5205,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5242,7 +5244,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5279,7 +5281,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5318,7 +5320,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5355,7 +5357,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5482,7 +5484,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5515,7 +5517,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5579,7 +5581,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5618,7 +5620,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5655,7 +5657,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5692,7 +5694,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5729,7 +5731,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5768,7 +5770,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5805,7 +5807,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5844,7 +5846,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5881,7 +5883,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5998,7 +6000,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6031,7 +6033,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6068,7 +6070,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6107,7 +6109,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6146,7 +6148,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6183,7 +6185,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6222,7 +6224,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6259,7 +6261,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6341,7 +6343,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6374,7 +6376,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6405,7 +6407,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6442,7 +6444,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6481,7 +6483,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6518,7 +6520,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6555,7 +6557,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6592,7 +6594,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6631,7 +6633,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6668,7 +6670,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6707,7 +6709,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6744,7 +6746,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6853,7 +6855,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6886,7 +6888,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6923,7 +6925,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6962,7 +6964,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6999,7 +7001,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7038,7 +7040,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7075,7 +7077,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7114,7 +7116,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7151,7 +7153,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7321,7 +7323,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7354,7 +7356,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7391,7 +7393,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7430,7 +7432,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7467,7 +7469,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7504,7 +7506,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7541,7 +7543,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7580,7 +7582,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7617,7 +7619,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7656,7 +7658,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7693,7 +7695,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7843,7 +7845,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7876,7 +7878,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7913,7 +7915,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7952,7 +7954,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7989,7 +7991,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8026,7 +8028,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8065,7 +8067,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8102,7 +8104,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8141,7 +8143,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8178,7 +8180,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8314,7 +8316,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8353,7 +8355,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8390,7 +8392,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8427,7 +8429,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8466,7 +8468,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8503,7 +8505,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8542,7 +8544,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8579,7 +8581,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "webhook_limit_reached";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */

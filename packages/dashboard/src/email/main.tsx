@@ -8,7 +8,13 @@ import '../shared/styles.css';
 import { JobsPage } from './jobs-page.js';
 import { OverviewPage } from './overview-page.js';
 import { VerifyPage } from './verify-page.js';
-import { WebhooksPage } from './webhooks-page.js';
+import { WebhooksPage } from '../shared/webhooks-page.js';
+
+const EVENTS = [
+  { name: 'job.completed', explain: 'a bulk job finished' },
+  { name: 'job.failed', explain: 'a bulk job failed' },
+  { name: 'batch.completed', explain: 'a batch verification finished' },
+];
 
 const PRODUCT = 'Email Verification';
 const NAV = [
@@ -29,7 +35,7 @@ function Page() {
     case '/keys':
       return <KeysPage keyPrefix="ev_live_" />;
     case '/webhooks':
-      return <WebhooksPage />;
+      return <WebhooksPage events={EVENTS} placeholder="https://example.com/hooks/email" cause="a job or batch finishes" />;
     default:
       return <OverviewPage />;
   }

@@ -8,11 +8,6 @@ export type Verification = Json<'/api/v1/verify-single', 'post', 200>;
 export type JobList = Json<'/api/v1/jobs', 'get', 200>;
 export type JobSubmitted = Json<'/api/v1/jobs', 'post', 202>;
 export type JobStatus = Json<'/api/v1/jobs/{job_id}', 'get', 200>;
-export type WebhookList = Json<'/api/dashboard/webhooks', 'get', 200>;
-export type Webhook = WebhookList['webhooks'][number];
-export type WebhookCreated = Json<'/api/dashboard/webhooks', 'post', 200>;
-export type DeliveryLog = Json<'/api/dashboard/webhooks/{id}/deliveries', 'get', 200>;
-export type Delivery = DeliveryLog['deliveries'][number];
 
 /** `GET /api/dashboard/usage` (this service's extension): verifications per UTC day of the quota month. */
 export type DailyUsage = Json<'/api/dashboard/usage', 'get', 200>;

@@ -45,6 +45,8 @@ export const COMMON_ERROR_STATUS = {
   method_not_allowed: 405,
   request_timeout: 408,
   conflict: 409,
+  /** An account already has its 10 active webhook endpoints (both services: email decision 22). */
+  webhook_limit_reached: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   headers_too_large: 431,

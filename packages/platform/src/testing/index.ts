@@ -12,3 +12,4 @@ export { formatLoadTable, runMixedLoad, type KindFigures, type LoadKind, type Lo
 export { mountSmallVolume, type SmallVolume } from './small-volume.js';
 export { startTcpRelay, type TcpRelay } from './tcp-relay.js';
 export { startDnsServer, type DnsRecord } from './dns-server.js';
+export { TestReceiver, signatureValid, type Behaviour, type Received } from './webhook-receiver.js';

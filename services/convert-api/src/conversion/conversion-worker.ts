@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Converter, ConversionFailure } from '@mailconv/converter';
-import type { BullWorkQueue, QuotaLedger } from '@mailconv/platform';
+import type { BullWorkQueue, EventsRepository, QuotaLedger } from '@mailconv/platform';
+import type { Kysely } from 'kysely';
+import type { ConvertTables } from '../db/schema.js';
 import type { ConversionRow, ConversionsRepository } from '../repositories/conversions.repository.js';
 import type { UploadsRepository } from '../repositories/uploads.repository.js';
 import type { FileStore } from '../storage/file-store.js';
 import { refundsFailure } from './charging.js';
+import { conversionEvent } from './events.js';
 import { outputFilename } from './filenames.js';
 import type { UrlFetcher } from './url-fetcher.js';
 
@@ -40,6 +43,10 @@ export interface ConversionWorkerOptions {
   onFinished?: (finished: { engine: string; outcome: string; seconds: number }) => void;
   /** Fetches a URL-imported page's sub-resources through the egress guard (issue 22). */
   urls?: UrlFetcher;
+  /** The webhook outbox: a finished conversion's event is written with its outcome (issue 24). */
+  events?: EventsRepository;
+  /** Base of the event's `download_url`. */
+  publicBaseUrl?: string;
 }
 
 interface Flight {
@@ -135,7 +142,11 @@ export class ConversionWorker {
   private async failAbandoned(): Promise<void> {
     const now = this.o.clock();
     const error = JSON.stringify({ code: 'internal_error', message: 'The service stopped twice while converting this file; it was not charged. Start it again.' });
-    const rows = await this.o.conversions.failAbandoned(now, MAX_ATTEMPTS, { error, expires_at: this.expiry(now) });
+    let events = 0;
+    const rows = await this.o.conversions.failAbandoned(now, MAX_ATTEMPTS, { error, expires_at: this.expiry(now) }, async (trx, row) => {
+      events += await this.recordEvent(trx, row, { status: 'failed', output: null, error: JSON.parse(error) as { code: string; message: string } }, now);
+    });
+    if (events) this.o.events?.notify();
     for (const row of rows) {
       await removeOutputs(this.o.store, row);
       await this.o.quota.refundCharge(row.account_id, row.quota_period, 1);
@@ -231,9 +242,14 @@ export class ConversionWorker {
     if (result.ok) {
       const { path: _path, ...meta } = result.output;
       const output = { filename: outputFilename(upload!.filename, meta.format), ...meta, engines: [...result.engines] };
-      const stored = await this.o.conversions.finish(row.id, owner, {
-        status: 'completed', output: JSON.stringify(output), output_path: outputPath, error: null, completed_at: now.toISOString(), expires_at: this.expiry(now),
-      });
+      let events = 0;
+      const stored = await this.o.conversions.finish(
+        row.id,
+        owner,
+        { status: 'completed', output: JSON.stringify(output), output_path: outputPath, error: null, completed_at: now.toISOString(), expires_at: this.expiry(now) },
+        async (trx) => (events = await this.recordEvent(trx, row, { status: 'completed', output, error: null }, now)),
+      );
+      if (events) this.o.events?.notify();
       if (stored) return;
       // Shredded, or the lease lost, while the engine was still writing: the output must not outlive the record.
       await this.o.store.remove(outputPath);
@@ -245,9 +261,14 @@ export class ConversionWorker {
     const failure = result.error as Pick<ConversionFailure, 'code' | 'message' | 'detail'> | { code: string; message: string; detail?: string };
     if (failure.detail) this.o.log.warn({ conversion: row.id, code: failure.code, detail: failure.detail }, 'conversion failed');
     const error = { code: failure.code, message: failure.message };
-    const stored = await this.o.conversions.finish(row.id, owner, {
-      status: 'failed', output: null, output_path: null, error: JSON.stringify(error), completed_at: now.toISOString(), expires_at: this.expiry(now),
-    });
+    let events = 0;
+    const stored = await this.o.conversions.finish(
+      row.id,
+      owner,
+      { status: 'failed', output: null, output_path: null, error: JSON.stringify(error), completed_at: now.toISOString(), expires_at: this.expiry(now) },
+      async (trx) => (events = await this.recordEvent(trx, row, { status: 'failed', output: null, error }, now)),
+    );
+    if (events) this.o.events?.notify();
     // A conversion that fails is not charged (charging.ts, convert-decisions.md item 18).
     if (!stored) await this.letGo(row, owner);
     else if (refundsFailure(failure.code)) await this.o.quota.refundCharge(row.account_id, row.quota_period, 1);
@@ -263,6 +284,14 @@ export class ConversionWorker {
       return;
     }
     await this.o.conversions.dropLease(row.id, owner);
+  }
+
+  /** Writes a finished conversion's webhook event in the transaction of its outcome; the deliveries it made. */
+  private async recordEvent(trx: Kysely<ConvertTables>, row: ConversionRow, outcome: Parameters<typeof conversionEvent>[1], now: Date): Promise<number> {
+    if (!this.o.events) return 0;
+    const payload = conversionEvent(row, outcome, this.o.publicBaseUrl ?? '', now);
+    const recorded = await this.o.events.record(row.account_id, String(payload.event), payload, now, trx, { targetUrl: row.webhook_url ?? undefined });
+    return recorded.deliveries;
   }
 
   private expiry(from: Date): string {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { detectFormat, PAGE_OPTION_NAMES, pageOptionsRecord, quote, type Converter } from '@mailconv/converter';
-import { AppError, isStorageFull, newId, randomBase62, type BullWorkQueue, type DiskSpace, type QuotaLedger } from '@mailconv/platform';
+import { AppError, isStorageFull, newId, randomBase62, type BullWorkQueue, type DiskSpace, type QuotaLedger, type WebhooksService } from '@mailconv/platform';
 import type { ConvertPlan } from '../plans.js';
 import type { ConversionsRepository} from '../repositories/conversions.repository.js';
 import { type ConversionRow, type ConversionStatus } from '../repositories/conversions.repository.js';
@@ -141,6 +141,8 @@ export interface ConversionServiceDeps {
   log: FastifyBaseLogger;
   /** Fetches URLs through the egress guard (imports); absent: `url` is refused. */
   urls?: UrlFetcher;
+  /** Checks a per-request `webhook_url` (extension, issue 24); absent: `webhook_url` is refused. */
+  webhooks?: WebhooksService;
 }
 
 /**
@@ -309,7 +311,8 @@ export class ConversionService {
    * Validates the pair and options (400 naming the field, 422 `unsupported_conversion`),
    * charges one unit (429 `quota_exceeded`), stores the record and queues the work.
    */
-  async start(owner: Owner, upload: UploadRow, targetFormat: string, rawOptions: Readonly<Record<string, unknown>>): Promise<ConversionRow> {
+  async start(owner: Owner, upload: UploadRow, targetFormat: string, fields: Readonly<Record<string, unknown>>): Promise<ConversionRow> {
+    const { webhook_url: webhookUrl, ...rawOptions } = fields;
     const plan = this.deps.converter.plan(upload.format, targetFormat, rawOptions);
     if (!plan.ok) throw failureError(plan.error);
     // Bombs, encrypted PDFs and a page_range past the last page are refused before any charge.
@@ -333,6 +336,7 @@ export class ConversionService {
       ...(plan.options.password !== undefined ? { password: plan.options.password } : {}),
       ...(plan.options.setPassword !== undefined ? { set_password: plan.options.setPassword } : {}),
     };
+    const webhook = webhookUrl === undefined ? null : await this.webhookTarget(owner, webhookUrl);
     const now = this.deps.clock();
     const charge = await this.deps.quota.charge(owner.accountId, 1, owner.plan.monthlyQuota, now);
     if (!charge.ok) throw quotaExceeded(charge.limit, charge.used);
@@ -358,6 +362,7 @@ export class ConversionService {
       lease_until: null,
       attempts: 0,
       account_limit: owner.plan.maxConcurrentJobs,
+      webhook_url: webhook,
     };
     try {
       await this.deps.conversions.insert(row);
@@ -367,6 +372,13 @@ export class ConversionService {
     }
     await this.announce(row.id);
     return row;
+  }
+
+  /** A per-request `webhook_url` checked as an endpoint's is (public HTTPS unless the operator allows otherwise), or 400 naming it. */
+  private async webhookTarget(owner: Owner, url: unknown): Promise<string> {
+    if (typeof url !== 'string' || url === '') throw new AppError('invalid_request', "'webhook_url' must be an https URL.", { field: 'webhook_url' });
+    if (!this.deps.webhooks) throw new AppError('invalid_request', 'This service sends no webhooks.', { field: 'webhook_url' });
+    return this.deps.webhooks.checkRequestTarget(owner.accountId, url);
   }
 
   /** Tells the workers: through BullMQ to whichever process is free, else to this process's worker (others poll the database). */

@@ -48,6 +48,10 @@ const ACTIVE_CONTENT =
 
 const COMPRESSION =
   'Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.';
+const WEBHOOK_URL =
+  'Extension (issue 24): also tell this URL when the conversion completes or fails (`conversion.completed` / `conversion.failed`), besides the account’s endpoints. ' +
+  'Checked like an endpoint’s URL (public HTTPS unless the operator allows otherwise; refused → 400 naming `webhook_url`) and signed with the account’s request signing secret ' +
+  '(POST /api/dashboard/webhooks/request-secret; without one → 400).';
 const ROTATE = 'Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf).';
 const WATERMARK = 'Extension (not in the contract): PDF targets only. 1–100 printable ASCII characters stamped diagonally, grey and half-transparent, across every page (Ghostscript).';
 
@@ -99,6 +103,7 @@ const optionFields = {
   title: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: METADATA('title') })),
   author: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: METADATA('author') })),
   ...pageOptionFields,
+  webhook_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: NO_NUL, description: WEBHOOK_URL })),
 };
 
 /** `POST /api/v1/convert` JSON body. */
@@ -178,6 +183,7 @@ export const MultipartBody = Type.Unsafe({
     viewport_width: { type: 'integer', minimum: 320, maximum: 3840 },
     device_scale: { type: 'number', minimum: 1, maximum: 3 },
     css: { type: 'string', maxLength: 65536 },
+    webhook_url: { type: 'string', minLength: 1, maxLength: 2048, description: WEBHOOK_URL },
   },
 });
 

@@ -1,4 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
+import { webhookMigrationSteps } from '@mailconv/platform';
 
 /** The conversion service's own migrations (the platform adds the core ones). Names are timestamps. */
 export const CONVERT_MIGRATIONS: Record<string, Migration> = {
@@ -78,6 +79,22 @@ export const CONVERT_MIGRATIONS: Record<string, Migration> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.alterTable('uploads').dropColumn('source_url').execute();
+    },
+  },
+  '2026_11_27_0900_webhooks': {
+    // Signed completion webhooks (issue 24): the platform's outbox tables, as the email service has them.
+    async up(db: Kysely<unknown>) {
+      await webhookMigrationSteps.createEvents(db);
+      await webhookMigrationSteps.createWebhooks(db);
+      await webhookMigrationSteps.createDeliveries(db);
+      await webhookMigrationSteps.addRequestTargets(db);
+      await db.schema.alterTable('conversions').addColumn('webhook_url', 'text').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('conversions').dropColumn('webhook_url').execute();
+      await webhookMigrationSteps.dropDeliveries(db);
+      await webhookMigrationSteps.dropWebhooks(db);
+      await webhookMigrationSteps.dropEvents(db);
     },
   },
 };

@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely';
-import type { CoreTables } from '@mailconv/platform';
+import type { CoreTables, WebhookTables } from '@mailconv/platform';
 
 /** An uploaded source file. `deleted_at` is set when its bytes leave the disk (shred, expiry). */
 export interface UploadsTable {
@@ -49,6 +49,8 @@ export interface ConversionsTable {
   attempts: Generated<number>;
   /** The plan's `max_concurrent_jobs` when it was accepted: conversions of the account running at once. */
   account_limit: number;
+  /** Extension (issue 24): a per-request `webhook_url` told when the conversion completes or fails. */
+  webhook_url: string | null;
 }
 
 /** A lease on work that runs in one process at a time (the retention sweeper). */
@@ -59,7 +61,7 @@ export interface MaintenanceLeasesTable {
 }
 
 /** Tables of the conversion service's own database. */
-export interface ConvertTables extends CoreTables {
+export interface ConvertTables extends CoreTables, WebhookTables {
   uploads: UploadsTable;
   conversions: ConversionsTable;
   maintenance_leases: MaintenanceLeasesTable;

@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '@mailconv/platform';
 import type { ConversionsTable, ConvertTables } from '../db/schema.js';
 
@@ -81,18 +81,27 @@ export class ConversionsRepository {
     return r.numUpdatedRows > 0n;
   }
 
-  /** processing → completed or failed, by the lease holder only; false when the lease was lost or the record shredded meanwhile. */
+  /**
+   * processing → completed or failed, by the lease holder only; false when the lease was
+   * lost or the record shredded meanwhile. `within` runs in the same transaction once the
+   * record has changed (the webhook event: both commit or neither does).
+   */
   async finish(
     id: string,
     owner: string,
     fields: { status: 'completed' | 'failed'; output: string | null; output_path: string | null; error: string | null; completed_at: string; expires_at: string },
+    within?: (trx: Kysely<ConvertTables>) => Promise<unknown>,
   ): Promise<boolean> {
-    const r = await this.database.db
-      .updateTable('conversions')
-      .set({ ...fields, lease_owner: null, lease_until: null })
-      .where(held(id, owner))
-      .executeTakeFirst();
-    return r.numUpdatedRows > 0n;
+    return this.database.writeTransaction(async (trx) => {
+      const r = await trx
+        .updateTable('conversions')
+        .set({ ...fields, lease_owner: null, lease_until: null })
+        .where(held(id, owner))
+        .executeTakeFirst();
+      if (r.numUpdatedRows === 0n) return false;
+      await within?.(trx);
+      return true;
+    });
   }
 
   /** Hands a conversion back unfinished (graceful shutdown): queued again at once, the attempt not counted. */
@@ -130,7 +139,7 @@ export class ConversionsRepository {
    * Conversions whose lease expired after their last allowed attempt (their process died
    * twice) become `failed`; the rows so failed are returned, for their refunds.
    */
-  async failAbandoned(now: Date, maxAttempts: number, fields: { error: string; expires_at: string }): Promise<ConversionRow[]> {
+  async failAbandoned(now: Date, maxAttempts: number, fields: { error: string; expires_at: string }, within?: (trx: Kysely<ConvertTables>, row: ConversionRow) => Promise<unknown>): Promise<ConversionRow[]> {
     const nowIso = now.toISOString();
     const rows = await this.database.db
       .selectFrom('conversions')
@@ -142,14 +151,19 @@ export class ConversionsRepository {
       .execute();
     const failed: ConversionRow[] = [];
     for (const row of rows) {
-      const r = await this.database.db
-        .updateTable('conversions')
-        .set({ status: 'failed', error: fields.error, expires_at: fields.expires_at, completed_at: nowIso, lease_owner: null, lease_until: null, output: null, output_path: null })
-        .where('id', '=', row.id)
-        .where('status', '=', 'processing')
-        .where('lease_until', '<', nowIso)
-        .executeTakeFirst();
-      if (r.numUpdatedRows > 0n) failed.push(row);
+      const changed = await this.database.writeTransaction(async (trx) => {
+        const r = await trx
+          .updateTable('conversions')
+          .set({ status: 'failed', error: fields.error, expires_at: fields.expires_at, completed_at: nowIso, lease_owner: null, lease_until: null, output: null, output_path: null })
+          .where('id', '=', row.id)
+          .where('status', '=', 'processing')
+          .where('lease_until', '<', nowIso)
+          .executeTakeFirst();
+        if (r.numUpdatedRows === 0n) return false;
+        await within?.(trx, row);
+        return true;
+      });
+      if (changed) failed.push(row);
     }
     return failed;
   }

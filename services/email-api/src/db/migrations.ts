@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Migration } from 'kysely';
+import { webhookMigrationSteps } from '@mailconv/platform';
 
 /** The email service's own migrations (the platform adds the core ones). Names are timestamps. */
 export const EMAIL_MIGRATIONS: Record<string, Migration> = {
@@ -17,18 +18,10 @@ export const EMAIL_MIGRATIONS: Record<string, Migration> = {
         .addPrimaryKeyConstraint('idempotency_keys_pk', ['account_id', 'key'])
         .execute();
       await db.schema.createIndex('idempotency_keys_expiry_idx').on('idempotency_keys').column('expires_at').execute();
-      await db.schema
-        .createTable('events')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
-        .addColumn('type', 'text', (c) => c.notNull())
-        .addColumn('payload', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .execute();
-      await db.schema.createIndex('events_account_idx').on('events').columns(['account_id', 'created_at']).execute();
+      await webhookMigrationSteps.createEvents(db);
     },
     async down(db: Kysely<unknown>) {
-      await db.schema.dropTable('events').ifExists().execute();
+      await webhookMigrationSteps.dropEvents(db);
       await db.schema.dropTable('idempotency_keys').ifExists().execute();
     },
   },
@@ -78,65 +71,8 @@ export const EMAIL_MIGRATIONS: Record<string, Migration> = {
       await db.schema.dropTable('jobs').ifExists().execute();
     },
   },
-  '2026_11_21_1700_webhooks': {
-    async up(db: Kysely<unknown>) {
-      await db.schema
-        .createTable('webhooks')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
-        .addColumn('url', 'text', (c) => c.notNull())
-        .addColumn('events', 'text', (c) => c.notNull())
-        .addColumn('secret', 'text', (c) => c.notNull())
-        .addColumn('active', 'integer', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('last_triggered', 'text')
-        .addColumn('deleted_at', 'text')
-        .execute();
-      await db.schema.createIndex('webhooks_account_idx').on('webhooks').columns(['account_id', 'active']).execute();
-    },
-    async down(db: Kysely<unknown>) {
-      await db.schema.dropTable('webhooks').ifExists().execute();
-    },
-  },
-  '2026_11_21_1800_webhook_deliveries': {
-    async up(db: Kysely<unknown>) {
-      await db.schema
-        .createTable('webhook_deliveries')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('event_id', 'text', (c) => c.notNull().references('events.id').onDelete('cascade'))
-        .addColumn('webhook_id', 'text', (c) => c.notNull().references('webhooks.id').onDelete('cascade'))
-        .addColumn('account_id', 'text', (c) => c.notNull())
-        .addColumn('event', 'text', (c) => c.notNull())
-        .addColumn('state', 'text', (c) => c.notNull())
-        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
-        .addColumn('failures', 'integer', (c) => c.notNull().defaultTo(0))
-        .addColumn('next_attempt_at', 'text')
-        .addColumn('lease_token', 'text')
-        .addColumn('last_status', 'integer')
-        .addColumn('last_error', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('finished_at', 'text')
-        .addUniqueConstraint('webhook_deliveries_event_webhook', ['event_id', 'webhook_id'])
-        .execute();
-      await db.schema.createIndex('webhook_deliveries_due_idx').on('webhook_deliveries').columns(['state', 'next_attempt_at']).execute();
-      await db.schema.createIndex('webhook_deliveries_webhook_idx').on('webhook_deliveries').columns(['webhook_id', 'created_at']).execute();
-      await db.schema
-        .createTable('webhook_attempts')
-        .addColumn('delivery_id', 'text', (c) => c.notNull().references('webhook_deliveries.id').onDelete('cascade'))
-        .addColumn('attempt', 'integer', (c) => c.notNull())
-        .addColumn('started_at', 'text', (c) => c.notNull())
-        .addColumn('status_code', 'integer')
-        .addColumn('duration_ms', 'integer', (c) => c.notNull())
-        .addColumn('error', 'text')
-        .addColumn('next_retry_at', 'text')
-        .addPrimaryKeyConstraint('webhook_attempts_pk', ['delivery_id', 'attempt'])
-        .execute();
-    },
-    async down(db: Kysely<unknown>) {
-      await db.schema.dropTable('webhook_attempts').ifExists().execute();
-      await db.schema.dropTable('webhook_deliveries').ifExists().execute();
-    },
-  },
+  '2026_11_21_1700_webhooks': { up: webhookMigrationSteps.createWebhooks, down: webhookMigrationSteps.dropWebhooks },
+  '2026_11_21_1800_webhook_deliveries': { up: webhookMigrationSteps.createDeliveries, down: webhookMigrationSteps.dropDeliveries },
   '2026_11_22_1900_verification_days': {
     async up(db: Kysely<unknown>) {
       await db.schema
@@ -151,4 +87,5 @@ export const EMAIL_MIGRATIONS: Record<string, Migration> = {
       await db.schema.dropTable('verification_days').ifExists().execute();
     },
   },
+  '2026_11_27_0900_webhook_request_targets': { up: webhookMigrationSteps.addRequestTargets, down: webhookMigrationSteps.dropRequestTargets },
 };

@@ -1,4 +1,4 @@
-import type { CoreTables } from '@mailconv/platform';
+import type { CoreTables, WebhookTables } from '@mailconv/platform';
 
 /** A stored answer to a request sent with an `Idempotency-Key` (decision 19). */
 export interface IdempotencyKeysTable {
@@ -12,19 +12,6 @@ export interface IdempotencyKeysTable {
   response_body: string | null;
   created_at: string;
   expires_at: string;
-}
-
-/**
- * The outbox: events written in the transaction of the state change that causes them,
- * with one `webhook_deliveries` row per matching active endpoint.
- */
-export interface EventsTable {
-  id: string;
-  account_id: string;
-  type: string;
-  /** The exact JSON body that will be delivered (bytes stay identical across retries). */
-  payload: string;
-  created_at: string;
 }
 
 /** The five job states of the contract. */
@@ -90,64 +77,6 @@ export interface JobChunksTable {
   results: string | null;
 }
 
-/** A webhook endpoint of an account. `secret` signs deliveries, so it is kept (shown to the owner once). */
-export interface WebhooksTable {
-  id: string;
-  account_id: string;
-  url: string;
-  /** Comma-separated event names. */
-  events: string;
-  secret: string;
-  /** 1 active; 0 once deleted (kept for the delivery log). */
-  active: number;
-  created_at: string;
-  last_triggered: string | null;
-  deleted_at: string | null;
-}
-
-/**
- * Where a delivery is: due at `next_attempt_at` (also the lease expiry while an attempt
- * runs), delivered, dead-lettered after the retry schedule, or dropped because its
- * endpoint was deleted.
- */
-export type DeliveryState = 'pending' | 'delivered' | 'dead' | 'cancelled';
-
-/** One event for one endpoint: its id is the `X-Service-Delivery` header, the same on every attempt. */
-export interface WebhookDeliveriesTable {
-  id: string;
-  event_id: string;
-  webhook_id: string;
-  account_id: string;
-  /** The event name (copied from the event for the log). */
-  event: string;
-  state: DeliveryState;
-  /** Attempts made, ever (numbering of `webhook_attempts`). */
-  attempts: number;
-  /** Failed attempts since the last success or redelivery: the position in the retry schedule. */
-  failures: number;
-  /** When the next attempt is due; while an attempt runs, when its lease runs out. Null once final. */
-  next_attempt_at: string | null;
-  /** The claim of the attempt in flight: only its holder may record the outcome. */
-  lease_token: string | null;
-  last_status: number | null;
-  last_error: string | null;
-  created_at: string;
-  /** When it was delivered, dead-lettered or dropped. */
-  finished_at: string | null;
-}
-
-/** One delivery attempt, for the delivery log. */
-export interface WebhookAttemptsTable {
-  delivery_id: string;
-  attempt: number;
-  started_at: string;
-  status_code: number | null;
-  duration_ms: number;
-  /** `http_500`, `timeout`, `connection_refused`, `private_address`, …; null on success. */
-  error: string | null;
-  /** When the next attempt was scheduled after this one; null when final. */
-  next_retry_at: string | null;
-}
 
 /** Tables of the email service's own database. */
 /** Addresses verified per account and UTC day (`YYYY-MM-DD`): the dashboard's daily chart, not billing. */
@@ -157,13 +86,9 @@ export interface VerificationDaysTable {
   verifications: number;
 }
 
-export interface EmailTables extends CoreTables {
+export interface EmailTables extends CoreTables, WebhookTables {
   verification_days: VerificationDaysTable;
-  webhooks: WebhooksTable;
-  webhook_deliveries: WebhookDeliveriesTable;
-  webhook_attempts: WebhookAttemptsTable;
   idempotency_keys: IdempotencyKeysTable;
-  events: EventsTable;
   jobs: JobsTable;
   job_chunks: JobChunksTable;
 }

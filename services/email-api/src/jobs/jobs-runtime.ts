@@ -3,7 +3,7 @@ import type { DailyUsageRepository } from '../usage/daily-usage.repository.js';
 import type { EmailConfig } from '../config.js';
 import type { EmailTables } from '../db/schema.js';
 import type { IdempotencyService } from '../idempotency/idempotency.service.js';
-import type { EventsRepository } from '../repositories/events.repository.js';
+import type { EventsRepository } from '@mailconv/platform';
 import type { EmailObserver } from '../observer.js';
 import { JobsRepository } from '../repositories/jobs.repository.js';
 import type { VerificationService } from '../verification/verification.service.js';

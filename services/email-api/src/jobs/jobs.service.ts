@@ -4,7 +4,7 @@ import type { VerificationResult } from '@mailconv/verifier';
 import { utcDay, type DailyUsageRepository } from '../usage/daily-usage.repository.js';
 import type { EmailTables, JobState } from '../db/schema.js';
 import type { EmailPlan } from '../plans.js';
-import type { EventsRepository } from '../repositories/events.repository.js';
+import type { EventsRepository } from '@mailconv/platform';
 import type { ClaimedChunk, JobRow, JobsRepository, VerdictCounts } from '../repositories/jobs.repository.js';
 import type { VerificationService } from '../verification/verification.service.js';
 import type { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service.js';

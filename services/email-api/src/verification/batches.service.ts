@@ -3,7 +3,7 @@ import type { Database, Principal } from '@mailconv/platform';
 import type { EmailTables } from '../db/schema.js';
 import type { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service.js';
 import type { EmailPlan } from '../plans.js';
-import type { EventsRepository, RecordedEvent } from '../repositories/events.repository.js';
+import type { EventsRepository, RecordedEvent } from '@mailconv/platform';
 import type { BatchAnswer, VerificationService } from './verification.service.js';
 
 /** How long a batch's deliveries wait for its answer to be sent (only reached if the process dies in between). */

@@ -2,17 +2,15 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { createServer as createTcpServer } from 'node:net';
-import { newId, openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
-import { createTestDatabase, testBackends, assertAnswersMatchDocument, recordAnswers, type RecordedAnswer } from '@mailconv/platform/testing';
+import { DeliveriesRepository, newId, openServiceCore, type Database, type ServiceApp, type ServiceCore, type WebhookTables } from '@mailconv/platform';
+import { createTestDatabase, testBackends, assertAnswersMatchDocument, recordAnswers, signatureValid, TestReceiver, type Received, type RecordedAnswer } from '@mailconv/platform/testing';
 import { D, WEBHOOK_HOSTS, useRig, type RigHandle } from '@mailconv/test-rig';
 import { buildApp, EMAIL_KEY_PREFIX, type EmailAppOptions } from '../app.js';
 import { loadEmailConfig } from '../config.js';
 import { EMAIL_MIGRATIONS } from '../db/migrations.js';
 import type { EmailTables } from '../db/schema.js';
 import { jobsEnv } from '../jobs/jobs.test-support.js';
-import { DeliveriesRepository } from '../repositories/deliveries.repository.js';
-import { WEBHOOK_USER_AGENT } from './dispatcher.js';
-import { signatureValid, TestReceiver, type Received } from './receiver.test-support.js';
+import { WEBHOOK_USER_AGENT } from './events.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -247,11 +245,13 @@ for (const backend of testBackends()) {
 
       // A process that claimed a delivery and died: its lease (2 × time-out) runs out, another sends it.
       receiver.behave('/restart', () => 204);
-      const deliveries = new DeliveriesRepository(admin.database);
+      // The outbox's view of the service's database (the tables are among the email service's own).
+      const outbox = admin.database as unknown as Database<WebhookTables>;
+      const deliveries = new DeliveriesRepository(outbox);
       await app.close();
       const eventId = newId('evt');
       const now = new Date();
-      await admin.database.writeTransaction(async (trx) => {
+      await outbox.writeTransaction(async (trx) => {
         await trx.insertInto('events').values({ id: eventId, account_id: acct.id, type: 'batch.completed', payload: '{"event":"batch.completed"}', created_at: now.toISOString() }).execute();
         await deliveries.fanOut(trx, { id: eventId, accountId: acct.id, type: 'batch.completed' }, now, now);
       });
@@ -351,7 +351,7 @@ for (const backend of testBackends()) {
 
     test('retention: finished deliveries and their events go after the log period; pending ones stay', async () => {
       const acct = await account('retention');
-      const deliveries = new DeliveriesRepository(admin.database);
+      const deliveries = new DeliveriesRepository(admin.database as unknown as Database<WebhookTables>);
       const old = new Date(Date.now() - 40 * 86_400_000);
       const hookId = (await hook(acct.key, '/retention')).webhook_id;
       await call(app, 'DELETE', `/api/dashboard/webhooks?id=${hookId}`, acct.key);

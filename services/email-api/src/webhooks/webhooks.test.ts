@@ -4,12 +4,10 @@ import { createHmac } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createServer as createTcpServer } from 'node:net';
 import { REBIND_PUBLIC_ADDRESS, WEBHOOK_HOSTS, useRig, type RigHandle } from '@mailconv/test-rig';
-import { signatureValid, TestReceiver } from './receiver.test-support.js';
-import { sendWebhook } from './sender.js';
-import { checkUrl, resolverLookup, type Lookup } from '@mailconv/platform';
-import { webhookPolicy } from './webhooks.service.js';
+import { checkUrl, resolverLookup, sendWebhook, webhookPolicy, type Lookup } from '@mailconv/platform';
+import { signatureValid, TestReceiver } from '@mailconv/platform/testing';
 
-const checkWebhookTarget = (url: string, o: { allowInsecure: boolean; lookup: Lookup }) => checkUrl(url, webhookPolicy(o.allowInsecure, o.lookup));
+const checkWebhookTarget = (url: string, o: { allowInsecure: boolean; lookup: Lookup }) => checkUrl(url, webhookPolicy(o.allowInsecure, { lookup: o.lookup }));
 
 // The guard only classifies and never connects. Host names are resolved by a real resolver,
 // the rig's dnsmasq on loopback (test-rig/src/zones.ts, WEBHOOK_HOSTS); the public-looking

@@ -9,7 +9,7 @@ import { readMultipart, requireUpload } from './multipart.js';
 
 const LOCATION = { Location: Type.String({ description: 'The conversion’s status URL (its `status_url`).' }) };
 
-const FORM_FIELDS = ['target_format', ...OPTION_NAMES];
+const FORM_FIELDS = ['target_format', 'webhook_url', ...OPTION_NAMES];
 
 const WaitQuery = Type.Object(
   { wait: Type.Integer({ minimum: 0, maximum: 120, default: 30, description: 'Seconds to wait for the result before answering 202 (0–120).' }) },

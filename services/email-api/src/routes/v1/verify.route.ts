@@ -1,10 +1,9 @@
 import { Type } from 'typebox';
-import { withHeaders, type ServiceApp } from '@mailconv/platform';
+import { withHeaders, type RecordedEvent, type ServiceApp } from '@mailconv/platform';
 import { planOf, type EmailDeps } from '../../deps.js';
 import { MAX_EMAIL_INPUT } from '../../jobs/job-list.js';
 import { IDEMPOTENT_REPLAYED, SECURED, errors, secured } from '../../schemas.js';
 import { BatchResponse, SingleResponse } from '../../verification/schemas.js';
-import type { RecordedEvent } from '../../repositories/events.repository.js';
 import { sendIdempotent } from '../idempotent-reply.js';
 import { throwValidationError } from '../validation-errors.js';
 

@@ -1,12 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { signWebhook } from '@mailconv/client';
-import type { AttemptOutcome, ClaimedDelivery, DeliveriesRepository } from '../repositories/deliveries.repository.js';
+import { signWebhook } from '@mailconv/client/webhooks';
+import { checkUrl, type EgressPolicy } from '../egress/guard.js';
+import type { AttemptOutcome, ClaimedDelivery, DeliveriesRepository } from './deliveries.repository.js';
 import { sendWebhook, type AttemptResult, type SendOptions } from './sender.js';
-import { checkUrl, type Lookup } from '@mailconv/platform';
-import { webhookPolicy } from './webhooks.service.js';
-
-/** Names the service in every delivery (decision 20). */
-export const WEBHOOK_USER_AGENT = 'MailconvEmailVerification-Webhooks/1.0';
 
 export interface DispatcherOptions {
   deliveries: DeliveriesRepository;
@@ -22,14 +18,12 @@ export interface DispatcherOptions {
   jitter: number;
   /** How often an idle dispatcher looks for due deliveries (an event in this process wakes it at once). */
   pollMs: number;
-  /** `EMAIL_WEBHOOKS_ALLOW_INSECURE`: http:// and private targets allowed. */
-  allowInsecure: boolean;
+  /** Where deliveries may go: checked again before every attempt (`webhookPolicy()` with the service's fence). */
+  policy: EgressPolicy;
+  /** Names the service in every delivery (email decision 20). */
+  userAgent: string;
   /** Extra CA certificates to trust (PEM). */
   ca?: string;
-  /** Host lookup for the SSRF check (the system resolver when absent). */
-  lookup?: Lookup;
-  /** When given, only addresses it accepts are connected to (`EMAIL_WEBHOOKS_RESTRICT_TO`). */
-  fence?: (address: string) => boolean;
   clock: () => Date;
   log: { error(obj: object, msg: string): void; info?(obj: object, msg: string): void };
   /** Finished deliveries are deleted from the log after this many days (checked hourly). */
@@ -149,7 +143,7 @@ export class WebhookDispatcher {
     if (!claimed.active) {
       result = { ok: false, status: null, durationMs: 0, error: 'webhook_deleted' };
     } else {
-      const check = await checkUrl(claimed.url, { ...webhookPolicy(this.o.allowInsecure, this.o.lookup), ...(this.o.fence ? { fence: this.o.fence } : {}) });
+      const check = await checkUrl(claimed.url, this.o.policy);
       if (!check.ok) result = { ok: false, status: null, durationMs: 0, error: check.problem };
       else {
         const send: SendOptions = {
@@ -160,7 +154,7 @@ export class WebhookDispatcher {
             'x-service-signature': signWebhook(claimed.payload, claimed.secret),
             'x-service-event': claimed.event,
             'x-service-delivery': claimed.id,
-            'user-agent': WEBHOOK_USER_AGENT,
+            'user-agent': this.o.userAgent,
           },
           timeoutMs: this.o.timeoutMs,
           ...(this.o.ca ? { ca: this.o.ca } : {}),

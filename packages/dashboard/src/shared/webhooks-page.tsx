@@ -1,16 +1,33 @@
 import { useState, type FormEvent } from 'react';
-import { api } from '../shared/api.js';
-import { Card, ErrorText, ShownOnce, StatusPill, useInterval, useLoad } from '../shared/components.js';
-import { formatDate } from '../shared/format.js';
-import type { DeliveryLog, Webhook, WebhookCreated, WebhookList } from './types.js';
+import { api } from './api.js';
+import { Card, ErrorText, ShownOnce, StatusPill, useInterval, useLoad } from './components.js';
+import { formatDate } from './format.js';
+// Both services answer these routes with the same shapes (packages/platform/src/webhooks);
+// the email service's document names them.
+import type { paths } from '../../../client/src/generated/email-api.js';
 
-const EVENTS: Array<{ name: string; explain: string }> = [
-  { name: 'job.completed', explain: 'a bulk job finished' },
-  { name: 'job.failed', explain: 'a bulk job failed' },
-  { name: 'batch.completed', explain: 'a batch verification finished' },
-];
+type Json<P extends keyof paths, M extends 'get' | 'post' | 'delete', S extends number> = paths[P][M] extends { responses: Record<S, { content: { 'application/json': infer T } }> } ? T : never;
+type WebhookList = Json<'/api/dashboard/webhooks', 'get', 200>;
+type Webhook = WebhookList['webhooks'][number];
+type WebhookCreated = Json<'/api/dashboard/webhooks', 'post', 200>;
+type DeliveryLog = Json<'/api/dashboard/webhooks/{id}/deliveries', 'get', 200>;
+interface RequestIdentity {
+  success: boolean;
+  identity: { webhook_id: string; created_at: string; secret?: string } | null;
+}
 
-export function WebhooksPage() {
+export interface WebhooksPageProps {
+  /** The service's events, in its canonical order, each with what it means. */
+  events: Array<{ name: string; explain: string }>;
+  /** An example endpoint URL for the form. */
+  placeholder: string;
+  /** What makes deliveries happen (shown while an endpoint has none). */
+  cause: string;
+  /** The service takes a per-request `webhook_url`: show its signing secret. */
+  requestSecret?: boolean;
+}
+
+export function WebhooksPage({ events: EVENTS, placeholder, cause, requestSecret = false }: WebhooksPageProps) {
   const hooks = useLoad(() => api<WebhookList>('/api/dashboard/webhooks'));
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<string[]>(EVENTS.map((e) => e.name));
@@ -53,7 +70,7 @@ export function WebhooksPage() {
         <form onSubmit={create} className="stack">
           <label>
             Endpoint URL (HTTPS)
-            <input name="webhook-url" type="url" required placeholder="https://example.com/hooks/email" value={url} onChange={(e) => setUrl(e.target.value)} />
+            <input name="webhook-url" type="url" required placeholder={placeholder} value={url} onChange={(e) => setUrl(e.target.value)} />
           </label>
           <fieldset>
             <legend>Events</legend>
@@ -84,15 +101,53 @@ export function WebhooksPage() {
                 <button type="button" className="danger" onClick={() => void remove(h)} aria-label={`Delete webhook ${h.url}`}>Delete</button>
               </div>
             </div>
-            {open === h.webhook_id && <Deliveries webhookId={h.webhook_id} />}
+            {open === h.webhook_id && <Deliveries webhookId={h.webhook_id} cause={cause} />}
           </div>
         ))}
       </Card>
+      {requestSecret && <RequestSecret cause={cause} />}
     </>
   );
 }
 
-function Deliveries({ webhookId }: { webhookId: string }) {
+/** The account's signing secret for a `webhook_url` sent with a request, and that identity's deliveries. */
+function RequestSecret({ cause }: { cause: string }) {
+  const current = useLoad(() => api<RequestIdentity>('/api/dashboard/webhooks/request-secret'));
+  const [secret, setSecret] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [open, setOpen] = useState(false);
+  const identity = current.data?.identity ?? null;
+
+  const rotate = async () => {
+    if (identity && !window.confirm('Replace the request signing secret? Deliveries not yet sent are signed with the new one; receivers checking the old one will refuse them.')) return;
+    setError(null);
+    try {
+      const made = await api<RequestIdentity>('/api/dashboard/webhooks/request-secret', { method: 'POST' });
+      setSecret(made.identity?.secret ?? null);
+      current.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  return (
+    <Card title="Per-request webhook URL">
+      <p className="muted small">
+        A request can name its own <code>webhook_url</code>; those deliveries are signed with this account-wide secret.
+        {identity ? ` Made ${formatDate(identity.created_at)}.` : ' None yet: a request with webhook_url is refused until you make one.'}
+      </p>
+      <div className="row">
+        <button type="button" className={identity ? '' : 'primary'} onClick={() => void rotate()}>{identity ? 'Replace secret' : 'Make signing secret'}</button>
+        {identity && <button type="button" aria-expanded={open} onClick={() => setOpen(!open)}>{open ? 'Hide deliveries' : 'Deliveries'}</button>}
+      </div>
+      {secret && <ShownOnce label="Request signing secret" value={secret} onDismiss={() => setSecret(null)} />}
+      <ErrorText error={current.error ?? error} />
+      {identity && open && <Deliveries webhookId={identity.webhook_id} cause={cause} />}
+    </Card>
+  );
+}
+
+function Deliveries({ webhookId, cause }: { webhookId: string; cause: string }) {
   const log = useLoad(() => api<DeliveryLog>(`/api/dashboard/webhooks/${encodeURIComponent(webhookId)}/deliveries?limit=20`), [webhookId]);
   const [error, setError] = useState<unknown>(null);
   // Pending deliveries change on their own: refresh while any is pending (or none arrived yet).
@@ -113,7 +168,7 @@ function Deliveries({ webhookId }: { webhookId: string }) {
     <div className="deliveries" aria-live="polite">
       <h3>Recent deliveries</h3>
       <ErrorText error={log.error ?? error} />
-      {log.data && log.data.deliveries.length === 0 && <p className="muted">No deliveries yet. They appear when a job or batch finishes.</p>}
+      {log.data && log.data.deliveries.length === 0 && <p className="muted">No deliveries yet. They appear when {cause}.</p>}
       {log.data && log.data.deliveries.length > 0 && (
         <div className="table-wrap">
           <table>
@@ -121,7 +176,7 @@ function Deliveries({ webhookId }: { webhookId: string }) {
             <tbody>
               {log.data.deliveries.map((d) => (
                 <tr key={d.delivery_id} data-delivery={d.delivery_id}>
-                  <td><code>{d.event}</code></td>
+                  <td><code>{d.event}</code>{d.target_url && <div className="muted small url">{d.target_url}</div>}</td>
                   <td><StatusPill status={d.state} />{d.next_retry_at && <div className="muted small">next try {formatDate(d.next_retry_at)}</div>}</td>
                   <td>
                     <ol className="attempts">

@@ -1,8 +1,9 @@
 import type { Kysely, Selectable } from 'kysely';
-import { newId, type Database } from '@mailconv/platform';
-import type { DeliveryState, EmailTables, WebhookAttemptsTable, WebhookDeliveriesTable } from '../db/schema.js';
+import type { Database } from '../db/database.js';
+import { newId } from '../ids.js';
+import type { DeliveryState, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookTables } from './schema.js';
 
-type Exec = Kysely<EmailTables>;
+type Exec = Kysely<WebhookTables>;
 
 /** What an attempt needs: the delivery, its endpoint and the stored body bytes. */
 export interface ClaimedDelivery {
@@ -36,6 +37,8 @@ export interface DeliveryLogEntry {
   delivery_id: string;
   event_id: string;
   event: string;
+  /** The per-request `webhook_url` it went to; null for an endpoint's own deliveries. */
+  target_url: string | null;
   state: DeliveryState;
   attempts: number;
   next_retry_at: string | null;
@@ -54,20 +57,26 @@ const subscribes = (events: string, type: string) => events.split(',').includes(
  * leaves it due again later, and only the lease holder records the outcome.
  */
 export class DeliveriesRepository {
-  constructor(private readonly database: Database<EmailTables>) {}
+  constructor(private readonly database: Database<WebhookTables>) {}
 
   /**
    * Creates the deliveries of a new event for the account's active endpoints subscribed to
-   * it, due at `dueAt`; call in the event's transaction. Returns how many were created.
+   * it, and for `targetUrl` (a per-request `webhook_url`, signed by the account's request
+   * identity) when given, due at `dueAt`; call in the event's transaction. Returns how many
+   * were created.
    */
-  async fanOut(trx: Exec, event: { id: string; accountId: string; type: string }, now: Date, dueAt: Date): Promise<number> {
-    const hooks = await trx.selectFrom('webhooks').select(['id', 'events']).where('account_id', '=', event.accountId).where('active', '=', 1).execute();
-    const rows = hooks
-      .filter((h) => subscribes(h.events, event.type))
+  async fanOut(trx: Exec, event: { id: string; accountId: string; type: string; targetUrl?: string | undefined }, now: Date, dueAt: Date): Promise<number> {
+    const hooks = await trx.selectFrom('webhooks').select(['id', 'events', 'scope']).where('account_id', '=', event.accountId).where('active', '=', 1).execute();
+    const targets = [
+      ...hooks.filter((h) => h.scope === 'endpoint' && subscribes(h.events, event.type)).map((h) => ({ id: h.id, targetUrl: null })),
+      ...(event.targetUrl ? hooks.filter((h) => h.scope === 'request').map((h) => ({ id: h.id, targetUrl: event.targetUrl ?? null })) : []),
+    ];
+    const rows = targets
       .map((h) => ({
         id: newId('dlv', now.getTime()),
         event_id: event.id,
         webhook_id: h.id,
+        target_url: h.targetUrl,
         account_id: event.accountId,
         event: event.type,
         state: 'pending' as const,
@@ -126,12 +135,12 @@ export class DeliveriesRepository {
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
       .innerJoin('events as e', 'e.id', 'd.event_id')
-      .select(['d.id', 'd.webhook_id', 'd.event', 'd.attempts', 'd.failures', 'w.url', 'w.secret', 'w.active', 'e.payload'])
+      .select(['d.id', 'd.webhook_id', 'd.target_url', 'd.event', 'd.attempts', 'd.failures', 'w.url', 'w.secret', 'w.active', 'e.payload'])
       .where('d.id', '=', id)
       .where('d.lease_token', '=', token)
       .executeTakeFirst();
     if (!row) return null;
-    return { id: row.id, webhookId: row.webhook_id, event: row.event, attempt: row.attempts, failures: row.failures, token, url: row.url, secret: row.secret, active: row.active === 1, payload: row.payload };
+    return { id: row.id, webhookId: row.webhook_id, event: row.event, attempt: row.attempts, failures: row.failures, token, url: row.target_url ?? row.url, secret: row.secret, active: row.active === 1, payload: row.payload };
   }
 
   /**
@@ -205,6 +214,7 @@ export class DeliveriesRepository {
       delivery_id: d.id,
       event_id: d.event_id,
       event: d.event,
+      target_url: d.target_url,
       state: d.state,
       attempts: d.attempts,
       // While an attempt runs, next_attempt_at is its lease, not a retry.

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
-import { newId, type Database } from '@mailconv/platform';
-import type { EmailTables } from '../db/schema.js';
+import type { Database } from '../db/database.js';
+import { newId } from '../ids.js';
 import type { DeliveriesRepository } from './deliveries.repository.js';
+import type { WebhookTables } from './schema.js';
 
 /** A recorded event: its id and how many endpoint deliveries it created. */
 export interface RecordedEvent {
@@ -17,7 +18,7 @@ export class EventsRepository {
   private readonly listeners: Array<() => void> = [];
 
   constructor(
-    private readonly database: Database<EmailTables>,
+    private readonly database: Database<WebhookTables>,
     private readonly deliveries: DeliveriesRepository,
   ) {}
 
@@ -37,16 +38,25 @@ export class EventsRepository {
    * all commit or none does, and call {@link notify} after the commit. Without one, the
    * event has its own transaction and the dispatchers are told at once, unless `holdMs`
    * is given: the deliveries then wait until {@link release} (or `holdMs`, should this
-   * process die first).
+   * process die first). `targetUrl`: a per-request `webhook_url` that gets the event too.
+   * `exec` is the service's own transaction: its database has the webhook tables.
    */
-  async record(accountId: string, type: string, payload: Record<string, unknown>, now: Date, exec?: Kysely<EmailTables>, options: { holdMs?: number } = {}): Promise<RecordedEvent> {
+  async record<DB extends WebhookTables>(
+    accountId: string,
+    type: string,
+    payload: Record<string, unknown>,
+    now: Date,
+    exec?: Kysely<DB>,
+    options: { holdMs?: number; targetUrl?: string | undefined } = {},
+  ): Promise<RecordedEvent> {
     const id = newId('evt', now.getTime());
     const dueAt = new Date(now.getTime() + (options.holdMs ?? 0));
-    const write = async (trx: Kysely<EmailTables>) => {
+    const write = async (trx: Kysely<WebhookTables>) => {
       await trx.insertInto('events').values({ id, account_id: accountId, type, payload: JSON.stringify(payload), created_at: now.toISOString() }).execute();
-      return this.deliveries.fanOut(trx, { id, accountId, type }, now, dueAt);
+      return this.deliveries.fanOut(trx, { id, accountId, type, targetUrl: options.targetUrl }, now, dueAt);
     };
-    if (exec) return { id, deliveries: await write(exec) };
+    // The one assertion: a service's Kysely<DB> is its database, whose tables include these.
+    if (exec) return { id, deliveries: await write(exec as unknown as Kysely<WebhookTables>) };
     const deliveries = await this.database.writeTransaction(write);
     if (deliveries > 0 && !options.holdMs) this.notify();
     return { id, deliveries };

@@ -1,6 +1,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { pinnedLookup, type PinnedTarget } from '@mailconv/platform';
+import { pinnedLookup } from '../egress/fetch.js';
+import type { PinnedTarget } from '../egress/guard.js';
 
 /** What one delivery attempt gave. A failure is a value: the worker decides about retries. */
 export interface AttemptResult {

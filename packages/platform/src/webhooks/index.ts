@@ -1,0 +1,11 @@
+export { parseDuration, webhookConfig, webhookSettings, type WebhookConfig, type WebhookSettingsShape } from './config.js';
+export { DeliveriesRepository, type AttemptOutcome, type ClaimedDelivery, type DeliveryLogEntry } from './deliveries.repository.js';
+export { retryDelay, WebhookDispatcher, type DispatcherOptions } from './dispatcher.js';
+export { EventsRepository, type RecordedEvent } from './events.repository.js';
+export { webhookMigrationSteps } from './migrations.js';
+export { configuredWebhookPolicy, createDispatcher, openWebhooks, RETRY_JITTER, type ServiceWebhooks } from './runtime.js';
+export type { DeliveryState, EventsTable, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookScope, WebhooksTable, WebhookTables } from './schema.js';
+export { sendWebhook, type AttemptResult, type SendOptions } from './sender.js';
+export { registerWebhookRoutes, type WebhookRoutesOptions } from './webhooks.route.js';
+export { MAX_ACTIVE_WEBHOOKS, WebhooksRepository, type WebhookRecord } from './webhooks.repository.js';
+export { webhookPolicy, WebhooksService, type RequestIdentity, type WebhooksServiceDeps } from './webhooks.service.js';
