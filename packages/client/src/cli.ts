@@ -31,10 +31,12 @@ Usage:
                                                a whole CSV or text list through a job, with progress;
                                                the results are written as CSV (default <list>.results.csv)
   mailconv convert <file> --to <format> [--out path] [--quality N] [--preset P]
-                   [--page-range R] [--ocr-language L] [--max-output-bytes N] [--webhook URL]
+                   [--page-range R] [--ocr-language L] [--max-output-bytes N] [--webhook URL] [--share [--share-for S]]
                                                convert, with progress; the download's SHA-256 is verified;
                                                --webhook: also POST the signed outcome to URL (the
-                                               account's request secret signs it)
+                                               account's request secret signs it); --share: print a
+                                               link that downloads the result without a key (for S
+                                               seconds; default until the output expires, ≤ 7 days)
   mailconv formats [<ext>]                     the formats (or what <ext> converts to)
   mailconv account                             plan, quota and usage of each configured service
 
@@ -111,6 +113,8 @@ export async function main(argv: readonly string[], env: Record<string, string |
         'page-range': { type: 'string' },
         'ocr-language': { type: 'string' },
         webhook: { type: 'string' },
+        share: { type: 'boolean', default: false },
+        'share-for': { type: 'string' },
         'max-output-bytes': { type: 'string' },
       },
     });
@@ -185,7 +189,11 @@ export async function main(argv: readonly string[], env: Record<string, string |
         const saved = await client.download(record, out, (bytes, total) => bar.update('downloading', total ? (bytes * 100) / total : 100, `${bytes} bytes`));
         bar.update('downloading', 100, `${saved.bytes} bytes`);
         bar.done();
-        print({ id: record.id, status: record.status, output: out, bytes: saved.bytes, sha256: saved.sha256, checksum_verified: true }, `Converted ${file} → ${out} (${saved.bytes} bytes, SHA-256 ${saved.sha256} verified).`);
+        const link = values.share || values['share-for'] !== undefined ? (await client.shareLinks.create(record.id, values['share-for'] === undefined ? {} : { expiresIn: positiveInt('--share-for', values['share-for']) })).link : null;
+        print(
+          { id: record.id, status: record.status, output: out, bytes: saved.bytes, sha256: saved.sha256, checksum_verified: true, ...(link ? { share_url: link.url, share_expires_at: link.expires_at } : {}) },
+          `Converted ${file} → ${out} (${saved.bytes} bytes, SHA-256 ${saved.sha256} verified).${link ? `\nShare link (no key needed, until ${link.expires_at}): ${link.url}` : ''}`,
+        );
         return EXIT.ok;
       }
       case 'formats': {

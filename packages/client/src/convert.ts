@@ -21,6 +21,8 @@ export type ConvertWebhookCreated = Json<'/api/dashboard/webhooks', 'post', 200>
 export type ConvertWebhookCreate = Body<'/api/dashboard/webhooks', 'post'>;
 export type ConvertDeliveryLog = Json<'/api/dashboard/webhooks/{id}/deliveries', 'get', 200>;
 export type RequestSecret = Json<'/api/dashboard/webhooks/request-secret', 'post', 200>;
+export type ShareLinkCreated = Json<'/api/v1/jobs/{id}/links', 'post', 201>;
+export type ShareLinkList = Json<'/api/v1/jobs/{id}/links', 'get', 200>;
 /** The options of a conversion (every field optional). */
 export type ConversionOptions = Omit<NonNullable<paths['/api/v1/convert']['post']['requestBody']>['content']['application/json'], 'upload_id' | 'target_format'>;
 
@@ -61,6 +63,19 @@ export class ConvertClient {
       this.http.json('POST', `/api/dashboard/webhooks/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(deliveryId)}/redeliver`),
     /** Makes or replaces the per-request signing secret; the secret is in this answer only. */
     rotateRequestSecret: (): Promise<RequestSecret> => this.http.json('POST', '/api/dashboard/webhooks/request-secret'),
+  };
+
+  /**
+   * Share links (`/api/v1/jobs/{id}/links`, an extension): a URL that downloads a completed
+   * conversion's output without an API key until it expires (at most 7 days), is revoked, or
+   * the conversion is shredded. The URL is in `create`'s answer only.
+   */
+  readonly shareLinks = {
+    create: (conversionId: string, options: { expiresIn?: number } = {}): Promise<ShareLinkCreated> =>
+      this.http.json('POST', `/api/v1/jobs/${encodeURIComponent(conversionId)}/links`, { json: options.expiresIn === undefined ? {} : { expires_in: options.expiresIn } }),
+    list: (conversionId: string): Promise<ShareLinkList> => this.http.json('GET', `/api/v1/jobs/${encodeURIComponent(conversionId)}/links`),
+    revoke: (conversionId: string, linkId: string): Promise<Json<'/api/v1/jobs/{id}/links/{link_id}', 'delete', 200>> =>
+      this.http.json('DELETE', `/api/v1/jobs/${encodeURIComponent(conversionId)}/links/${encodeURIComponent(linkId)}`),
   };
 
   /** `GET /api/v1/formats`: every format, presets and OCR languages. */

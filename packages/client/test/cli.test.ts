@@ -85,6 +85,18 @@ describe('the mailconv CLI, run as a process against both running services', () 
     assert.equal(createHash('sha256').update(pdf).digest('hex'), out.sha256);
   });
 
+  test('convert --share-for: the printed share link downloads the same bytes without a key', async () => {
+    await copyFile(join(FIXTURES, 'sample.docx'), join(work, 'shared.docx'));
+    const res = await run(['convert', 'shared.docx', '--to', 'pdf', '--json', '--share-for', '600'], env, work);
+    assert.equal(res.code, 0, res.stderr);
+    const out = JSON.parse(res.stdout) as { sha256: string; share_url: string; share_expires_at: string };
+    assert.match(out.share_url, /\/api\/v1\/shared\/sh_/);
+    assert.ok(Date.parse(out.share_expires_at) - Date.now() <= 600_000);
+    const got = await fetch(out.share_url);
+    assert.equal(got.status, 200);
+    assert.equal(createHash('sha256').update(Buffer.from(await got.arrayBuffer())).digest('hex'), out.sha256);
+  });
+
   test('formats, formats <ext> and account (both services) in text and --json', async () => {
     const formats = await run(['formats'], env, work);
     assert.equal(formats.code, 0, formats.stderr);

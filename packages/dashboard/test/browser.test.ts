@@ -205,6 +205,20 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     await b.shot('convert-done');
   });
 
+  let sharedUrl = '';
+  test('share link: made from the finished conversion, it downloads the same bytes without a key or session', async () => {
+    const { page } = b;
+    await page.getByRole('button', { name: 'Share link' }).click();
+    const url = (await page.getByTestId('secret').innerText()).trim();
+    assert.match(url, /\/api\/v1\/shared\/sh_[0-9A-Za-z]{32}$/);
+    const shown = (await page.locator('code.hash').innerText()).trim();
+    const res = await fetch(url);
+    assert.equal(res.status, 200);
+    assert.equal(sha256(Buffer.from(await res.arrayBuffer())), shown);
+    await b.shot('convert-share');
+    sharedUrl = url;
+  });
+
   test('shred: the conversion is shredded and its download is gone', async () => {
     const { page } = b;
     const href = await page.getByRole('link', { name: 'Download', exact: true }).first().getAttribute('href');
@@ -215,6 +229,7 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     await row.filter({ hasText: 'shredded' }).waitFor();
     assert.equal(await row.getByRole('link', { name: 'Download' }).count(), 0);
     assert.equal((await page.request.get(`${svc.url}${href}`)).status(), 410);
+    assert.equal((await fetch(sharedUrl)).status, 410, 'and so is its share link');
     await b.shot('convert-shredded');
   });
 

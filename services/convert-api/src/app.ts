@@ -1,7 +1,7 @@
 import type { DestinationStream } from 'pino';
 import multipart from '@fastify/multipart';
 import type { Converter } from '@mailconv/converter';
-import { createServiceBase, dashboardBuildDir, registerDashboard, registerApiKeyRoutes, registerDashboardSessionRoutes, registerWebhookRoutes, type ReadinessCheck, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
+import { createRateLimiter, createServiceBase, dashboardBuildDir, registerDashboard, registerApiKeyRoutes, registerDashboardSessionRoutes, registerWebhookRoutes, type ReadinessCheck, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
 import type { ConvertConfig } from './config.js';
 import { CONVERT_MIGRATIONS } from './db/migrations.js';
 import type { ConvertTables } from './db/schema.js';
@@ -11,7 +11,8 @@ import { convertPlans } from './plans.js';
 import { registerDashboardConversionRoutes } from './routes/dashboard/conversions.route.js';
 import { registerAccountRoutes } from './routes/v1/account.route.js';
 import { registerConversionRoutes } from './routes/v1/conversions.route.js';
-import { registerDownloadRoutes } from './routes/v1/downloads.route.js';
+import { registerDownloadRoutes, registerSharedDownloadRoute } from './routes/v1/downloads.route.js';
+import { registerShareLinkRoutes } from './routes/v1/share-links.route.js';
 import { registerFormatRoutes } from './routes/v1/formats.route.js';
 import { registerUploadRoutes } from './routes/v1/upload.route.js';
 import { registerConvertMetrics } from './metrics.js';
@@ -72,6 +73,10 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
   // are handed back (queued again for the next process) first.
   app.addHook('preClose', async () => runtime.stop());
 
+  // Share links download without a key: counted per client address, outside the keyed scope.
+  const sharedLimiter = createRateLimiter({ keyPrefix: 'convert:shared', redisUrl: config.redisUrl });
+  app.addHook('onClose', async () => sharedLimiter.close());
+  registerSharedDownloadRoute(app, runtime.shareLinks, { perMinute: config.shareRpm, limiter: sharedLimiter });
   registerDashboard(app, options.dashboardDir ?? dashboardBuildDir('convert'));
   await app.register(multipart);
 
@@ -92,6 +97,7 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
     registerUploadRoutes(scope, deps);
     registerConversionRoutes(scope, deps);
     registerDownloadRoutes(scope, deps);
+    registerShareLinkRoutes(scope, deps, runtime.shareLinks);
     registerFormatRoutes(scope, deps);
     registerDashboardConversionRoutes(scope, deps);
   });

@@ -42,6 +42,7 @@ const ConvertSettings = z.object({
   CONVERT_URL_MAX_REDIRECTS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').max(20, 'must be at most 20').default(5),
   CONVERT_DNS_SERVERS: setting.dnsServers(),
   ...webhookSettings('CONVERT'),
+  CONVERT_SHARE_RPM: setting.positiveInt(60),
   CONVERT_QUEUE: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1–100 letters, digits, - or _').default('convert-conversions'),
 });
 
@@ -98,6 +99,8 @@ export interface ConvertConfig extends CommonServiceConfig {
   };
   /** Completion webhooks (issue 24; `CONVERT_WEBHOOKS_…`, the email service's rules); their host lookups use `urls.dnsServers`. */
   webhooks: WebhookConfig;
+  /** Downloads through share links per minute from one client address (`CONVERT_SHARE_RPM`). */
+  shareRpm: number;
 }
 
 /** Reads the conversion service's settings from `env`; throws ConfigError listing every problem. */
@@ -134,5 +137,6 @@ export function loadConvertConfig(env: Readonly<Record<string, string | undefine
       dnsServers: (parsed.CONVERT_DNS_SERVERS as string[] | undefined) ?? [],
     },
     webhooks: webhookConfig('CONVERT', settings),
+    shareRpm: parsed.CONVERT_SHARE_RPM as number,
   };
 }

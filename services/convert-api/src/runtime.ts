@@ -5,12 +5,14 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { ConvertConfig } from './config.js';
 import { ConversionService } from './conversion/conversion.service.js';
 import { ConversionWorker, type ConversionMessage } from './conversion/conversion-worker.js';
+import { ShareLinksService } from './conversion/share-links.service.js';
 import { CONVERSION_EVENTS, WEBHOOK_USER_AGENT } from './conversion/events.js';
 import { reconcileStorage } from './conversion/reconcile.js';
 import { UrlFetcher, urlPolicy } from './conversion/url-fetcher.js';
 import type { ConvertTables } from './db/schema.js';
 import { ConversionsRepository } from './repositories/conversions.repository.js';
 import { MaintenanceLeasesRepository } from './repositories/maintenance-leases.repository.js';
+import { ShareLinksRepository } from './repositories/share-links.repository.js';
 import { UploadsRepository } from './repositories/uploads.repository.js';
 import { FileStore } from './storage/file-store.js';
 
@@ -23,6 +25,8 @@ export interface ConvertRuntime {
   worker: ConversionWorker | null;
   /** Completion webhooks: the outbox, the endpoints' rules and this process's dispatcher. */
   webhooks: ServiceWebhooks;
+  /** Share links of outputs (extension). */
+  shareLinks: ShareLinksService;
   /** Starts the webhook dispatcher, and the worker and the retention sweeper (roles `worker` and `all`). */
   start(): void;
   /** Stops the sweeper, hands back running conversions, closes the queue and (unless it was lent) the converter. */
@@ -125,6 +129,7 @@ export function createConvertRuntime(options: {
     urls,
     webhooks: webhooks.service,
   });
+  const shareLinks = new ShareLinksService({ links: new ShareLinksRepository(core.database), conversions, clock, publicBaseUrl: config.publicBaseUrl });
   const leases = new MaintenanceLeasesRepository(core.database);
   const sweeperId = randomUUID();
   let sweeper: NodeJS.Timeout | undefined;
@@ -142,6 +147,7 @@ export function createConvertRuntime(options: {
     conversions,
     worker,
     webhooks,
+    shareLinks,
     start() {
       webhooks.dispatcher?.start();
       if (!worker) return;

@@ -10781,6 +10781,1327 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/jobs/{id}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The share links of a conversion, without their URLs (extension) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            links: {
+                                conversion_id: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description `lnk_…` */
+                                link_id: string;
+                                /** Format: date-time */
+                                revoked_at: string | null;
+                                /** @enum {string} */
+                                state: "active" | "expired" | "revoked";
+                            }[];
+                            success: boolean;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
+                        "WWW-Authenticate"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Not found, or not owned by the caller. */
+                404: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The path exists but not with this method; see the Allow header. */
+                405: {
+                    headers: {
+                        /** @description The methods this path answers to, e.g. `GET, DELETE`. */
+                        Allow?: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Rate limit or monthly quota exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it. */
+                500: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Insufficient storage (`insufficient_storage`): the disk under the service's database or file storage is full; nothing was stored. Retry later. */
+                507: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Make a share link: the output downloadable without an API key until it expires (extension)
+         * @description `expires_in` seconds (60–604800, never past the output’s own `expires_at`; longer → 400 naming it); omitted: until the output expires or 7 days, whichever is first. Only a completed conversion can be shared (409 before; 410 once shredded or expired). Shredding the conversion ends every link (410). Not charged.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        expires_in?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            link: {
+                                conversion_id: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description `lnk_…` */
+                                link_id: string;
+                                /** Format: date-time */
+                                revoked_at: string | null;
+                                /** @enum {string} */
+                                state: "active" | "expired" | "revoked";
+                            } & {
+                                /** @description The download URL, `…/api/v1/shared/sh_…`: anyone holding it can download until it expires. Shown only in this answer (only a hash of its token is kept). */
+                                url: string;
+                            };
+                            success: boolean;
+                        };
+                    };
+                };
+                /** @description Invalid request: malformed JSON, a missing or wrongly typed field, or an unknown field. */
+                400: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
+                        "WWW-Authenticate"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Forbidden: a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`), or another refusal named by the code. */
+                403: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Not found, or not owned by the caller. */
+                404: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The path exists but not with this method; see the Allow header. */
+                405: {
+                    headers: {
+                        /** @description The methods this path answers to, e.g. `GET, DELETE`. */
+                        Allow?: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Conflict with the current state of the resource. */
+                409: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Gone: the resource was removed. */
+                410: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Request body over the size limit. */
+                413: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unsupported Content-Type. */
+                415: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Rate limit or monthly quota exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it. */
+                500: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Insufficient storage (`insufficient_storage`): the disk under the service's database or file storage is full; nothing was stored. Retry later. */
+                507: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/jobs/{id}/links/{link_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a share link: its URL answers 410 from now on (extension) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    link_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            link: {
+                                conversion_id: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description `lnk_…` */
+                                link_id: string;
+                                /** Format: date-time */
+                                revoked_at: string | null;
+                                /** @enum {string} */
+                                state: "active" | "expired" | "revoked";
+                            };
+                            success: boolean;
+                        };
+                    };
+                };
+                /** @description Invalid request: malformed JSON, a missing or wrongly typed field, or an unknown field. (A body sent to this route, which takes none, is still read.) */
+                400: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
+                        "WWW-Authenticate"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Forbidden: a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`), or another refusal named by the code. */
+                403: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Not found, or not owned by the caller. */
+                404: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The path exists but not with this method; see the Allow header. */
+                405: {
+                    headers: {
+                        /** @description The methods this path answers to, e.g. `GET, DELETE`. */
+                        Allow?: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Request body over the size limit. (A body sent to this route, which takes none, is still read.) */
+                413: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unsupported Content-Type. (A body sent to this route, which takes none, is still read.) */
+                415: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Rate limit or monthly quota exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it. */
+                500: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Insufficient storage (`insufficient_storage`): the disk under the service's database or file storage is full; nothing was stored. Retry later. */
+                507: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/merge": {
         parameters: {
             query?: never;
@@ -11601,6 +12922,394 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shared/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an output through a share link, without an API key (extension)
+         * @description The `url` of `POST /api/v1/jobs/{id}/links`. The same answer as the keyed download (Digest, Repr-Digest, ETag, one Range → 206), plus `Referrer-Policy: no-referrer` and `X-Robots-Tag: noindex`. An unknown link is 404; a revoked or expired link, or an output shredded or expired, is 410. At most 60 requests per minute from one address (429 with Retry-After).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The whole output. */
+                200: {
+                    headers: {
+                        /** @description `attachment` with the output file name (`filename` and RFC 8187 `filename*`). */
+                        "Content-Disposition"?: string;
+                        /** @description `sha-256=<base64>` of the whole output (RFC 3230). */
+                        Digest?: string;
+                        /** @description The hex SHA-256 of the output, quoted. */
+                        ETag?: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description `sha-256=:<base64>:` of the whole output (RFC 9530). */
+                        "Repr-Digest"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/octet-stream": string;
+                    };
+                };
+                /** @description The requested byte range. */
+                206: {
+                    headers: {
+                        /** @description `attachment` with the output file name (`filename` and RFC 8187 `filename*`). */
+                        "Content-Disposition"?: string;
+                        /** @description `bytes <first>-<last>/<size>`. */
+                        "Content-Range"?: string;
+                        /** @description `sha-256=<base64>` of the whole output (RFC 3230). */
+                        Digest?: string;
+                        /** @description The hex SHA-256 of the output, quoted. */
+                        ETag?: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description `sha-256=:<base64>:` of the whole output (RFC 9530). */
+                        "Repr-Digest"?: string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/octet-stream": string;
+                    };
+                };
+                /** @description Not found, or not owned by the caller. */
+                404: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The path exists but not with this method; see the Allow header. */
+                405: {
+                    headers: {
+                        /** @description The methods this path answers to, e.g. `GET, DELETE`. */
+                        Allow?: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Gone: the resource was removed. */
+                410: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Error */
+                416: {
+                    headers: {
+                        /** @description `bytes *\/<size>`. */
+                        "Content-Range"?: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Rate limit or monthly quota exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it. */
+                500: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Insufficient storage (`insufficient_storage`): the disk under the service's database or file storage is full; nothing was stored. Retry later. */
+                507: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

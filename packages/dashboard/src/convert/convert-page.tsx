@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { api, upload } from '../shared/api.js';
-import { Card, ErrorText, ProgressBar, StatusPill, useInterval, useLoad } from '../shared/components.js';
+import { Card, ErrorText, ProgressBar, ShownOnce, StatusPill, useInterval, useLoad } from '../shared/components.js';
 import { DropZone } from '../shared/drop-zone.js';
 import { formatBytes, formatDate } from '../shared/format.js';
 import type { Conversion, ConversionList, Formats, Targets, Uploaded } from './types.js';
@@ -129,6 +129,17 @@ export function ConvertPage() {
       const c = await api<Conversion>('/api/v1/convert?wait=0', { method: 'POST', json: { url: pageUrl.trim(), target_format: pageTarget } });
       setCurrent(c);
       recent.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  const [shared, setShared] = useState<{ id: string; url: string; expires_at: string } | null>(null);
+  const share = async (id: string) => {
+    setError(null);
+    try {
+      const made = await api<{ link: { url: string; expires_at: string } }>(`/api/v1/jobs/${encodeURIComponent(id)}/links`, { method: 'POST', json: {} });
+      setShared({ id, url: made.link.url, expires_at: made.link.expires_at });
     } catch (err) {
       setError(err);
     }
@@ -303,8 +314,12 @@ export function ConvertPage() {
           </div>
           <div className="row">
             {downloadHref(current) && <a className="button primary" href={downloadHref(current)!} download={current.output?.filename}>Download</a>}
+            {downloadHref(current) && <button type="button" onClick={() => void share(current.id)}>Share link</button>}
             {current.status !== 'shredded' && <button type="button" className="danger" onClick={() => void shred(current.id)}>Shred</button>}
           </div>
+          {shared?.id === current.id && current.status === 'completed' && (
+            <ShownOnce label={`Share link — anyone holding it can download this file without a key until ${formatDate(shared.expires_at)}, or until you shred it`} value={shared.url} onDismiss={() => setShared(null)} />
+          )}
         </Card>
       )}
       <Card title="Recent conversions">

@@ -505,6 +505,11 @@ export class ConversionService {
     if (!row || row.account_id !== owner.accountId || (jobId !== undefined && row.id !== jobId)) {
       throw new AppError('not_found', 'No download for this token.');
     }
+    return this.outputOf(row);
+  }
+
+  /** A conversion's output on disk: 410 `gone` once shredded or expired, 409 `conflict` before it completed. */
+  outputOf(row: ConversionRow): DownloadTarget {
     const now = this.deps.clock();
     if (row.status === 'shredded' || row.status === 'expired' || (row.status === 'completed' && row.expires_at <= now.toISOString())) {
       throw new AppError('gone', `The output of ${row.id} was removed (${row.status === 'shredded' ? 'shredded' : 'expired'}).`);

@@ -97,4 +97,23 @@ export const CONVERT_MIGRATIONS: Record<string, Migration> = {
       await webhookMigrationSteps.dropEvents(db);
     },
   },
+  '2026_11_27_1000_share_links': {
+    // Share links (issue 24): a conversion's output downloadable without a key until expiry or revocation.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('share_links')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('conversion_id', 'text', (c) => c.notNull().references('conversions.id').onDelete('cascade'))
+        .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('revoked_at', 'text')
+        .execute();
+      await db.schema.createIndex('share_links_conversion_idx').on('share_links').columns(['conversion_id', 'created_at']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('share_links').ifExists().execute();
+    },
+  },
 };

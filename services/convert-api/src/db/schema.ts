@@ -53,6 +53,21 @@ export interface ConversionsTable {
   webhook_url: string | null;
 }
 
+/**
+ * A share link (extension, issue 24): downloads a conversion's output without an API key
+ * until it expires or is revoked. Only the SHA-256 of its token is kept.
+ */
+export interface ShareLinksTable {
+  id: string;
+  account_id: string;
+  conversion_id: string;
+  /** SHA-256 (hex) of the link's token; the token itself is in the creation answer only. */
+  token_hash: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
 /** A lease on work that runs in one process at a time (the retention sweeper). */
 export interface MaintenanceLeasesTable {
   name: string;
@@ -65,4 +80,5 @@ export interface ConvertTables extends CoreTables, WebhookTables {
   uploads: UploadsTable;
   conversions: ConversionsTable;
   maintenance_leases: MaintenanceLeasesTable;
+  share_links: ShareLinksTable;
 }

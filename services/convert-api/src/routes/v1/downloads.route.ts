@@ -3,8 +3,9 @@ import contentDisposition from 'content-disposition';
 import rangeParser from 'range-parser';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { AppError, withHeaders, type ServiceApp } from '@mailconv/platform';
+import { AppError, withHeaders, type RateLimiter, type ServiceApp } from '@mailconv/platform';
 import type { DownloadTarget } from '../../conversion/conversion.service.js';
+import type { ShareLinksService } from '../../conversion/share-links.service.js';
 import { Binary, JobTokenParams, TokenParams } from '../../conversion/schemas.js';
 import { ownerOf, type ConvertDeps } from '../../deps.js';
 import { SECURED, errors, secured } from '../../schemas.js';
@@ -22,12 +23,16 @@ const DESCRIPTION =
   '(the whole output’s SHA-256, also on partial answers), an ETag of the hex SHA-256, and `Accept-Ranges: bytes`. ' +
   'One `Range` (bytes=a-b, a-, -n) answers 206 with Content-Range; several ranges answer the whole file; an unsatisfiable one 416.';
 
-const responses = secured({
-  200: withHeaders(Binary('The whole output.'), DOWNLOAD_HEADERS),
-  206: withHeaders(Binary('The requested byte range.'), { ...DOWNLOAD_HEADERS, 'Content-Range': Type.String({ description: '`bytes <first>-<last>/<size>`.' }) }),
-  ...errors(401, 404, 409, 410, 416, 429, 500),
-  416: withHeaders(errors(416)[416]!, { 'Content-Range': Type.String({ description: '`bytes */<size>`.' }) }),
-});
+/** A download's answers: the file, a range of it, and the errors of `statuses` (416 with its Content-Range). */
+const downloadResponses = (...statuses: number[]) =>
+  secured({
+    200: withHeaders(Binary('The whole output.'), DOWNLOAD_HEADERS),
+    206: withHeaders(Binary('The requested byte range.'), { ...DOWNLOAD_HEADERS, 'Content-Range': Type.String({ description: '`bytes <first>-<last>/<size>`.' }) }),
+    ...errors(...statuses),
+    416: withHeaders(errors(416)[416]!, { 'Content-Range': Type.String({ description: '`bytes */<size>`.' }) }),
+  });
+
+const responses = downloadResponses(401, 404, 409, 410, 429, 500);
 
 /** Streams the file, honouring a single byte `Range`. */
 function send(request: FastifyRequest, reply: FastifyReply, file: DownloadTarget) {
@@ -56,6 +61,42 @@ function send(request: FastifyRequest, reply: FastifyReply, file: DownloadTarget
       .send(createReadStream(file.path, { start, end }));
   }
   return reply.header('content-length', file.size_bytes).send(createReadStream(file.path));
+}
+
+/**
+ * `GET /api/v1/shared/{token}` (extension, issue 24): a share link's download, without an
+ * API key, counted per client address (`CONVERT_SHARE_RPM`) before anything is looked up.
+ * Registered outside the authenticated scope.
+ */
+export function registerSharedDownloadRoute(app: ServiceApp, links: ShareLinksService, limits: { perMinute: number; limiter: RateLimiter }): void {
+  app.get(
+    '/api/v1/shared/:token',
+    {
+      schema: {
+        tags: ['conversion'],
+        summary: 'Download an output through a share link, without an API key (extension)',
+        description:
+          'The `url` of `POST /api/v1/jobs/{id}/links`. The same answer as the keyed download (Digest, Repr-Digest, ETag, one Range → 206), ' +
+          `plus \`Referrer-Policy: no-referrer\` and \`X-Robots-Tag: noindex\`. An unknown link is 404; a revoked or expired link, or an output shredded or expired, is 410. ` +
+          `At most ${limits.perMinute} requests per minute from one address (429 with Retry-After).`,
+        security: [],
+        params: TokenParams,
+        response: downloadResponses(404, 410, 429, 500),
+        'x-extension': true,
+      },
+      onRequest: async (request, reply) => {
+        const d = await limits.limiter.consume(request.ip, limits.perMinute);
+        reply.headers({ 'ratelimit-limit': d.limit, 'ratelimit-remaining': d.remaining, 'ratelimit-reset': d.resetSeconds });
+        if (!d.allowed) throw new AppError('rate_limited', `At most ${d.limit} shared downloads per minute from one address; retry in ${d.resetSeconds} s.`, undefined, { 'retry-after': String(d.resetSeconds) });
+      },
+    },
+    async (request, reply) => {
+      const file = await links.open(request.params.token);
+      // A link is a secret: not passed on to other sites, not indexed.
+      reply.header('referrer-policy', 'no-referrer').header('x-robots-tag', 'noindex');
+      return send(request, reply, file);
+    },
+  );
 }
 
 /** `GET /api/v1/download/{token}` and `GET /api/v1/jobs/{id}/download/{token}`. */
