@@ -116,6 +116,16 @@ export class ConvertClient {
     return this.http.json('POST', '/api/v1/convert', { query, form: await formWith(source.file, { target_format: target, ...opts }), timeoutMs: Math.max(timeoutMs, 600_000) });
   }
 
+  /**
+   * `POST /api/v1/merge` (extension): two to 50 uploads merged into one PDF in order — PDFs as
+   * they are, other documents, slides, sheets, images and HTML converted to PDF first — then
+   * a pdf → pdf conversion with `options`; answers like {@link convert}.
+   */
+  async merge(uploadIds: readonly string[], options: ConversionOptions & { wait?: number } = {}): Promise<Conversion> {
+    const { wait, ...opts } = options;
+    return this.http.json('POST', '/api/v1/merge', { query: { wait }, json: { upload_ids: [...uploadIds], ...opts }, timeoutMs: ((wait ?? 30) + 300) * 1000 });
+  }
+
   /** `POST /api/v1/jobs`: upload and convert in one step; answers 202 at once with the queued record. */
   async createJob(file: SourceFile, target: string, options: ConversionOptions = {}): Promise<Conversion> {
     return this.http.json('POST', '/api/v1/jobs', { form: await formWith(file, { target_format: target, ...options }), timeoutMs: 600_000 });

@@ -262,6 +262,22 @@ describe('ConvertClient against the running conversion service (real engines)', 
     await assert.rejects(client.download(record, path), (e: unknown) => e instanceof ApiError && e.status === 410);
   });
 
+  test('merge (a .docx and a picture into one PDF), then a share link that downloads it without a key, listed and revoked', async () => {
+    const docx = await client.upload({ data: await readFile(join(FIXTURES, 'sample.docx')), filename: 'report.docx' });
+    const png = await client.upload({ data: await readFile(join(FIXTURES, 'sample.png')), filename: 'photo.png' });
+    const merged = await client.merge([docx.upload_id, png.upload_id], { wait: 90 });
+    assert.equal(merged.status, 'completed', JSON.stringify(merged.error));
+    assert.equal(merged.output!.format, 'pdf');
+    assert.ok((merged.output!.pages ?? 0) >= 2);
+    const { link } = await client.shareLinks.create(merged.id, { expiresIn: 600 });
+    const got = await fetch(link.url);
+    assert.equal(got.status, 200);
+    assert.equal(sha256(Buffer.from(await got.arrayBuffer())), merged.output!.sha256);
+    assert.deepEqual((await client.shareLinks.list(merged.id)).links.map((l) => l.state), ['active']);
+    assert.equal((await client.shareLinks.revoke(merged.id, link.link_id)).link.state, 'revoked');
+    assert.equal((await fetch(link.url)).status, 410);
+  });
+
   test('rate limit: 429 rate_limited carries Retry-After; a wait longer than maxRetryDelayMs fails at once', async () => {
     const tiny = new ConvertClient({ baseUrl: svc.url, apiKey: tinyKey, maxRetryDelayMs: 100 });
     for (let i = 0; i < 3; i++) await tiny.limits();

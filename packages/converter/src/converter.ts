@@ -357,6 +357,41 @@ export class Converter {
    * `password_required`), the merged page count must stay within the page limit, and qpdf
    * joins them losslessly. Answers the output's size and SHA-256 (hashed while copied).
    */
+  /**
+   * Merges documents of any format that converts to PDF (documents, slides, sheets, images,
+   * HTML, Markdown, e-books, …) into one PDF, in order: each non-PDF input is first converted
+   * to PDF as a conversion of its own (its own sandboxed job, bomb checks and limits), then
+   * the PDFs are joined losslessly (qpdf). Every input's pair is checked before any engine
+   * runs; an input that cannot be converted fails the merge, naming its place (1-based).
+   */
+  async mergeDocuments(inputs: ReadonlyArray<{ path: string; format: string }>, outputPath: string, signal?: AbortSignal, jobTag?: string):
+    Promise<{ ok: true; output: OutputMetadata } | { ok: false; error: ConversionFailure }> {
+    const place = (i: number, format: string) => `Document ${i + 1} of the merge (${format})`;
+    for (const [i, input] of inputs.entries()) {
+      if (input.format === 'pdf') continue;
+      const plan = this.plan(input.format, 'pdf');
+      if (!plan.ok) return { ok: false, error: { ...plan.error, message: `${place(i, input.format)} cannot be converted to PDF: ${plan.error.message}`, field: 'upload_ids' } };
+    }
+    if (inputs.every((i) => i.format === 'pdf')) return this.mergePdfs(inputs.map((i) => i.path), outputPath, signal, jobTag);
+    const dir = await mkdtemp(join(this.config.workDir, `merge-${jobTag ? `${safeTag(jobTag)}-` : ''}`));
+    try {
+      const pdfs: string[] = [];
+      for (const [i, input] of inputs.entries()) {
+        if (input.format === 'pdf') {
+          pdfs.push(input.path);
+          continue;
+        }
+        const member = join(dir, `member-${i + 1}.pdf`);
+        const converted = await this.convert({ inputPath: input.path, sourceFormat: input.format, targetFormat: 'pdf', outputPath: member, ...(signal ? { signal } : {}), ...(jobTag ? { jobTag } : {}) });
+        if (!converted.ok) return { ok: false, error: { ...converted.error, message: `${place(i, input.format)} could not be converted to PDF: ${converted.error.message}` } };
+        pdfs.push(member);
+      }
+      return await this.mergePdfs(pdfs, outputPath, signal, jobTag);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
   async mergePdfs(inputPaths: readonly string[], outputPath: string, signal?: AbortSignal, jobTag?: string):
     Promise<{ ok: true; output: OutputMetadata } | { ok: false; error: ConversionFailure }> {
     let dir: string | undefined;

@@ -364,7 +364,8 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
       const event = JSON.parse(hit!.body.toString('utf8')) as { status: string; output: { format: string; sha256: string } };
       assert.deepEqual([event.status, event.output.format], ['completed', 'pdf']);
       await page.getByRole('link', { name: 'Webhooks' }).click();
-      await page.getByRole('button', { name: 'Deliveries' }).first().click();
+      // The endpoint's own button: the request-secret card has one too, and either may render first.
+      await page.locator('.hook').getByRole('button', { name: 'Deliveries' }).click();
       await page.locator('.deliveries').getByText('delivered').waitFor({ timeout: 15_000 });
       assert.match(await page.locator('.deliveries').innerText(), /conversion\.completed[\s\S]*#1 .*HTTP 204/);
       await b.shot('convert-webhooks');

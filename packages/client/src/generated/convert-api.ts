@@ -12112,8 +12112,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Extension: merge several PDF uploads, in order, into one PDF (answers like POST /api/v1/convert)
-         * @description Extension (not in the contract; convert-decisions.md item 17). Joins the caller’s PDF uploads losslessly (qpdf) into a new upload `merged.pdf` and starts a pdf → pdf conversion of it with the options given (page_range, presets, rotate, watermark, set_password, …), charged as one conversion. Refused before any charge: an unknown upload 404, a removed one 410, one that is not a PDF 422 unsupported_conversion, an encrypted one 422 password_required, too many pages 422 conversion_failed, a merged file over the plan’s size 413. The record’s `source` is the merged upload.
+         * Extension: merge several uploads (PDFs, documents, slides, sheets, images, HTML, …), in order, into one PDF (answers like POST /api/v1/convert)
+         * @description Extension (not in the contract; convert-decisions.md item 17). Converts each upload that is not a PDF to PDF first (while the request waits; each its own sandboxed conversion), then joins them losslessly (qpdf) into a new upload `merged.pdf` and starts a pdf → pdf conversion of it with the options given (page_range, presets, rotate, watermark, set_password, …), charged as one conversion. Refused before any charge: an unknown upload 404, a removed one 410, one that does not convert to PDF 422 unsupported_conversion, one that fails to 422 conversion_failed (naming the document), an encrypted PDF 422 password_required, too many pages 422 conversion_failed, a merged file over the plan’s size 413. The record’s `source` is the merged upload.
          */
         post: {
             parameters: {
@@ -12190,7 +12190,7 @@ export interface paths {
                         split?: boolean;
                         /** @description Extension (issue 22): PDF targets. The document's title (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         title?: string;
-                        /** @description Two to 50 of the caller’s PDF uploads (from POST /api/v1/upload), merged in this order. */
+                        /** @description Two to 50 of the caller’s uploads (from POST /api/v1/upload), merged in this order: PDFs as they are, any other upload that converts to PDF (documents, slides, sheets, images, HTML, Markdown, …) converted to PDF first. */
                         upload_ids: string[];
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
                         viewport_width?: number;

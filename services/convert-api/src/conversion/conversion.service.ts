@@ -236,26 +236,24 @@ export class ConversionService {
   }
 
   /**
-   * The merge extension (issue 12): the caller's PDF uploads, in order, joined into one new
-   * upload (`merged.pdf`, same retention), from which an ordinary pdf → pdf conversion
-   * starts with the options given — so it is charged, waited for, downloaded and shredded
-   * like any other. Refused before any charge: unknown or removed uploads (404/410),
-   * uploads that are not PDFs (422 `unsupported_conversion`), encrypted ones (422
-   * `password_required`), too many pages, a merged file over the plan's size (413).
+   * The merge extension (issues 12 and 24): the caller's uploads, in order, joined into one
+   * new upload (`merged.pdf`, same retention) — PDFs as they are, any other upload that
+   * converts to PDF (documents, slides, sheets, images, HTML, …) converted first while the
+   * request waits — from which an ordinary pdf → pdf conversion starts with the options
+   * given, so it is charged (once), waited for, downloaded and shredded like any other.
+   * Refused before any charge: unknown or removed uploads (404/410), uploads that do not
+   * convert to PDF (422 `unsupported_conversion`, naming the document), one that fails to
+   * convert (422 `conversion_failed`), encrypted PDFs (422 `password_required`), too many
+   * pages, a merged file over the plan's size (413).
    */
   async merge(owner: Owner, uploadIds: readonly string[], rawOptions: Readonly<Record<string, unknown>>): Promise<ConversionRow> {
     const uploads: UploadRow[] = [];
-    for (const id of uploadIds) {
-      const upload = await this.findUpload(owner, id);
-      if (upload.format !== 'pdf') {
-        throw new AppError('unsupported_conversion', `Upload ${quote(id)} is ${upload.format}, not PDF: only PDFs are merged (convert the others to PDF first).`, { field: 'upload_ids' });
-      }
-      uploads.push(upload);
-    }
+    for (const id of uploadIds) uploads.push(await this.findUpload(owner, id));
     const now = this.deps.clock();
     const id = newId('upl', now.getTime());
     const path = this.deps.store.uploadPath(id);
-    const merged = await this.deps.converter.mergePdfs(uploads.map((u) => this.deps.store.uploadPath(u.id)), path, undefined, id);
+    // Uploads that are not PDFs are converted to PDF first (each its own sandboxed conversion), in order.
+    const merged = await this.deps.converter.mergeDocuments(uploads.map((u) => ({ path: this.deps.store.uploadPath(u.id), format: u.format })), path, undefined, id);
     if (!merged.ok) {
       await this.deps.store.remove(path);
       throw failureError(merged.error);

@@ -136,7 +136,7 @@ export const MergeJsonBody = Type.Object(
     upload_ids: Type.Array(Type.String(), {
       minItems: 2,
       maxItems: MAX_MERGE_UPLOADS,
-      description: `Two to ${MAX_MERGE_UPLOADS} of the caller’s PDF uploads (from POST /api/v1/upload), merged in this order.`,
+      description: `Two to ${MAX_MERGE_UPLOADS} of the caller’s uploads (from POST /api/v1/upload), merged in this order: PDFs as they are, any other upload that converts to PDF (documents, slides, sheets, images, HTML, Markdown, …) converted to PDF first.`,
     }),
     ...optionFields,
   },

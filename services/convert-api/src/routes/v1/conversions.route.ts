@@ -33,7 +33,9 @@ async function startFrom(service: ConversionService, owner: Owner, upload: Uploa
 }
 
 /** A JSON request's conversion: of the caller's upload (`upload_id`) or of a URL fetched now (`url`, extension). */
-async function startFromJson(service: ConversionService, owner: Owner, body: Record<string, unknown>) {
+async function startFromJson(service: ConversionService, owner: Owner, body: Record<string, unknown> | undefined) {
+  // No body at all (no Content-Type, nothing sent): neither JSON nor a form.
+  if (body === undefined || body === null) throw new AppError('invalid_request', 'Send JSON {upload_id or url, target_format, …} or a multipart form with file and target_format.', { field: 'target_format' });
   const { upload_id: uploadId, url, ...fields } = body as Record<string, unknown> & { upload_id?: string; url?: string };
   if ((uploadId === undefined) === (url === undefined)) throw new AppError('invalid_request', 'Give exactly one of upload_id and url.', { field: uploadId === undefined ? 'upload_id' : 'url' });
   if (url !== undefined) return startFrom(service, owner, await service.importUrl(owner, url), fields, { discard: true });
@@ -73,7 +75,7 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
         const form = await readMultipart(request, service, owner, FORM_FIELDS);
         row = await startFrom(service, owner, requireUpload(form), form.fields, { form: true });
       } else {
-        row = await startFromJson(service, owner, request.body as Record<string, unknown>);
+        row = await startFromJson(service, owner, request.body as Record<string, unknown> | undefined);
       }
       await service.waitFor(row.id, request.query.wait * 1000);
       const record = await service.record(await service.find(owner, row.id));
@@ -87,11 +89,12 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
     {
       schema: {
         tags: ['conversion'],
-        summary: 'Extension: merge several PDF uploads, in order, into one PDF (answers like POST /api/v1/convert)',
+        summary: 'Extension: merge several uploads (PDFs, documents, slides, sheets, images, HTML, …), in order, into one PDF (answers like POST /api/v1/convert)',
         description:
-          'Extension (not in the contract; convert-decisions.md item 17). Joins the caller’s PDF uploads losslessly (qpdf) into a new upload `merged.pdf` ' +
+          'Extension (not in the contract; convert-decisions.md item 17). Converts each upload that is not a PDF to PDF first (while the request waits; each its own sandboxed conversion), ' +
+          'then joins them losslessly (qpdf) into a new upload `merged.pdf` ' +
           'and starts a pdf → pdf conversion of it with the options given (page_range, presets, rotate, watermark, set_password, …), charged as one conversion. ' +
-          'Refused before any charge: an unknown upload 404, a removed one 410, one that is not a PDF 422 unsupported_conversion, an encrypted one 422 password_required, ' +
+          'Refused before any charge: an unknown upload 404, a removed one 410, one that does not convert to PDF 422 unsupported_conversion, one that fails to 422 conversion_failed (naming the document), an encrypted PDF 422 password_required, ' +
           'too many pages 422 conversion_failed, a merged file over the plan’s size 413. The record’s `source` is the merged upload.',
         security: SECURED,
         querystring: WaitQuery,
@@ -133,7 +136,7 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
       if (request.isMultipart()) {
         const form = await readMultipart(request, service, owner, FORM_FIELDS);
         row = await startFrom(service, owner, requireUpload(form), form.fields, { form: true });
-      } else row = await startFromJson(service, owner, request.body as Record<string, unknown>);
+      } else row = await startFromJson(service, owner, request.body as Record<string, unknown> | undefined);
       const record = await service.record(row);
       return reply.code(202).header('location', record.status_url).send(record);
     },

@@ -375,11 +375,11 @@ for (const backend of testBackends()) {
       execFileSync('/usr/bin/qpdf', ['--check', file]);
       const pages = execFileSync('/usr/bin/pdftotext', ['-raw', file, '-'], { encoding: 'utf8' }).split('\f').slice(0, 3).map((t) => t.replace(/\s+/g, ''));
       assert.deepEqual(pages, ['ThirdMERGED', 'FirstMERGED', 'SecondMERGED']);
-      // Refused before any charge.
-      const docx = docxUpload.upload_id;
+      // Refused before any charge (a WAV does not become a PDF).
+      const wav = (await upload('sample.wav')).json().upload_id as string;
       const cases: Array<[Record<string, unknown>, number, string]> = [
         [{ upload_ids: [ids[0]] }, 400, 'invalid_request'],
-        [{ upload_ids: [ids[0], docx] }, 422, 'unsupported_conversion'],
+        [{ upload_ids: [ids[0], wav] }, 422, 'unsupported_conversion'],
         [{ upload_ids: [ids[0], 'upl_00000000000000000000000000'] }, 404, 'not_found'],
         [{ upload_ids: ids, rotate: 45 }, 400, 'invalid_request'],
       ];
@@ -388,6 +388,33 @@ for (const backend of testBackends()) {
         assert.equal(r.statusCode, status, `${JSON.stringify(body)} → ${r.body}`);
         assert.equal(r.json().error, code);
       }
+    });
+
+    test('POST /merge of a mix (issue 24): a PDF, a .docx, a picture and a Markdown page become one PDF, in order, charged once', async () => {
+      const first = execFileSync('/usr/bin/gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-q', '-sDEVICE=pdfwrite', '-sOutputFile=-', '-c', '/Helvetica findfont 24 scalefont setfont 72 700 moveto (Cover) show showpage']);
+      const ids: string[] = [];
+      for (const [name, bytes] of [['cover.pdf', first], ['sample.docx'], ['sample.png'], ['sample.md']] as Array<[string, Buffer?]>) {
+        const res = await upload(name, bytes);
+        assert.equal(res.statusCode, 201, res.body);
+        ids.push(res.json().upload_id);
+      }
+      const res = await app.inject({ method: 'POST', url: '/api/v1/merge?wait=90', payload: { upload_ids: ids }, headers: auth(apiKey) });
+      charged++;
+      assert.equal(res.statusCode, 200, res.body);
+      const rec = res.json();
+      assert.equal(rec.status, 'completed', JSON.stringify(rec.error));
+      const file = join(await mkdtemp(join(tmpdir(), 'merge-mix-')), 'merged.pdf');
+      await writeFile(file, (await get(`/api/v1/download/${rec.download_token}`)).rawPayload);
+      execFileSync('/usr/bin/qpdf', ['--check', file]);
+      const pages = execFileSync('/usr/bin/pdftotext', ['-layout', file, '-'], { encoding: 'utf8' }).split('\f').slice(0, rec.output.pages);
+      assert.ok(rec.output.pages >= 4, `${rec.output.pages} pages`);
+      // In order: the cover, the document's text, the picture (no text), the Markdown page last.
+      assert.match(pages[0]!, /Cover/);
+      assert.match(pages[1]!, /\S/, 'the .docx as text');
+      const picture = pages.findIndex((p, i) => i > 1 && p.trim() === '');
+      assert.ok(picture > 1, 'a page with the picture and no text follows the document');
+      assert.match(pages.slice(picture + 1).join(' '), /Quarterly report/);
+      assert.equal(execFileSync('/usr/bin/pdfimages', ['-list', file], { encoding: 'utf8' }).trim().split('\n').length > 2, true, 'the picture is in the PDF');
     });
 
     test('refusals before any charge: 422 unsupported pair, 400 naming the field, 404 unknown upload', async () => {
