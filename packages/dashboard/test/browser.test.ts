@@ -375,4 +375,31 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
       await receiver.close();
     }
   });
+
+  test('merge: a .docx and a picture dropped together become one PDF, in order, downloaded', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Convert' }).click();
+    const transfer = await page.evaluateHandle(([docx, png]) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([new Uint8Array(docx)], 'chapter.docx', { type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }));
+      dt.items.add(new File([new Uint8Array(png)], 'figure.png', { type: 'image/png' }));
+      return dt;
+    }, [[...(await readFile(join(FIXTURES, 'sample.docx')))], [...(await readFile(join(FIXTURES, 'sample.png')))]] as [number[], number[]]);
+    await page.getByTestId('merge-dropzone').dispatchEvent('drop', { dataTransfer: transfer });
+    const order = page.getByRole('list', { name: 'Files to merge, in order' });
+    assert.deepEqual((await order.locator('li').allInnerTexts()).map((t) => t.split(/\s/)[0]), ['chapter.docx', 'figure.png']);
+    await b.shot('convert-merge');
+    await page.getByRole('button', { name: 'Merge to PDF' }).click();
+    // The merge's record, shown above the recent list (whose rows have Download links of their own).
+    await page.getByText(/^merged\.pdf, /).waitFor({ timeout: 90_000 });
+    const download = page.getByRole('link', { name: 'Download', exact: true }).first();
+    const [file] = await Promise.all([page.waitForEvent('download'), download.click()]);
+    const info = spawnSync('/usr/bin/pdfinfo', [await file.path()], { encoding: 'utf8' }).stdout;
+    const pages = Number(/Pages:\s+(\d+)/.exec(info)?.[1]);
+    assert.ok(pages >= 2, info);
+    const lastPageText = spawnSync('/usr/bin/pdftotext', ['-f', String(pages), '-l', String(pages), await file.path(), '-'], { encoding: 'utf8' }).stdout;
+    assert.equal(lastPageText.trim(), '', 'the picture comes last, after the document');
+    assert.deepEqual(b.foreign, []);
+    assert.deepEqual(b.problems, []);
+  });
 });

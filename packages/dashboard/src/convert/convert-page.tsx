@@ -3,6 +3,7 @@ import { api, upload } from '../shared/api.js';
 import { Card, ErrorText, ProgressBar, ShownOnce, StatusPill, useInterval, useLoad } from '../shared/components.js';
 import { DropZone } from '../shared/drop-zone.js';
 import { formatBytes, formatDate } from '../shared/format.js';
+import { MergeCard } from './merge-card.js';
 import type { Conversion, ConversionList, Formats, Targets, Uploaded } from './types.js';
 
 /** Paper sizes the browser prints on (the API also takes a width x height). */
@@ -302,6 +303,12 @@ export function ConvertPage() {
           <ErrorText error={error} />
         </div>
       </Card>
+      <MergeCard
+        onStarted={(c) => {
+          setCurrent(c);
+          recent.reload();
+        }}
+      />
       {current && (
         <Card title={`Conversion ${current.id}`} actions={<StatusPill status={current.status} />}>
           <div aria-live="polite">
