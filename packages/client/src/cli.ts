@@ -32,7 +32,14 @@ Usage:
                                                the results are written as CSV (default <list>.results.csv)
   mailconv convert <file> --to <format> [--out path] [--quality N] [--preset P]
                    [--page-range R] [--ocr-language L] [--max-output-bytes N] [--webhook URL] [--share [--share-for S]]
+                   [--batch]
+  mailconv convert --from-url <url> --to <format> [same options]
                                                convert, with progress; the download's SHA-256 is verified;
+                                               --from-url: the service fetches the file (public
+                                               addresses only) instead of this machine uploading it;
+                                               --batch: <file> is an archive (zip, tar, 7z, …) whose
+                                               files are each converted, delivered as a zip with a
+                                               manifest.json (default out <name>-<format>.zip);
                                                --webhook: also POST the signed outcome to URL (the
                                                account's request secret signs it); --share: print a
                                                link that downloads the result without a key (for S
@@ -114,6 +121,8 @@ export async function main(argv: readonly string[], env: Record<string, string |
         'ocr-language': { type: 'string' },
         webhook: { type: 'string' },
         share: { type: 'boolean', default: false },
+        batch: { type: 'boolean', default: false },
+        'from-url': { type: 'string' },
         'share-for': { type: 'string' },
         'max-output-bytes': { type: 'string' },
       },
@@ -165,10 +174,10 @@ export async function main(argv: readonly string[], env: Record<string, string |
       }
       case 'convert': {
         const [file] = args;
-        if (!file || args.length > 1) throw new UsageError('convert needs one file');
+        const fromUrl = values['from-url'];
+        if (fromUrl ? args.length > 0 : !file || args.length > 1) throw new UsageError('convert needs one file, or --from-url <url> and no file');
         if (!values.to) throw new UsageError('convert needs --to <format>');
         const target = values.to.replace(/^\./, '').toLowerCase();
-        const out = values.out ?? `${basename(file, extname(file))}.${target}`;
         const options = {
           ...(values.quality !== undefined ? { quality: positiveInt('--quality', values.quality) } : {}),
           ...(values.preset !== undefined ? { preset: values.preset } : {}),
@@ -176,9 +185,14 @@ export async function main(argv: readonly string[], env: Record<string, string |
           ...(values['ocr-language'] !== undefined ? { ocr_language: values['ocr-language'] } : {}),
           ...(values['max-output-bytes'] !== undefined ? { max_output_bytes: positiveInt('--max-output-bytes', values['max-output-bytes']) } : {}),
           ...(values.webhook !== undefined ? { webhook_url: values.webhook } : {}),
+          ...(values.batch ? { batch: true } : {}),
         };
         const client = convert();
-        const started = await client.createJob(file, target, options);
+        // A URL is fetched by the service (an upload that is not charged), then converted without waiting.
+        const imported = fromUrl ? await client.importUrl(fromUrl) : null;
+        const name = imported ? imported.filename : (file as string);
+        const out = values.out ?? (values.batch ? `${basename(name, extname(name))}-${target}.zip` : `${basename(name, extname(name))}.${target}`);
+        const started = imported ? await client.convert({ uploadId: imported.upload_id }, target, { ...options, wait: 0 }) : await client.createJob(file as string, target, options);
         bar.update('converting', 10, started.status);
         const record = await client.waitForConversion(started.id, { onProgress: (r) => bar.update('converting', r.status === 'completed' ? 90 : r.status === 'processing' ? 50 : 10, r.status) });
         if (record.status !== 'completed') {
@@ -189,10 +203,11 @@ export async function main(argv: readonly string[], env: Record<string, string |
         const saved = await client.download(record, out, (bytes, total) => bar.update('downloading', total ? (bytes * 100) / total : 100, `${bytes} bytes`));
         bar.update('downloading', 100, `${saved.bytes} bytes`);
         bar.done();
+        const files = record.output?.files;
         const link = values.share || values['share-for'] !== undefined ? (await client.shareLinks.create(record.id, values['share-for'] === undefined ? {} : { expiresIn: positiveInt('--share-for', values['share-for']) })).link : null;
         print(
-          { id: record.id, status: record.status, output: out, bytes: saved.bytes, sha256: saved.sha256, checksum_verified: true, ...(link ? { share_url: link.url, share_expires_at: link.expires_at } : {}) },
-          `Converted ${file} → ${out} (${saved.bytes} bytes, SHA-256 ${saved.sha256} verified).${link ? `\nShare link (no key needed, until ${link.expires_at}): ${link.url}` : ''}`,
+          { id: record.id, status: record.status, output: out, bytes: saved.bytes, sha256: saved.sha256, checksum_verified: true, ...(files ? { files } : {}), ...(link ? { share_url: link.url, share_expires_at: link.expires_at } : {}) },
+          `Converted ${fromUrl ?? file} → ${out} (${saved.bytes} bytes, SHA-256 ${saved.sha256} verified).${files ? `\n${files.converted} of ${files.total} files converted${files.failed ? `, ${files.failed} failed (see manifest.json; not charged)` : ''}.` : ''}${link ? `\nShare link (no key needed, until ${link.expires_at}): ${link.url}` : ''}`,
         );
         return EXIT.ok;
       }

@@ -104,6 +104,16 @@ export class ConvertClient {
   }
 
   /**
+   * `POST /api/v1/upload` with a URL (extension): the service fetches it through its egress
+   * guard (public addresses only, redirects re-checked, the plan's file size and a time-out
+   * as caps) and stores it like an upload; `headers` are sent with the request (never
+   * `Host`, `Cookie` or the like), `filename` names it (else the URL's or the answer's).
+   */
+  async importUrl(url: string, options: { headers?: Record<string, string>; filename?: string } = {}): Promise<Upload> {
+    return this.http.json('POST', '/api/v1/upload', { json: { url, ...options }, timeoutMs: 600_000 });
+  }
+
+  /**
    * `POST /api/v1/convert`: converts an upload (`uploadId`) or a file sent along, waiting up
    * to `wait` seconds (default 30): the record is `completed` when it finished in time,
    * else still `queued`/`processing` (see {@link waitForConversion}).

@@ -1,8 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { D } from '@mailconv/test-rig';
@@ -95,6 +97,38 @@ describe('the mailconv CLI, run as a process against both running services', () 
     const got = await fetch(out.share_url);
     assert.equal(got.status, 200);
     assert.equal(createHash('sha256').update(Buffer.from(await got.arrayBuffer())).digest('hex'), out.sha256);
+  });
+
+  test('convert --batch: each file of a zip converted, a zip with manifest.json written and its counts printed', async () => {
+    const src = join(work, 'batch-src');
+    await mkdir(src);
+    await copyFile(join(FIXTURES, 'sample.docx'), join(src, 'report.docx'));
+    await copyFile(join(FIXTURES, 'sample.md'), join(src, 'notes.md'));
+    await writeFile(join(src, 'noise.bin'), Buffer.from([0, 1, 2, 0xfe]));
+    execFileSync('/usr/bin/zip', ['-q', '-r', join(work, 'papers.zip'), '.'], { cwd: src });
+    const res = await run(['convert', 'papers.zip', '--to', 'pdf', '--batch'], env, work);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /Converted papers\.zip → papers-pdf\.zip .*\n2 of 3 files converted, 1 failed \(see manifest\.json; not charged\)\./);
+    const names = execFileSync('/usr/bin/unzip', ['-Z1', join(work, 'papers-pdf.zip')]).toString().trim().split('\n').sort();
+    assert.deepEqual(names, ['manifest.json', 'notes.pdf', 'report.pdf']);
+  });
+
+  test('convert --from-url: the service fetches the file (a page server on loopback the test admits) and the result is written', async () => {
+    const pages = createServer((_req, res) => void res.writeHead(200, { 'content-type': 'text/markdown' }).end('# Fetched by the service\n'));
+    await new Promise<void>((resolve) => pages.listen(0, '127.0.0.2', resolve));
+    try {
+      const url = `http://127.0.0.2:${(pages.address() as AddressInfo).port}/notes.md`;
+      const res = await run(['convert', '--from-url', url, '--to', 'html', '--json'], env, work);
+      assert.equal(res.code, 0, res.stderr);
+      const out = JSON.parse(res.stdout) as { output: string; sha256: string };
+      assert.equal(out.output, 'notes.html');
+      assert.match(await readFile(join(work, 'notes.html'), 'utf8'), /Fetched by the service/);
+      const usage = await run(['convert', 'x.md', '--from-url', url, '--to', 'html'], env, work);
+      assert.equal(usage.code, 2);
+    } finally {
+      pages.closeAllConnections();
+      await new Promise((resolve) => pages.close(resolve));
+    }
   });
 
   test('formats, formats <ext> and account (both services) in text and --json', async () => {

@@ -77,7 +77,16 @@ export async function startConvertService(): Promise<RunningService> {
   await writeFile(plansFile, JSON.stringify({ plans: { api: { rateLimitRpm: 10_000 }, tiny: { name: 'Tiny', monthlyQuota: 10, maxFileBytes: 1_000_000, rateLimitRpm: 3, maxConcurrentJobs: 1 } } }));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const env = { CONVERT_DATABASE_URL: db.url, CONVERT_LOG_LEVEL: 'silent', CONVERT_STORAGE_DIR: join(work, 'storage'), CONVERT_PLANS_FILE: plansFile, CONVERT_PUBLIC_BASE_URL: url };
+  const env = {
+    CONVERT_DATABASE_URL: db.url,
+    CONVERT_LOG_LEVEL: 'silent',
+    CONVERT_STORAGE_DIR: join(work, 'storage'),
+    CONVERT_PLANS_FILE: plansFile,
+    CONVERT_PUBLIC_BASE_URL: url,
+    // URL imports (--from-url): the test's page server on 127.0.0.2 is admitted; every fetch stays fenced to loopback.
+    CONVERT_URL_ALLOW: '127.0.0.2/32',
+    CONVERT_URL_RESTRICT_TO: '127.0.0.0/8,::1/128',
+  };
   const app = await buildConvert(loadConvertConfig(env));
   await app.listen({ host: '127.0.0.1', port });
   return {

@@ -49,6 +49,9 @@ import { effectiveQuality, parseOptions, qualityLadder, resolvePageRange, type C
 import { provenPairs, readProof } from './proven-pairs.js';
 import { Registry, type Route } from './registry.js';
 import { applyPdfOperations, cutPages, sandboxFolder, splitPdfPages, unlockPdf, zipFiles } from './pdf-operations.js';
+import { listBatchMembers, OutputNames, sha256File, tooMany, writeBatchZip, type BatchManifest, type ManifestEntry } from './batch.js';
+import { unpackArchive } from './engines/archive.engine.js';
+import { detectFormat } from './formats/detect.js';
 import { DEFAULT_INPUT_LIMITS, inspectInput, type InputFacts, type InputLimits } from './guards/input-guard.js';
 import { acceptEngineOutput, moveEngineOutput, openEngineOutput, UnsafeOutputError, type SecurityEvent } from './guards/output-guard.js';
 
@@ -128,6 +131,8 @@ export interface OutputMetadata {
   readonly duration_s?: number;
   /** Pages rendered by the browser: the requests the page made that were refused (issue 22). */
   readonly blocked_requests?: number;
+  /** A batch (option `batch`): the archive's files, those converted and those that failed (see its `manifest.json`). */
+  readonly files?: { readonly total: number; readonly converted: number; readonly failed: number };
 }
 
 /** A conversion's answer. */
@@ -256,6 +261,11 @@ export class Converter {
     const target = formatInfo(targetFormat);
     if (!target) throw invalid('target_format', `target_format ${quote(targetFormat)} is not a known format; see GET /api/v1/formats.`);
     const options = parseOptions(rawOptions, target.family);
+    if (options.batch) {
+      // Each file is planned when its format is known; options wrong for one fail that file.
+      if (source.family !== 'archive') throw invalid('batch', `batch converts the files inside an archive (zip, tar, 7z, …); this upload is ${source.ext}.`);
+      return { source, target, options, routes: [] as Route[] };
+    }
     const routes = this.registry.routes(source.ext, target.ext, { ocr: options.ocrLanguages !== undefined });
     if (!routes.length) {
       throw new ConversionError('unsupported_conversion', `Converting ${source.ext} to ${target.ext} is not supported; see GET /api/v1/formats/${source.ext}/targets.`);
@@ -298,6 +308,7 @@ export class Converter {
     let dir: string | undefined;
     try {
       const { source, target, options, routes } = this.planOrThrow(req.sourceFormat, req.targetFormat, req.options ?? {});
+      if (options.batch) return await this.convertEach(req, source, target, options);
       const prepared = await this.prepare(req.inputPath, source.ext, req.signal, req.jobTag, req.remotePage);
       dir = prepared.job.dir;
       const { job } = prepared;
@@ -342,10 +353,71 @@ export class Converter {
       dir = prepared.job.dir;
       const input = options.password !== undefined ? await unlockPdf(prepared.input, options.password, prepared.job, this.engines) : prepared.input;
       const { facts } = await inspectInput(input, source.ext, this.config.limits, prepared.job);
-      if (options.pageRange && facts.pages !== undefined) resolvePageRange(options.pageRange, facts.pages);
+      if (options.batch) checkBatchListing(facts, source.ext, this.config.limits.maxBatchFiles);
+      else if (options.pageRange && facts.pages !== undefined) resolvePageRange(options.pageRange, facts.pages);
       return { ok: true, facts };
     } catch (e) {
       return { ok: false, error: toFailure(e) };
+    } finally {
+      if (dir) await removeSandboxTree(dir);
+    }
+  }
+
+  /**
+   * `batch`: every file of an archive converted to the target, each as a conversion of its
+   * own with the other options; the output is a zip of the converted files and a
+   * `manifest.json` (see `batch.ts`). A file that fails is listed with its error and the batch
+   * goes on; the batch fails when none converts. The archive is checked by the archive guard
+   * (bombs, escapes, links, special files, the file cap) before it is unpacked in the sandbox.
+   */
+  private async convertEach(req: ConvertRequest, source: FormatInfo, target: FormatInfo, options: ConversionOptions): Promise<ConvertResult> {
+    let dir: string | undefined;
+    try {
+      const prepared = await this.prepare(req.inputPath, source.ext, req.signal, req.jobTag);
+      dir = prepared.job.dir;
+      const { job } = prepared;
+      checkBatchListing((await inspectInput(prepared.input, source.ext, this.config.limits, job)).facts, source.ext, this.config.limits.maxBatchFiles);
+      if (!this.engines.has('bsdtar')) throw failed('Batches are not available (bsdtar is missing).');
+      const tree = await unpackArchive({ input: prepared.input, output: join(job.dir, 'unused'), from: source.ext, to: source.ext, options, quality: 100, qualityRequested: false, job }, 'members');
+      const members = await listBatchMembers(tree, source.ext, this.config.limits.maxBatchFiles);
+      const converted = join(job.dir, 'converted');
+      await mkdir(converted, { mode: 0o700 });
+      const { batch: _batch, ...memberOptions } = req.options ?? {};
+      const names = new OutputNames();
+      const entries: ManifestEntry[] = [];
+      const files: { path: string; name: string; format: string }[] = [];
+      const engines = new Set<string>(['bsdtar']);
+      for (const [i, member] of members.entries()) {
+        if (req.signal?.aborted) throw failed('The batch was stopped.');
+        const detected = await detectFormat(member.path, member.name.split('/').pop());
+        const base = { source: member.name, source_format: detected?.ext ?? null, source_size_bytes: member.size_bytes, source_sha256: await sha256File(member.path) };
+        const fail = (error: { code: string; message: string }): ManifestEntry => ({ ...base, status: 'failed', output: null, format: null, size_bytes: null, sha256: null, error: { code: error.code, message: error.message } });
+        if (!detected) {
+          entries.push(fail({ code: 'unsupported_format', message: 'The file’s format is not one this service reads; see GET /api/v1/formats.' }));
+          continue;
+        }
+        const path = join(converted, String(i + 1));
+        const r = await this.convert({ inputPath: member.path, sourceFormat: detected.ext, targetFormat: target.ext, options: memberOptions, outputPath: path, ...(req.signal ? { signal: req.signal } : {}), ...(req.jobTag ? { jobTag: req.jobTag } : {}) });
+        if (!r.ok) {
+          entries.push(fail(r.error));
+          continue;
+        }
+        const name = names.name(member.name, r.output.format);
+        files.push({ path, name, format: r.output.format });
+        for (const engine of r.engines) engines.add(engine);
+        entries.push({ ...base, status: 'completed', output: name, format: r.output.format, size_bytes: r.output.size_bytes, sha256: r.output.sha256, error: null });
+      }
+      const failures = entries.filter((e) => e.status === 'failed');
+      if (failures.length === entries.length) {
+        throw failed(`None of the ${entries.length} files could be converted to ${target.ext}; the first: ${entries[0]?.source} (${entries[0]?.error?.message ?? ''})`);
+      }
+      const manifest: BatchManifest = { target_format: target.ext, files: entries.length, converted: entries.length - failures.length, failed: failures.length, entries };
+      const zip = join(job.dir, 'batch.zip');
+      await writeBatchZip(zip, files, manifest);
+      const output = await this.finish(zip, formatInfo('zip') as FormatInfo, req.outputPath, job);
+      return { ok: true, output: { ...output, files: { total: manifest.files, converted: manifest.converted, failed: manifest.failed } }, engines: [...engines], options };
+    } catch (e) {
+      return { ok: false, error: await blameStorage(toFailure(e), dir ?? this.config.workDir) };
     } finally {
       if (dir) await removeSandboxTree(dir);
     }
@@ -373,7 +445,8 @@ export class Converter {
       if (!plan.ok) return { ok: false, error: { ...plan.error, message: `${place(i, input.format)} cannot be converted to PDF: ${plan.error.message}`, field: 'upload_ids' } };
     }
     if (inputs.every((i) => i.format === 'pdf')) return this.mergePdfs(inputs.map((i) => i.path), outputPath, signal, jobTag);
-    const dir = await mkdtemp(join(this.config.workDir, `merge-${jobTag ? `${safeTag(jobTag)}-` : ''}`));
+    // Named like a job folder: a shred or the reconciliation finds it if this process dies mid-merge.
+    const dir = await mkdtemp(join(this.config.workDir, `job-${jobTag ? `${safeTag(jobTag)}-` : ''}`));
     try {
       const pdfs: string[] = [];
       for (const [i, input] of inputs.entries()) {
@@ -726,6 +799,13 @@ export class Converter {
   }
 }
 
+
+/** A batch's archive as its listing shows it: files only (no links), at least one, at most `maxFiles`. */
+function checkBatchListing(facts: InputFacts, ext: string, maxFiles: number): void {
+  if (facts.links) throw failed(`The ${ext} file holds links; a batch converts files only.`);
+  if (facts.files === 0) throw failed(`The ${ext} file holds no file to convert.`);
+  if ((facts.files ?? 0) > maxFiles) throw tooMany(ext, maxFiles);
+}
 
 /** A tag as it appears in a job folder's name: lower-case letters, digits and `_`, at most 64. */
 function safeTag(tag: string): string {

@@ -100,9 +100,14 @@ export interface ConversionOptions {
   /** PDF outputs: the document's title and author, in its information dictionary and XMP (extension, issue 22). */
   readonly title?: string;
   readonly author?: string;
+  /**
+   * An archive source (zip, tar, 7z, …) whose files are converted one by one to the target,
+   * delivered as a zip of the results and a `manifest.json` (extension, issue 24).
+   */
+  readonly batch?: boolean;
 }
 
-const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', ...PAGE_OPTION_NAMES]);
+const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', 'batch', ...PAGE_OPTION_NAMES]);
 /** Longest `title` or `author`. */
 export const MAX_METADATA_CHARS = 300;
 
@@ -256,6 +261,11 @@ export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamil
       if (targetFamily !== 'pdf' && targetFamily !== 'image') throw invalid('split', 'split applies to PDF and image outputs only.');
       opts.split = true;
     }
+  }
+  if (present('batch')) {
+    const v = raw.batch;
+    if (v !== true && v !== false && v !== 'true' && v !== 'false') throw invalid('batch', 'batch must be true or false.');
+    if (v === true || v === 'true') opts.batch = true;
   }
   for (const field of ['title', 'author'] as const) {
     if (!present(field)) continue;

@@ -1238,6 +1238,11 @@ export interface paths {
                                 options: {
                                     /** @description Extension: the PDF author asked for. */
                                     author?: string;
+                                    /**
+                                     * @description Extension (issue 24): present (true) when each file of an archive was converted (output.format is then zip).
+                                     * @enum {boolean}
+                                     */
+                                    batch?: true;
                                     /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                     compression?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -1308,7 +1313,13 @@ export interface paths {
                                     /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                     engines?: string[];
                                     filename: string;
-                                    /** @description The target format; zip when the split option cut a PDF into pages. */
+                                    /** @description Extension (issue 24): a batch — the archive’s files, those converted and those that failed (each failed file was refunded); manifest.json in the zip says which. */
+                                    files?: {
+                                        converted: number;
+                                        failed: number;
+                                        total: number;
+                                    };
+                                    /** @description The target format; zip when the split option cut a PDF into pages or the batch option converted an archive’s files. */
                                     format: string;
                                     height?: number;
                                     mime_type: string;
@@ -6148,6 +6159,8 @@ export interface paths {
                     "application/json": {
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         author?: string;
+                        /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
+                        batch?: boolean;
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
@@ -6226,6 +6239,8 @@ export interface paths {
                     "multipart/form-data": {
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         author?: string;
+                        /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
+                        batch?: boolean;
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
@@ -6324,6 +6339,11 @@ export interface paths {
                             options: {
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
+                                /**
+                                 * @description Extension (issue 24): present (true) when each file of an archive was converted (output.format is then zip).
+                                 * @enum {boolean}
+                                 */
+                                batch?: true;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -6394,7 +6414,13 @@ export interface paths {
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
                                 filename: string;
-                                /** @description The target format; zip when the split option cut a PDF into pages. */
+                                /** @description Extension (issue 24): a batch — the archive’s files, those converted and those that failed (each failed file was refunded); manifest.json in the zip says which. */
+                                files?: {
+                                    converted: number;
+                                    failed: number;
+                                    total: number;
+                                };
+                                /** @description The target format; zip when the split option cut a PDF into pages or the batch option converted an archive’s files. */
                                 format: string;
                                 height?: number;
                                 mime_type: string;
@@ -6463,6 +6489,11 @@ export interface paths {
                             options: {
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
+                                /**
+                                 * @description Extension (issue 24): present (true) when each file of an archive was converted (output.format is then zip).
+                                 * @enum {boolean}
+                                 */
+                                batch?: true;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -6533,7 +6564,13 @@ export interface paths {
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
                                 filename: string;
-                                /** @description The target format; zip when the split option cut a PDF into pages. */
+                                /** @description Extension (issue 24): a batch — the archive’s files, those converted and those that failed (each failed file was refunded); manifest.json in the zip says which. */
+                                files?: {
+                                    converted: number;
+                                    failed: number;
+                                    total: number;
+                                };
+                                /** @description The target format; zip when the split option cut a PDF into pages or the batch option converted an archive’s files. */
                                 format: string;
                                 height?: number;
                                 mime_type: string;
@@ -7104,6 +7141,11 @@ export interface paths {
                             options: {
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
+                                /**
+                                 * @description Extension (issue 24): present (true) when each file of an archive was converted (output.format is then zip).
+                                 * @enum {boolean}
+                                 */
+                                batch?: true;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -7174,7 +7216,13 @@ export interface paths {
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
                                 filename: string;
-                                /** @description The target format; zip when the split option cut a PDF into pages. */
+                                /** @description Extension (issue 24): a batch — the archive’s files, those converted and those that failed (each failed file was refunded); manifest.json in the zip says which. */
+                                files?: {
+                                    converted: number;
+                                    failed: number;
+                                    total: number;
+                                };
+                                /** @description The target format; zip when the split option cut a PDF into pages or the batch option converted an archive’s files. */
                                 format: string;
                                 height?: number;
                                 mime_type: string;
@@ -8576,6 +8624,8 @@ export interface paths {
                     "application/json": {
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         author?: string;
+                        /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
+                        batch?: boolean;
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
@@ -8654,6 +8704,8 @@ export interface paths {
                     "multipart/form-data": {
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         author?: string;
+                        /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
+                        batch?: boolean;
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
@@ -8754,6 +8806,11 @@ export interface paths {
                             options: {
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
+                                /**
+                                 * @description Extension (issue 24): present (true) when each file of an archive was converted (output.format is then zip).
+                                 * @enum {boolean}
+                                 */
+                                batch?: true;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -8824,7 +8881,13 @@ export interface paths {
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
                                 filename: string;
-                                /** @description The target format; zip when the split option cut a PDF into pages. */
+                                /** @description Extension (issue 24): a batch — the archive’s files, those converted and those that failed (each failed file was refunded); manifest.json in the zip says which. */
+                                files?: {
+                                    converted: number;
+                                    failed: number;
+                                    total: number;
+                                };
+                                /** @description The target format; zip when the split option cut a PDF into pages or the batch option converted an archive’s files. */
                                 format: string;
                                 height?: number;
                                 mime_type: string;
@@ -9395,6 +9458,11 @@ export interface paths {
                             options: {
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
+                                /**
+                                 * @description Extension (issue 24): present (true) when each file of an archive was converted (output.format is then zip).
+                                 * @enum {boolean}
+                                 */
+                                batch?: true;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -9465,7 +9533,13 @@ export interface paths {
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
                                 filename: string;
-                                /** @description The target format; zip when the split option cut a PDF into pages. */
+                                /** @description Extension (issue 24): a batch — the archive’s files, those converted and those that failed (each failed file was refunded); manifest.json in the zip says which. */
+                                files?: {
+                                    converted: number;
+                                    failed: number;
+                                    total: number;
+                                };
+                                /** @description The target format; zip when the split option cut a PDF into pages or the batch option converted an archive’s files. */
                                 format: string;
                                 height?: number;
                                 mime_type: string;
@@ -9812,6 +9886,11 @@ export interface paths {
                             options: {
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
+                                /**
+                                 * @description Extension (issue 24): present (true) when each file of an archive was converted (output.format is then zip).
+                                 * @enum {boolean}
+                                 */
+                                batch?: true;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -9882,7 +9961,13 @@ export interface paths {
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
                                 filename: string;
-                                /** @description The target format; zip when the split option cut a PDF into pages. */
+                                /** @description Extension (issue 24): a batch — the archive’s files, those converted and those that failed (each failed file was refunded); manifest.json in the zip says which. */
+                                files?: {
+                                    converted: number;
+                                    failed: number;
+                                    total: number;
+                                };
+                                /** @description The target format; zip when the split option cut a PDF into pages or the batch option converted an archive’s files. */
                                 format: string;
                                 height?: number;
                                 mime_type: string;
@@ -12130,6 +12215,8 @@ export interface paths {
                     "application/json": {
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         author?: string;
+                        /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
+                        batch?: boolean;
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
@@ -12241,6 +12328,11 @@ export interface paths {
                             options: {
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
+                                /**
+                                 * @description Extension (issue 24): present (true) when each file of an archive was converted (output.format is then zip).
+                                 * @enum {boolean}
+                                 */
+                                batch?: true;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -12311,7 +12403,13 @@ export interface paths {
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
                                 filename: string;
-                                /** @description The target format; zip when the split option cut a PDF into pages. */
+                                /** @description Extension (issue 24): a batch — the archive’s files, those converted and those that failed (each failed file was refunded); manifest.json in the zip says which. */
+                                files?: {
+                                    converted: number;
+                                    failed: number;
+                                    total: number;
+                                };
+                                /** @description The target format; zip when the split option cut a PDF into pages or the batch option converted an archive’s files. */
                                 format: string;
                                 height?: number;
                                 mime_type: string;
@@ -12380,6 +12478,11 @@ export interface paths {
                             options: {
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
+                                /**
+                                 * @description Extension (issue 24): present (true) when each file of an archive was converted (output.format is then zip).
+                                 * @enum {boolean}
+                                 */
+                                batch?: true;
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -12450,7 +12553,13 @@ export interface paths {
                                 /** @description The engine chain that produced the output, in order (convert-decisions.md item 19), e.g. ["libreoffice"], ["libreoffice-cold"] (a one-off soffice run after the warm instance failed), ["libreoffice", "poppler"]. No versions. */
                                 engines?: string[];
                                 filename: string;
-                                /** @description The target format; zip when the split option cut a PDF into pages. */
+                                /** @description Extension (issue 24): a batch — the archive’s files, those converted and those that failed (each failed file was refunded); manifest.json in the zip says which. */
+                                files?: {
+                                    converted: number;
+                                    failed: number;
+                                    total: number;
+                                };
+                                /** @description The target format; zip when the split option cut a PDF into pages or the batch option converted an archive’s files. */
                                 format: string;
                                 height?: number;
                                 mime_type: string;

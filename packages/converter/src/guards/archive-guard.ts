@@ -31,6 +31,16 @@ export function escapes(path: string): boolean {
   return path.startsWith('/') || /^[A-Za-z]:[\\/]/.test(path) || path.split(/[\\/]/).includes('..');
 }
 
+/**
+ * What archivers add beside the files a person put in (macOS resource forks and Finder
+ * data, Windows thumbnails): not counted or converted as files of a batch.
+ */
+export function isArchiverJunk(path: string): boolean {
+  const parts = path.split(/[\\/]/).filter((p) => p !== '' && p !== '.');
+  const name = parts[parts.length - 1] ?? '';
+  return parts[0] === '__MACOSX' || name === '.DS_Store' || name === 'Thumbs.db' || name === 'desktop.ini' || name.startsWith('._');
+}
+
 /** Checks an archive's listing against `limits`; throws `conversion_failed` naming the limit. */
 export async function inspectArchive(path: string, ext: string, limits: InputLimits, job: JobContext): Promise<InputFacts> {
   const script = packageFile('python/archive-list.py');
@@ -60,6 +70,8 @@ export async function inspectArchive(path: string, ext: string, limits: InputLim
     entries.push(entry);
   }
   let expanded = 0;
+  let files = 0;
+  let links = 0;
   for (const entry of entries) {
     const isLink = entry.type === 'symlink' || entry.type === 'hardlink';
     if (escapes(entry.path) || (isLink && (entry.link === null || escapes(entry.link)))) {
@@ -69,6 +81,8 @@ export async function inspectArchive(path: string, ext: string, limits: InputLim
       throw failed(`The ${ext} file holds a special file (a FIFO, device or socket); such files are refused.`, `entry type ${entry.type}`);
     }
     expanded += entry.size ?? 0;
+    if (isLink) links += 1;
+    else if (entry.type === 'file' && !isArchiverJunk(entry.path)) files += 1;
   }
   if (!entries.length) throw failed(`The ${ext} file is empty: there is nothing to repack.`);
   if (expanded > limits.maxArchiveBytes) throw failed(`The ${ext} file expands to more than ${limits.maxArchiveBytes} bytes, over what a conversion accepts.`);
@@ -76,7 +90,7 @@ export async function inspectArchive(path: string, ext: string, limits: InputLim
   if (expanded > 50 * 1024 ** 2 && expanded / Math.max(1, size) > limits.maxArchiveRatio) {
     throw failed(`The ${ext} file expands ${Math.round(expanded / size)} times (${expanded} bytes from ${size}), over the ratio of ${limits.maxArchiveRatio} a conversion accepts.`);
   }
-  return { entries: entries.length, expanded_bytes: expanded };
+  return { entries: entries.length, expanded_bytes: expanded, files, links };
 }
 
 /**

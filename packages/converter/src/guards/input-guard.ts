@@ -50,6 +50,8 @@ export interface InputLimits {
   readonly maxArchiveBytes: number;
   /** Declared uncompressed size ÷ file size, checked past 50 MiB expanded; default 100. */
   readonly maxArchiveRatio: number;
+  /** Files of an archive converted one by one (option `batch`); default 100. */
+  readonly maxBatchFiles: number;
   /**
    * Characters an XML source's internal entities may expand to, in total (each expansion
    * counts its replacement text, nested expansions included); default 10 million.
@@ -64,6 +66,7 @@ export const DEFAULT_INPUT_LIMITS: InputLimits = {
   maxArchiveEntries: 10_000,
   maxArchiveBytes: 1024 ** 3,
   maxArchiveRatio: 100,
+  maxBatchFiles: 100,
   maxEntityExpansion: 10_000_000,
 };
 
@@ -76,6 +79,9 @@ export interface InputFacts {
   duration_s?: number;
   entries?: number;
   expanded_bytes?: number;
+  /** Archives: the regular files among the entries (the archiver's own metadata left out), and the links. */
+  files?: number;
+  links?: number;
   /** Entity references an XML source's pre-pass expanded (nested ones included). */
   entity_references?: number;
 }

@@ -149,7 +149,7 @@ export class ConversionWorker {
     if (events) this.o.events?.notify();
     for (const row of rows) {
       await removeOutputs(this.o.store, row);
-      await this.o.quota.refundCharge(row.account_id, row.quota_period, 1);
+      await this.o.quota.refundCharge(row.account_id, row.quota_period, row.units);
       this.o.log.warn({ conversion: row.id }, 'conversion abandoned twice by a dead process: failed and refunded');
     }
   }
@@ -250,6 +250,8 @@ export class ConversionWorker {
         async (trx) => (events = await this.recordEvent(trx, row, { status: 'completed', output, error: null }, now)),
       );
       if (events) this.o.events?.notify();
+      // A batch's files that failed are not charged (each is listed with its error in the manifest).
+      if (stored && meta.files?.failed) await this.o.quota.refundCharge(row.account_id, row.quota_period, Math.min(meta.files.failed, row.units));
       if (stored) return;
       // Shredded, or the lease lost, while the engine was still writing: the output must not outlive the record.
       await this.o.store.remove(outputPath);
@@ -271,7 +273,7 @@ export class ConversionWorker {
     if (events) this.o.events?.notify();
     // A conversion that fails is not charged (charging.ts, convert-decisions.md item 18).
     if (!stored) await this.letGo(row, owner);
-    else if (refundsFailure(failure.code)) await this.o.quota.refundCharge(row.account_id, row.quota_period, 1);
+    else if (refundsFailure(failure.code)) await this.o.quota.refundCharge(row.account_id, row.quota_period, row.units);
   }
 
   /**

@@ -43,6 +43,8 @@ export interface RecordOptions {
   /** Extensions (issue 22): the PDF's title and author, present only when asked for. */
   title?: string;
   author?: string;
+  /** Extension (issue 24): each file of an archive converted; present only when asked for. */
+  batch?: true;
   /** Extensions (issue 22, HTML rendered by the browser): present only when asked for, normalised. */
   paper?: string;
   landscape?: boolean;
@@ -85,6 +87,8 @@ export interface OutputRecord {
   duration_s?: number;
   /** Extension (issue 22): requests a page rendered by the browser made that were refused. */
   blocked_requests?: number;
+  /** Extension (issue 24): a batch's files, converted and failed. */
+  files?: { total: number; converted: number; failed: number };
   /** The engine chain that produced it (convert-decisions.md item 19). */
   engines?: string[];
 }
@@ -119,7 +123,7 @@ export interface DownloadTarget {
 }
 
 /** The option names a conversion request may carry besides `target_format`. */
-export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', ...PAGE_OPTION_NAMES] as const;
+export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'batch', 'title', 'author', ...PAGE_OPTION_NAMES] as const;
 
 export interface ConversionServiceDeps {
   converter: Converter;
@@ -307,14 +311,16 @@ export class ConversionService {
 
   /**
    * Validates the pair and options (400 naming the field, 422 `unsupported_conversion`),
-   * charges one unit (429 `quota_exceeded`), stores the record and queues the work.
+   * charges one unit — a batch one per file of its archive — (429 `quota_exceeded`), stores
+   * the record and queues the work.
    */
   async start(owner: Owner, upload: UploadRow, targetFormat: string, fields: Readonly<Record<string, unknown>>): Promise<ConversionRow> {
     const { webhook_url: webhookUrl, ...rawOptions } = fields;
     const plan = this.deps.converter.plan(upload.format, targetFormat, rawOptions);
     if (!plan.ok) throw failureError(plan.error);
     // Bombs, encrypted PDFs and a page_range past the last page are refused before any charge.
-    await preflightUpload(this.deps.converter, this.deps.uploads, this.deps.store.uploadPath(upload.id), upload, targetFormat, rawOptions);
+    const facts = await preflightUpload(this.deps.converter, this.deps.uploads, this.deps.store.uploadPath(upload.id), upload, targetFormat, rawOptions);
+    const units = plan.options.batch ? (facts.files ?? 1) : 1;
     const options: StoredOptions = {
       preset: plan.options.preset?.name ?? null,
       quality: plan.options.quality ?? null,
@@ -327,6 +333,7 @@ export class ConversionService {
       ...(plan.options.rotate ? { rotate: plan.options.rotate } : {}),
       ...(plan.options.watermark ? { watermark: plan.options.watermark } : {}),
       ...(plan.options.split ? { split: true as const } : {}),
+      ...(plan.options.batch ? { batch: true as const } : {}),
       ...(plan.options.title !== undefined ? { title: plan.options.title } : {}),
       ...(plan.options.author !== undefined ? { author: plan.options.author } : {}),
       ...pageOptionsRecord(plan.options.page),
@@ -336,8 +343,8 @@ export class ConversionService {
     };
     const webhook = webhookUrl === undefined ? null : await this.webhookTarget(owner, webhookUrl);
     const now = this.deps.clock();
-    const charge = await this.deps.quota.charge(owner.accountId, 1, owner.plan.monthlyQuota, now);
-    if (!charge.ok) throw quotaExceeded(charge.limit, charge.used);
+    const charge = await this.deps.quota.charge(owner.accountId, units, owner.plan.monthlyQuota, now);
+    if (!charge.ok) throw quotaExceeded(charge.limit, charge.used, units);
     const token = `dl_${randomBase62(32)}`;
     const row: ConversionRow = {
       id: newId('cnv', now.getTime()),
@@ -361,11 +368,12 @@ export class ConversionService {
       attempts: 0,
       account_limit: owner.plan.maxConcurrentJobs,
       webhook_url: webhook,
+      units,
     };
     try {
       await this.deps.conversions.insert(row);
     } catch (err) {
-      await this.deps.quota.refundCharge(owner.accountId, charge.period, 1);
+      await this.deps.quota.refundCharge(owner.accountId, charge.period, units);
       throw err;
     }
     await this.announce(row.id);
@@ -467,7 +475,7 @@ export class ConversionService {
     const previous = await this.deps.conversions.close(row.id, 'shredded', now);
     // Shredded before it finished: not charged (charging.ts).
     if (previous && refundsShred(previous.status)) {
-      await this.deps.quota.refundCharge(previous.account_id, previous.quota_period, 1);
+      await this.deps.quota.refundCharge(previous.account_id, previous.quota_period, previous.units);
       if (previous.lease_owner && !(await this.deps.worker?.abortLocal(row.id))) await this.awaitRelease(row.id);
     }
     await removeOutputs(this.deps.store, row);
@@ -555,7 +563,10 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-function quotaExceeded(limit: number, used: number): AppError {
+function quotaExceeded(limit: number, used: number, needed = 1): AppError {
+  if (needed > 1 && used + needed > limit && used < limit) {
+    return new AppError('quota_exceeded', `This batch needs ${needed} conversions (one per file); ${limit - used} of this month’s ${limit} are left.`, { limit, used });
+  }
   return new AppError('quota_exceeded', `This month’s ${limit} conversions are used up.`, { limit, used });
 }
 

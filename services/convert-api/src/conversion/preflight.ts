@@ -6,11 +6,11 @@
  * the upload was shredded meanwhile.
  */
 import { access } from 'node:fs/promises';
-import type { Converter, ConversionFailure } from '@mailconv/converter';
+import type { Converter, ConversionFailure, InputFacts } from '@mailconv/converter';
 import { AppError } from '@mailconv/platform';
 import type { UploadRow, UploadsRepository } from '../repositories/uploads.repository.js';
 
-/** Throws the API error for an input that must not be converted. */
+/** Throws the API error for an input that must not be converted; answers what the checks measured. */
 export async function preflightUpload(
   converter: Converter,
   uploads: UploadsRepository,
@@ -18,9 +18,9 @@ export async function preflightUpload(
   upload: UploadRow,
   targetFormat: string,
   rawOptions: Readonly<Record<string, unknown>>,
-): Promise<void> {
+): Promise<InputFacts> {
   const checked = await converter.preflight(uploadPath, upload.format, targetFormat, rawOptions, upload.id);
-  if (checked.ok) return;
+  if (checked.ok) return checked.facts;
   // The upload may have been shredded while the request was on its way: that is 410, not a failed conversion.
   const present = await access(uploadPath).then(() => true, () => false);
   const row = await uploads.find(upload.account_id, upload.id);

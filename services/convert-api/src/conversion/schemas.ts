@@ -63,6 +63,13 @@ const SET_PASSWORD =
 const SPLIT =
   'Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes.';
 
+const BATCH =
+  'Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. ' +
+  'The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. ' +
+  'One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. ' +
+  'Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. ' +
+  'The job fails when no file converts. output.files counts them.';
+
 const BROWSER = 'Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field.';
 
 const METADATA = (field: string) =>
@@ -100,6 +107,7 @@ const optionFields = {
   password: Type.Optional(Type.String({ minLength: 1, maxLength: 128, format: 'password', description: PASSWORD })),
   set_password: Type.Optional(Type.String({ minLength: 1, maxLength: 128, format: 'password', description: SET_PASSWORD })),
   split: Type.Optional(Type.Boolean({ description: SPLIT })),
+  batch: Type.Optional(Type.Boolean({ description: BATCH })),
   title: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: METADATA('title') })),
   author: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: METADATA('author') })),
   ...pageOptionFields,
@@ -167,6 +175,7 @@ export const MultipartBody = Type.Unsafe({
     password: { type: 'string', minLength: 1, maxLength: 128, format: 'password', description: PASSWORD },
     set_password: { type: 'string', minLength: 1, maxLength: 128, format: 'password', description: SET_PASSWORD },
     split: { type: 'boolean', description: SPLIT },
+    batch: { type: 'boolean', description: BATCH },
     title: { type: 'string', minLength: 1, maxLength: 300, description: METADATA('title') },
     author: { type: 'string', minLength: 1, maxLength: 300, description: METADATA('author') },
     paper: { type: 'string', maxLength: 40, description: PAPER },
@@ -221,6 +230,7 @@ export const ConversionRecordSchema = Type.Object({
     password: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when a password to open the source was given; never the password.' })),
     set_password: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when the output was encrypted with a password; never the password.' })),
     split: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).' })),
+    batch: Type.Optional(Type.Literal(true, { description: 'Extension (issue 24): present (true) when each file of an archive was converted (output.format is then zip).' })),
     title: Type.Optional(Type.String({ description: 'Extension: the PDF title asked for.' })),
     author: Type.Optional(Type.String({ description: 'Extension: the PDF author asked for.' })),
     // Extensions (issue 22): the browser's page options, present when given.
@@ -229,7 +239,7 @@ export const ConversionRecordSchema = Type.Object({
   output: Nullable(
     Type.Object({
       filename: Type.String(),
-      format: Type.String({ description: 'The target format; zip when the split option cut a PDF into pages.' }),
+      format: Type.String({ description: 'The target format; zip when the split option cut a PDF into pages or the batch option converted an archive’s files.' }),
       mime_type: Type.String(),
       size_bytes: Type.Integer(),
       sha256: Sha256,
@@ -239,6 +249,12 @@ export const ConversionRecordSchema = Type.Object({
       duration_s: Type.Optional(Type.Number()),
       blocked_requests: Type.Optional(
         Type.Integer({ minimum: 0, description: 'Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none.' }),
+      ),
+      files: Type.Optional(
+        Type.Object(
+          { total: Type.Integer({ minimum: 1 }), converted: Type.Integer({ minimum: 1 }), failed: Type.Integer({ minimum: 0 }) },
+          { description: 'Extension (issue 24): a batch — the archive’s files, those converted and those that failed (each failed file was refunded); manifest.json in the zip says which.' },
+        ),
       ),
       engines: Type.Optional(
         Type.Array(Type.String(), {

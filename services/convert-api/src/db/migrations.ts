@@ -116,4 +116,13 @@ export const CONVERT_MIGRATIONS: Record<string, Migration> = {
       await db.schema.dropTable('share_links').ifExists().execute();
     },
   },
+  '2026_11_27_1100_conversion_units': {
+    // Batches (issue 24): a conversion may be charged several units (one per file of its archive).
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('conversions').addColumn('units', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('conversions').dropColumn('units').execute();
+    },
+  },
 };

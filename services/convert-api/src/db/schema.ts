@@ -51,6 +51,8 @@ export interface ConversionsTable {
   account_limit: number;
   /** Extension (issue 24): a per-request `webhook_url` told when the conversion completes or fails. */
   webhook_url: string | null;
+  /** Quota units charged when it was accepted: 1, or the files of a batch (issue 24); what a failure or a shred refunds. */
+  units: number;
 }
 
 /**
