@@ -42,3 +42,4 @@ export { BullWorkQueue, type WorkMessage } from './queue/bull-work-queue.js';
 export { runAdminCli, type AdminTarget } from './admin/admin-cli.js';
 export * from './egress/index.js';
 export * from './webhooks/index.js';
+export { loadSecretsKey, SecretBox } from './secrets/secret-box.js';

@@ -43,6 +43,10 @@ const ConvertSettings = z.object({
   CONVERT_DNS_SERVERS: setting.dnsServers(),
   ...webhookSettings('CONVERT'),
   CONVERT_SHARE_RPM: setting.positiveInt(60),
+  CONVERT_EXPORT_ALLOW_INSECURE: setting.bool(false),
+  CONVERT_EXPORT_PART_MB: z.coerce.number().int('must be a whole number').min(5, 'must be at least 5 (S3’s smallest part)').max(5120, 'must be at most 5120').default(16),
+  CONVERT_EXPORT_TIMEOUT_SECONDS: setting.positiveInt(300),
+  CONVERT_SECRETS_KEY_FILE: z.string().min(1).optional(),
   CONVERT_QUEUE: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1–100 letters, digits, - or _').default('convert-conversions'),
 });
 
@@ -101,6 +105,20 @@ export interface ConvertConfig extends CommonServiceConfig {
   webhooks: WebhookConfig;
   /** Downloads through share links per minute from one client address (`CONVERT_SHARE_RPM`). */
   shareRpm: number;
+  /** Exports to S3-compatible storage (issue 24); their endpoints go through the egress guard of `urls`. */
+  exports: {
+    /** `CONVERT_EXPORT_ALLOW_INSECURE`: http:// endpoints and non-public addresses (a store on the LAN; development). */
+    allowInsecure: boolean;
+    /** Part size of multipart uploads, in bytes (`CONVERT_EXPORT_PART_MB`). */
+    partBytes: number;
+    /** One request to the store at most, in ms. */
+    timeoutMs: number;
+  };
+  /**
+   * The key that seals secrets kept for a while (an export's credentials): `CONVERT_SECRETS_KEY_FILE`,
+   * or `<data dir>/secrets.key`, made at the first start. Every process of one service shares it.
+   */
+  secretsKey: { file: string; create: boolean };
 }
 
 /** Reads the conversion service's settings from `env`; throws ConfigError listing every problem. */
@@ -138,5 +156,13 @@ export function loadConvertConfig(env: Readonly<Record<string, string | undefine
     },
     webhooks: webhookConfig('CONVERT', settings),
     shareRpm: parsed.CONVERT_SHARE_RPM as number,
+    exports: {
+      allowInsecure: parsed.CONVERT_EXPORT_ALLOW_INSECURE as boolean,
+      partBytes: (parsed.CONVERT_EXPORT_PART_MB as number) * 1024 * 1024,
+      timeoutMs: (parsed.CONVERT_EXPORT_TIMEOUT_SECONDS as number) * 1000,
+    },
+    secretsKey: parsed.CONVERT_SECRETS_KEY_FILE
+      ? { file: resolve(root, parsed.CONVERT_SECRETS_KEY_FILE as string), create: false }
+      : { file: resolve(common.dataDir, 'secrets.key'), create: true },
   };
 }

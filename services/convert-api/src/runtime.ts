@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Converter, type SecurityEvent } from '@mailconv/converter';
-import { BullWorkQueue, openWebhooks, resolverLookup, type DiskSpace, type ServiceCore, type ServiceWebhooks } from '@mailconv/platform';
+import { BullWorkQueue, loadSecretsKey, openWebhooks, resolverLookup, SecretBox, type DiskSpace, type ServiceCore, type ServiceWebhooks } from '@mailconv/platform';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ConvertConfig } from './config.js';
 import { ConversionService } from './conversion/conversion.service.js';
@@ -8,6 +8,7 @@ import { ConversionWorker, type ConversionMessage } from './conversion/conversio
 import { ShareLinksService } from './conversion/share-links.service.js';
 import { CONVERSION_EVENTS, WEBHOOK_USER_AGENT } from './conversion/events.js';
 import { reconcileStorage } from './conversion/reconcile.js';
+import { exportPolicy, S3Exporter } from './conversion/s3-export.js';
 import { UrlFetcher, urlPolicy } from './conversion/url-fetcher.js';
 import type { ConvertTables } from './db/schema.js';
 import { ConversionsRepository } from './repositories/conversions.repository.js';
@@ -78,6 +79,13 @@ export function createConvertRuntime(options: {
   const uploads = new UploadsRepository(core.database);
   // Every URL this service fetches goes through the one egress guard (packages/platform).
   const urls = new UrlFetcher({ policy: urlPolicy(config.urls), timeoutMs: config.urls.timeoutMs, maxRedirects: config.urls.maxRedirects });
+  // Exports to S3-compatible storage: endpoints through the same guard, credentials sealed until used.
+  const exporter = new S3Exporter({
+    policy: exportPolicy(config),
+    partBytes: config.exports.partBytes,
+    timeoutMs: config.exports.timeoutMs,
+    box: new SecretBox(loadSecretsKey(config.secretsKey.file, config.secretsKey.create)),
+  });
   const repository = new ConversionsRepository(core.database);
   // Completion webhooks: the platform's outbox and dispatcher, the same as the email service's.
   const webhooks = openWebhooks({
@@ -110,6 +118,7 @@ export function createConvertRuntime(options: {
           urls,
           events: webhooks.events,
           publicBaseUrl: config.publicBaseUrl,
+          exporter,
           ...(options.onFinished ? { onFinished: options.onFinished } : {}),
         });
   const conversions = new ConversionService({
@@ -128,6 +137,7 @@ export function createConvertRuntime(options: {
     log,
     urls,
     webhooks: webhooks.service,
+    exporter,
   });
   const shareLinks = new ShareLinksService({ links: new ShareLinksRepository(core.database), conversions, clock, publicBaseUrl: config.publicBaseUrl });
   const leases = new MaintenanceLeasesRepository(core.database);

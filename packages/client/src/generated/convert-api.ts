@@ -1233,6 +1233,28 @@ export interface paths {
                                  * @description When the output (and the record’s token) expire.
                                  */
                                 expires_at: string;
+                                /** @description Extension (issue 24): the export to S3-compatible storage asked for, and how it went. Never the credentials. */
+                                export?: {
+                                    bucket: string;
+                                    /** Format: date-time */
+                                    completed_at: string | null;
+                                    /** @description Null: AWS S3. */
+                                    endpoint: string | null;
+                                    error: {
+                                        /** @description export_failed */
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    /** @description As the store answered it, without quotes ("…-N" after a multipart upload of N parts). */
+                                    etag: string | null;
+                                    force_path_style: boolean;
+                                    /** @description The object’s key, once the output was named. */
+                                    key: string | null;
+                                    key_template: string;
+                                    region: string;
+                                    /** @enum {string} */
+                                    status: "pending" | "completed" | "failed";
+                                };
                                 /** @description `cnv_…`; conversions and jobs share the id space. */
                                 id: string;
                                 options: {
@@ -6170,6 +6192,31 @@ export interface paths {
                         css?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                         device_scale?: number;
+                        /** @description Extension (issue 24): upload the output, once made, to S3-compatible storage (AWS S3, MinIO, R2, Ceph, …) with the AWS SDK — multipart past one part. The record answers its status and ETag; the credentials are sealed with the service’s key until the export ran, then removed, and never answered. The endpoint goes through the egress guard (public https only unless the operator allows otherwise: 400 naming export.endpoint). A failed export leaves the conversion completed (and charged) with export.status failed and its error; the output stays downloadable. */
+                        export?: {
+                            /** @description Never answered or logged. */
+                            access_key_id: string;
+                            /** @description The bucket (S3 naming: lower-case letters, digits, dots, hyphens). */
+                            bucket: string;
+                            /** @description The store’s address, e.g. https://minio.example.com:9000 (no path). Absent: AWS S3 in region. */
+                            endpoint?: string;
+                            /** @description Path-style addressing (endpoint/bucket/key). Default true with an endpoint, false for AWS (bucket.host). */
+                            force_path_style?: boolean;
+                            /** @description The object key template (default "{id}/{filename}"): {id}, {filename}, {stem}, {ext}, {date} (YYYY-MM-DD of the request). */
+                            key?: string;
+                            /** @description Default us-east-1. */
+                            region?: string;
+                            /**
+                             * Format: password
+                             * @description Never answered or logged.
+                             */
+                            secret_access_key: string;
+                            /**
+                             * Format: password
+                             * @description Temporary credentials’ token. Never answered or logged.
+                             */
+                            session_token?: string;
+                        };
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -6248,6 +6295,8 @@ export interface paths {
                         compression?: "screen" | "ebook" | "printer" | "prepress";
                         css?: string;
                         device_scale?: number;
+                        /** @description Extension (issue 24): upload the output, once made, to S3-compatible storage (AWS S3, MinIO, R2, Ceph, …) with the AWS SDK — multipart past one part. The record answers its status and ETag; the credentials are sealed with the service’s key until the export ran, then removed, and never answered. The endpoint goes through the egress guard (public https only unless the operator allows otherwise: 400 naming export.endpoint). A failed export leaves the conversion completed (and charged) with export.status failed and its error; the output stays downloadable. In a form: the export object as JSON text. */
+                        export?: string;
                         /**
                          * Format: binary
                          * @description The source file (streamed; over the plan’s max_file_bytes → 413 file_too_large).
@@ -6334,6 +6383,28 @@ export interface paths {
                              * @description When the output (and the record’s token) expire.
                              */
                             expires_at: string;
+                            /** @description Extension (issue 24): the export to S3-compatible storage asked for, and how it went. Never the credentials. */
+                            export?: {
+                                bucket: string;
+                                /** Format: date-time */
+                                completed_at: string | null;
+                                /** @description Null: AWS S3. */
+                                endpoint: string | null;
+                                error: {
+                                    /** @description export_failed */
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description As the store answered it, without quotes ("…-N" after a multipart upload of N parts). */
+                                etag: string | null;
+                                force_path_style: boolean;
+                                /** @description The object’s key, once the output was named. */
+                                key: string | null;
+                                key_template: string;
+                                region: string;
+                                /** @enum {string} */
+                                status: "pending" | "completed" | "failed";
+                            };
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
@@ -6484,6 +6555,28 @@ export interface paths {
                              * @description When the output (and the record’s token) expire.
                              */
                             expires_at: string;
+                            /** @description Extension (issue 24): the export to S3-compatible storage asked for, and how it went. Never the credentials. */
+                            export?: {
+                                bucket: string;
+                                /** Format: date-time */
+                                completed_at: string | null;
+                                /** @description Null: AWS S3. */
+                                endpoint: string | null;
+                                error: {
+                                    /** @description export_failed */
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description As the store answered it, without quotes ("…-N" after a multipart upload of N parts). */
+                                etag: string | null;
+                                force_path_style: boolean;
+                                /** @description The object’s key, once the output was named. */
+                                key: string | null;
+                                key_template: string;
+                                region: string;
+                                /** @enum {string} */
+                                status: "pending" | "completed" | "failed";
+                            };
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
@@ -7136,6 +7229,28 @@ export interface paths {
                              * @description When the output (and the record’s token) expire.
                              */
                             expires_at: string;
+                            /** @description Extension (issue 24): the export to S3-compatible storage asked for, and how it went. Never the credentials. */
+                            export?: {
+                                bucket: string;
+                                /** Format: date-time */
+                                completed_at: string | null;
+                                /** @description Null: AWS S3. */
+                                endpoint: string | null;
+                                error: {
+                                    /** @description export_failed */
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description As the store answered it, without quotes ("…-N" after a multipart upload of N parts). */
+                                etag: string | null;
+                                force_path_style: boolean;
+                                /** @description The object’s key, once the output was named. */
+                                key: string | null;
+                                key_template: string;
+                                region: string;
+                                /** @enum {string} */
+                                status: "pending" | "completed" | "failed";
+                            };
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
@@ -8635,6 +8750,31 @@ export interface paths {
                         css?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                         device_scale?: number;
+                        /** @description Extension (issue 24): upload the output, once made, to S3-compatible storage (AWS S3, MinIO, R2, Ceph, …) with the AWS SDK — multipart past one part. The record answers its status and ETag; the credentials are sealed with the service’s key until the export ran, then removed, and never answered. The endpoint goes through the egress guard (public https only unless the operator allows otherwise: 400 naming export.endpoint). A failed export leaves the conversion completed (and charged) with export.status failed and its error; the output stays downloadable. */
+                        export?: {
+                            /** @description Never answered or logged. */
+                            access_key_id: string;
+                            /** @description The bucket (S3 naming: lower-case letters, digits, dots, hyphens). */
+                            bucket: string;
+                            /** @description The store’s address, e.g. https://minio.example.com:9000 (no path). Absent: AWS S3 in region. */
+                            endpoint?: string;
+                            /** @description Path-style addressing (endpoint/bucket/key). Default true with an endpoint, false for AWS (bucket.host). */
+                            force_path_style?: boolean;
+                            /** @description The object key template (default "{id}/{filename}"): {id}, {filename}, {stem}, {ext}, {date} (YYYY-MM-DD of the request). */
+                            key?: string;
+                            /** @description Default us-east-1. */
+                            region?: string;
+                            /**
+                             * Format: password
+                             * @description Never answered or logged.
+                             */
+                            secret_access_key: string;
+                            /**
+                             * Format: password
+                             * @description Temporary credentials’ token. Never answered or logged.
+                             */
+                            session_token?: string;
+                        };
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -8713,6 +8853,8 @@ export interface paths {
                         compression?: "screen" | "ebook" | "printer" | "prepress";
                         css?: string;
                         device_scale?: number;
+                        /** @description Extension (issue 24): upload the output, once made, to S3-compatible storage (AWS S3, MinIO, R2, Ceph, …) with the AWS SDK — multipart past one part. The record answers its status and ETag; the credentials are sealed with the service’s key until the export ran, then removed, and never answered. The endpoint goes through the egress guard (public https only unless the operator allows otherwise: 400 naming export.endpoint). A failed export leaves the conversion completed (and charged) with export.status failed and its error; the output stays downloadable. In a form: the export object as JSON text. */
+                        export?: string;
                         /**
                          * Format: binary
                          * @description The source file (streamed; over the plan’s max_file_bytes → 413 file_too_large).
@@ -8801,6 +8943,28 @@ export interface paths {
                              * @description When the output (and the record’s token) expire.
                              */
                             expires_at: string;
+                            /** @description Extension (issue 24): the export to S3-compatible storage asked for, and how it went. Never the credentials. */
+                            export?: {
+                                bucket: string;
+                                /** Format: date-time */
+                                completed_at: string | null;
+                                /** @description Null: AWS S3. */
+                                endpoint: string | null;
+                                error: {
+                                    /** @description export_failed */
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description As the store answered it, without quotes ("…-N" after a multipart upload of N parts). */
+                                etag: string | null;
+                                force_path_style: boolean;
+                                /** @description The object’s key, once the output was named. */
+                                key: string | null;
+                                key_template: string;
+                                region: string;
+                                /** @enum {string} */
+                                status: "pending" | "completed" | "failed";
+                            };
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
@@ -9453,6 +9617,28 @@ export interface paths {
                              * @description When the output (and the record’s token) expire.
                              */
                             expires_at: string;
+                            /** @description Extension (issue 24): the export to S3-compatible storage asked for, and how it went. Never the credentials. */
+                            export?: {
+                                bucket: string;
+                                /** Format: date-time */
+                                completed_at: string | null;
+                                /** @description Null: AWS S3. */
+                                endpoint: string | null;
+                                error: {
+                                    /** @description export_failed */
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description As the store answered it, without quotes ("…-N" after a multipart upload of N parts). */
+                                etag: string | null;
+                                force_path_style: boolean;
+                                /** @description The object’s key, once the output was named. */
+                                key: string | null;
+                                key_template: string;
+                                region: string;
+                                /** @enum {string} */
+                                status: "pending" | "completed" | "failed";
+                            };
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
@@ -9881,6 +10067,28 @@ export interface paths {
                              * @description When the output (and the record’s token) expire.
                              */
                             expires_at: string;
+                            /** @description Extension (issue 24): the export to S3-compatible storage asked for, and how it went. Never the credentials. */
+                            export?: {
+                                bucket: string;
+                                /** Format: date-time */
+                                completed_at: string | null;
+                                /** @description Null: AWS S3. */
+                                endpoint: string | null;
+                                error: {
+                                    /** @description export_failed */
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description As the store answered it, without quotes ("…-N" after a multipart upload of N parts). */
+                                etag: string | null;
+                                force_path_style: boolean;
+                                /** @description The object’s key, once the output was named. */
+                                key: string | null;
+                                key_template: string;
+                                region: string;
+                                /** @enum {string} */
+                                status: "pending" | "completed" | "failed";
+                            };
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
@@ -12226,6 +12434,31 @@ export interface paths {
                         css?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                         device_scale?: number;
+                        /** @description Extension (issue 24): upload the output, once made, to S3-compatible storage (AWS S3, MinIO, R2, Ceph, …) with the AWS SDK — multipart past one part. The record answers its status and ETag; the credentials are sealed with the service’s key until the export ran, then removed, and never answered. The endpoint goes through the egress guard (public https only unless the operator allows otherwise: 400 naming export.endpoint). A failed export leaves the conversion completed (and charged) with export.status failed and its error; the output stays downloadable. */
+                        export?: {
+                            /** @description Never answered or logged. */
+                            access_key_id: string;
+                            /** @description The bucket (S3 naming: lower-case letters, digits, dots, hyphens). */
+                            bucket: string;
+                            /** @description The store’s address, e.g. https://minio.example.com:9000 (no path). Absent: AWS S3 in region. */
+                            endpoint?: string;
+                            /** @description Path-style addressing (endpoint/bucket/key). Default true with an endpoint, false for AWS (bucket.host). */
+                            force_path_style?: boolean;
+                            /** @description The object key template (default "{id}/{filename}"): {id}, {filename}, {stem}, {ext}, {date} (YYYY-MM-DD of the request). */
+                            key?: string;
+                            /** @description Default us-east-1. */
+                            region?: string;
+                            /**
+                             * Format: password
+                             * @description Never answered or logged.
+                             */
+                            secret_access_key: string;
+                            /**
+                             * Format: password
+                             * @description Temporary credentials’ token. Never answered or logged.
+                             */
+                            session_token?: string;
+                        };
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -12323,6 +12556,28 @@ export interface paths {
                              * @description When the output (and the record’s token) expire.
                              */
                             expires_at: string;
+                            /** @description Extension (issue 24): the export to S3-compatible storage asked for, and how it went. Never the credentials. */
+                            export?: {
+                                bucket: string;
+                                /** Format: date-time */
+                                completed_at: string | null;
+                                /** @description Null: AWS S3. */
+                                endpoint: string | null;
+                                error: {
+                                    /** @description export_failed */
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description As the store answered it, without quotes ("…-N" after a multipart upload of N parts). */
+                                etag: string | null;
+                                force_path_style: boolean;
+                                /** @description The object’s key, once the output was named. */
+                                key: string | null;
+                                key_template: string;
+                                region: string;
+                                /** @enum {string} */
+                                status: "pending" | "completed" | "failed";
+                            };
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
@@ -12473,6 +12728,28 @@ export interface paths {
                              * @description When the output (and the record’s token) expire.
                              */
                             expires_at: string;
+                            /** @description Extension (issue 24): the export to S3-compatible storage asked for, and how it went. Never the credentials. */
+                            export?: {
+                                bucket: string;
+                                /** Format: date-time */
+                                completed_at: string | null;
+                                /** @description Null: AWS S3. */
+                                endpoint: string | null;
+                                error: {
+                                    /** @description export_failed */
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                /** @description As the store answered it, without quotes ("…-N" after a multipart upload of N parts). */
+                                etag: string | null;
+                                force_path_style: boolean;
+                                /** @description The object’s key, once the output was named. */
+                                key: string | null;
+                                key_template: string;
+                                region: string;
+                                /** @enum {string} */
+                                status: "pending" | "completed" | "failed";
+                            };
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {

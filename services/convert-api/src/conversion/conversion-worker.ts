@@ -9,6 +9,7 @@ import type { FileStore } from '../storage/file-store.js';
 import { refundsFailure } from './charging.js';
 import { conversionEvent } from './events.js';
 import { outputFilename } from './filenames.js';
+import { expandKey, type ExportRecord, type S3Exporter } from './s3-export.js';
 import type { UrlFetcher } from './url-fetcher.js';
 
 /** A queue message: only the conversion's id; the database says what to do. */
@@ -47,6 +48,8 @@ export interface ConversionWorkerOptions {
   events?: EventsRepository;
   /** Base of the event's `download_url`. */
   publicBaseUrl?: string;
+  /** Uploads outputs to S3-compatible storage for conversions that ask (issue 24). */
+  exporter?: S3Exporter;
 }
 
 interface Flight {
@@ -242,12 +245,15 @@ export class ConversionWorker {
     if (result.ok) {
       const { path: _path, ...meta } = result.output;
       const output = { filename: outputFilename(upload!.filename, meta.format), ...meta, engines: [...result.engines] };
+      // The export runs before the outcome is stored: the record (and its webhook) says completed once the object is in the bucket, or why it is not.
+      const exported = await this.exportOutput(row, { path: outputPath, filename: output.filename, format: meta.format, mime_type: meta.mime_type, sha256: meta.sha256 }, signal);
+      const at = this.o.clock();
       let events = 0;
       const stored = await this.o.conversions.finish(
         row.id,
         owner,
-        { status: 'completed', output: JSON.stringify(output), output_path: outputPath, error: null, completed_at: now.toISOString(), expires_at: this.expiry(now) },
-        async (trx) => (events = await this.recordEvent(trx, row, { status: 'completed', output, error: null }, now)),
+        { status: 'completed', output: JSON.stringify(output), output_path: outputPath, error: null, completed_at: at.toISOString(), expires_at: this.expiry(at), ...(exported ? { export: JSON.stringify(exported) } : {}) },
+        async (trx) => (events = await this.recordEvent(trx, row, { status: 'completed', output, error: null, ...(exported ? { export: exported } : {}) }, at)),
       );
       if (events) this.o.events?.notify();
       // A batch's files that failed are not charged (each is listed with its error in the manifest).
@@ -274,6 +280,19 @@ export class ConversionWorker {
     // A conversion that fails is not charged (charging.ts, convert-decisions.md item 18).
     if (!stored) await this.letGo(row, owner);
     else if (refundsFailure(failure.code)) await this.o.quota.refundCharge(row.account_id, row.quota_period, row.units);
+  }
+
+  /** Uploads a finished output to the conversion's S3 bucket, if it asked; the export's record, or undefined. */
+  private async exportOutput(row: ConversionRow, file: { path: string; filename: string; format: string; mime_type: string; sha256: string }, signal: AbortSignal): Promise<ExportRecord | undefined> {
+    if (!row.export) return undefined;
+    const record = JSON.parse(row.export) as ExportRecord;
+    const key = expandKey(record.key_template, { id: row.id, filename: file.filename, format: file.format, date: new Date(row.created_at) });
+    if (!this.o.exporter || !row.export_credentials) {
+      return { ...record, key, status: 'failed', etag: null, error: { code: 'export_failed', message: 'This process does not export to S3, or the export’s credentials are gone; nothing was uploaded.' }, completed_at: this.o.clock().toISOString() };
+    }
+    const done = await this.o.exporter.run(record, row.export_credentials, row.id, { path: file.path, key, mime_type: file.mime_type, sha256: file.sha256 }, this.o.clock, signal);
+    if (done.error) this.o.log.warn({ conversion: row.id, bucket: done.bucket, key: done.key, error: done.error.message }, 'export to S3 failed');
+    return done;
   }
 
   /**

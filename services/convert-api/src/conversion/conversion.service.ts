@@ -15,6 +15,7 @@ import { removeOutputs, type ConversionMessage, type ConversionWorker } from './
 import { safeFilename } from './filenames.js';
 import { failureError, preflightUpload } from './preflight.js';
 import { FORBIDDEN_FETCH_HEADERS } from './schemas.js';
+import type { ExportRecord, S3Exporter } from './s3-export.js';
 import type { UrlFetcher } from './url-fetcher.js';
 
 /** The owner of a request: account and plan. */
@@ -107,6 +108,8 @@ export interface ConversionRecord {
   download_url: string | null;
   status_url: string;
   error: { code: string; message: string } | null;
+  /** Extension (issue 24): the export to S3-compatible storage, when one was asked for (never its credentials). */
+  export?: ExportRecord;
   created_at: string;
   started_at: string | null;
   completed_at: string | null;
@@ -147,6 +150,8 @@ export interface ConversionServiceDeps {
   urls?: UrlFetcher;
   /** Checks a per-request `webhook_url` (extension, issue 24); absent: `webhook_url` is refused. */
   webhooks?: WebhooksService;
+  /** Accepts `export` objects (S3-compatible storage, issue 24); absent: `export` is refused. */
+  exporter?: S3Exporter;
 }
 
 /**
@@ -315,7 +320,7 @@ export class ConversionService {
    * the record and queues the work.
    */
   async start(owner: Owner, upload: UploadRow, targetFormat: string, fields: Readonly<Record<string, unknown>>): Promise<ConversionRow> {
-    const { webhook_url: webhookUrl, ...rawOptions } = fields;
+    const { webhook_url: webhookUrl, export: exportSpec, ...rawOptions } = fields;
     const plan = this.deps.converter.plan(upload.format, targetFormat, rawOptions);
     if (!plan.ok) throw failureError(plan.error);
     // Bombs, encrypted PDFs and a page_range past the last page are refused before any charge.
@@ -343,11 +348,14 @@ export class ConversionService {
     };
     const webhook = webhookUrl === undefined ? null : await this.webhookTarget(owner, webhookUrl);
     const now = this.deps.clock();
+    const id = newId('cnv', now.getTime());
+    // The export's target is checked (the egress guard) and its credentials sealed for this record before any charge.
+    const exported = exportSpec === undefined ? null : await this.exportTarget(exportSpec, id);
     const charge = await this.deps.quota.charge(owner.accountId, units, owner.plan.monthlyQuota, now);
     if (!charge.ok) throw quotaExceeded(charge.limit, charge.used, units);
     const token = `dl_${randomBase62(32)}`;
     const row: ConversionRow = {
-      id: newId('cnv', now.getTime()),
+      id,
       account_id: owner.accountId,
       upload_id: upload.id,
       status: 'queued',
@@ -369,6 +377,8 @@ export class ConversionService {
       account_limit: owner.plan.maxConcurrentJobs,
       webhook_url: webhook,
       units,
+      export: exported ? JSON.stringify(exported.record) : null,
+      export_credentials: exported?.sealed ?? null,
     };
     try {
       await this.deps.conversions.insert(row);
@@ -385,6 +395,12 @@ export class ConversionService {
     if (typeof url !== 'string' || url === '') throw new AppError('invalid_request', "'webhook_url' must be an https URL.", { field: 'webhook_url' });
     if (!this.deps.webhooks) throw new AppError('invalid_request', 'This service sends no webhooks.', { field: 'webhook_url' });
     return this.deps.webhooks.checkRequestTarget(owner.accountId, url);
+  }
+
+  /** An `export` object accepted by the exporter (400 naming `export.<field>`), or refused when exports are off. */
+  private async exportTarget(spec: unknown, id: string): Promise<Awaited<ReturnType<S3Exporter['accept']>>> {
+    if (!this.deps.exporter) throw new AppError('invalid_request', 'This service does not export to S3.', { field: 'export' });
+    return this.deps.exporter.accept(spec, id);
   }
 
   /** Tells the workers: through BullMQ to whichever process is free, else to this process's worker (others poll the database). */
@@ -452,6 +468,7 @@ export class ConversionService {
       download_url: completed ? `${this.deps.publicBaseUrl}/api/v1/download/${row.download_token}` : null,
       status_url: this.statusUrl(row.id),
       error: row.error ? (JSON.parse(row.error) as { code: string; message: string }) : null,
+      ...(row.export ? { export: JSON.parse(row.export) as ExportRecord } : {}),
       created_at: row.created_at,
       started_at: row.started_at,
       completed_at: row.completed_at,

@@ -70,6 +70,25 @@ const BATCH =
   'Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. ' +
   'The job fails when no file converts. output.files counts them.';
 
+const EXPORT =
+  'Extension (issue 24): upload the output, once made, to S3-compatible storage (AWS S3, MinIO, R2, Ceph, …) with the AWS SDK — multipart past one part. ' +
+  'The record answers its status and ETag; the credentials are sealed with the service’s key until the export ran, then removed, and never answered. ' +
+  'The endpoint goes through the egress guard (public https only unless the operator allows otherwise: 400 naming export.endpoint). ' +
+  'A failed export leaves the conversion completed (and charged) with export.status failed and its error; the output stays downloadable.';
+const ExportRequest = Type.Object(
+  {
+    bucket: Type.String({ minLength: 3, maxLength: 63, description: 'The bucket (S3 naming: lower-case letters, digits, dots, hyphens).' }),
+    access_key_id: Type.String({ minLength: 1, maxLength: 256, description: 'Never answered or logged.' }),
+    secret_access_key: Type.String({ minLength: 1, maxLength: 256, format: 'password', description: 'Never answered or logged.' }),
+    session_token: Type.Optional(Type.String({ maxLength: 4096, format: 'password', description: 'Temporary credentials’ token. Never answered or logged.' })),
+    endpoint: Type.Optional(Type.String({ maxLength: 2048, description: 'The store’s address, e.g. https://minio.example.com:9000 (no path). Absent: AWS S3 in region.' })),
+    region: Type.Optional(Type.String({ maxLength: 40, description: 'Default us-east-1.' })),
+    key: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'The object key template (default "{id}/{filename}"): {id}, {filename}, {stem}, {ext}, {date} (YYYY-MM-DD of the request).' })),
+    force_path_style: Type.Optional(Type.Boolean({ description: 'Path-style addressing (endpoint/bucket/key). Default true with an endpoint, false for AWS (bucket.host).' })),
+  },
+  { additionalProperties: false, description: EXPORT },
+);
+
 const BROWSER = 'Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field.';
 
 const METADATA = (field: string) =>
@@ -112,6 +131,7 @@ const optionFields = {
   author: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: METADATA('author') })),
   ...pageOptionFields,
   webhook_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: NO_NUL, description: WEBHOOK_URL })),
+  export: Type.Optional(ExportRequest),
 };
 
 /** `POST /api/v1/convert` JSON body. */
@@ -193,6 +213,7 @@ export const MultipartBody = Type.Unsafe({
     device_scale: { type: 'number', minimum: 1, maximum: 3 },
     css: { type: 'string', maxLength: 65536 },
     webhook_url: { type: 'string', minLength: 1, maxLength: 2048, description: WEBHOOK_URL },
+    export: { type: 'string', maxLength: 8192, description: `${EXPORT} In a form: the export object as JSON text.` },
   },
 });
 
@@ -268,6 +289,23 @@ export const ConversionRecordSchema = Type.Object({
   download_url: Nullable(Type.String({ description: 'Absolute URL of the download (GET with the owner’s API key).' })),
   status_url: Type.String({ description: 'Absolute URL of this record.' }),
   error: Nullable(Type.Object({ code: Type.String(), message: Type.String() })),
+  export: Type.Optional(
+    Type.Object(
+      {
+        status: StringEnum(['pending', 'completed', 'failed']),
+        endpoint: Nullable(Type.String({ description: 'Null: AWS S3.' })),
+        bucket: Type.String(),
+        region: Type.String(),
+        key_template: Type.String(),
+        key: Nullable(Type.String({ description: 'The object’s key, once the output was named.' })),
+        force_path_style: Type.Boolean(),
+        etag: Nullable(Type.String({ description: 'As the store answered it, without quotes ("…-N" after a multipart upload of N parts).' })),
+        error: Nullable(Type.Object({ code: Type.String({ description: 'export_failed' }), message: Type.String() })),
+        completed_at: Nullable(DateTime()),
+      },
+      { description: 'Extension (issue 24): the export to S3-compatible storage asked for, and how it went. Never the credentials.' },
+    ),
+  ),
   created_at: DateTime(),
   started_at: Nullable(DateTime()),
   completed_at: Nullable(DateTime()),

@@ -125,4 +125,15 @@ export const CONVERT_MIGRATIONS: Record<string, Migration> = {
       await db.schema.alterTable('conversions').dropColumn('units').execute();
     },
   },
+  '2026_11_27_1200_conversion_exports': {
+    // Exports to S3-compatible storage (issue 24): the target and outcome (no credentials), and the credentials sealed until the export ran.
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('conversions').addColumn('export', 'text').execute();
+      await db.schema.alterTable('conversions').addColumn('export_credentials', 'text').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('conversions').dropColumn('export_credentials').execute();
+      await db.schema.alterTable('conversions').dropColumn('export').execute();
+    },
+  },
 };

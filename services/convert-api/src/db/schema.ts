@@ -53,6 +53,10 @@ export interface ConversionsTable {
   webhook_url: string | null;
   /** Quota units charged when it was accepted: 1, or the files of a batch (issue 24); what a failure or a shred refunds. */
   units: number;
+  /** Extension (issue 24): the S3 export asked for and how it went (JSON, no credentials), or null. */
+  export: string | null;
+  /** The export's credentials sealed with the service's secrets key (never in clear); null once the export ran. */
+  export_credentials: string | null;
 }
 
 /**

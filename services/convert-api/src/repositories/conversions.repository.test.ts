@@ -48,7 +48,7 @@ for (const backend of testBackends()) {
         const row: ConversionRow = {
           id, account_id: accountId, upload_id: uploadId, status: 'queued', target_format: 'jpg', options: '{}', output: null, output_path: null,
           download_token: `dl_${id}`, token_hash: `h_${id}`, error: null, quota_period: '2026-11', created_at: at(seq * 1000 + i).toISOString(),
-          started_at: null, completed_at: null, expires_at: at(86_400_000).toISOString(), lease_owner: null, lease_until: null, attempts: 0, account_limit: limit, webhook_url: null, units: 1,
+          started_at: null, completed_at: null, expires_at: at(86_400_000).toISOString(), lease_owner: null, lease_until: null, attempts: 0, account_limit: limit, webhook_url: null, units: 1, export: null, export_credentials: null,
         };
         await repo.insert(row);
         conversions.push(id);

@@ -89,13 +89,14 @@ export class ConversionsRepository {
   async finish(
     id: string,
     owner: string,
-    fields: { status: 'completed' | 'failed'; output: string | null; output_path: string | null; error: string | null; completed_at: string; expires_at: string },
+    fields: { status: 'completed' | 'failed'; output: string | null; output_path: string | null; error: string | null; completed_at: string; expires_at: string; export?: string | null },
     within?: (trx: Kysely<ConvertTables>) => Promise<unknown>,
   ): Promise<boolean> {
     return this.database.writeTransaction(async (trx) => {
       const r = await trx
         .updateTable('conversions')
-        .set({ ...fields, lease_owner: null, lease_until: null })
+        // An export's credentials are kept only until the conversion's outcome is stored.
+        .set({ ...fields, lease_owner: null, lease_until: null, export_credentials: null })
         .where(held(id, owner))
         .executeTakeFirst();
       if (r.numUpdatedRows === 0n) return false;
@@ -154,7 +155,7 @@ export class ConversionsRepository {
       const changed = await this.database.writeTransaction(async (trx) => {
         const r = await trx
           .updateTable('conversions')
-          .set({ status: 'failed', error: fields.error, expires_at: fields.expires_at, completed_at: nowIso, lease_owner: null, lease_until: null, output: null, output_path: null })
+          .set({ status: 'failed', error: fields.error, expires_at: fields.expires_at, completed_at: nowIso, lease_owner: null, lease_until: null, output: null, output_path: null, export_credentials: null })
           .where('id', '=', row.id)
           .where('status', '=', 'processing')
           .where('lease_until', '<', nowIso)
@@ -180,7 +181,7 @@ export class ConversionsRepository {
       if (!row || FINAL.includes(row.status as ConversionStatus)) return undefined;
       await trx
         .updateTable('conversions')
-        .set({ status, output_path: null, completed_at: row.completed_at ?? now.toISOString() })
+        .set({ status, output_path: null, completed_at: row.completed_at ?? now.toISOString(), export_credentials: null })
         .where('id', '=', id)
         .execute();
       return row;

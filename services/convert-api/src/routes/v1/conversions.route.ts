@@ -9,7 +9,7 @@ import { readMultipart, requireUpload } from './multipart.js';
 
 const LOCATION = { Location: Type.String({ description: 'The conversion’s status URL (its `status_url`).' }) };
 
-const FORM_FIELDS = ['target_format', 'webhook_url', ...OPTION_NAMES];
+const FORM_FIELDS = ['target_format', 'webhook_url', 'export', ...OPTION_NAMES];
 
 const WaitQuery = Type.Object(
   { wait: Type.Integer({ minimum: 0, maximum: 120, default: 30, description: 'Seconds to wait for the result before answering 202 (0–120).' }) },
@@ -24,11 +24,24 @@ async function startFrom(service: ConversionService, owner: Owner, upload: Uploa
   const { target_format: target, ...options } = fields;
   try {
     if (typeof target !== 'string' || target === '') throw new AppError('invalid_request', "'target_format' is required.", { field: 'target_format' });
-    if (how.form) checkForm({ ...fields, file: upload.id });
+    if (how.form) {
+      checkForm({ ...fields, file: upload.id });
+      // A form carries the export object as JSON text.
+      if (typeof options.export === 'string') options.export = parseFormJson('export', options.export);
+    }
     return await service.start(owner, upload, target, Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)));
   } catch (err) {
     if (how.form || how.discard) await service.discardUpload(upload);
     throw err;
+  }
+}
+
+/** A form field holding JSON, or 400 naming it. */
+function parseFormJson(field: string, text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new AppError('invalid_request', `'${field}' must be JSON text in a form.`, { field });
   }
 }
 
