@@ -32,3 +32,30 @@ test('write: one byte over the limit throws TooLargeError and leaves no partial 
   await assert.rejects(store.write(chunks(randomBytes(10_001)), path, 10_000), TooLargeError);
   assert.equal(existsSync(path), false);
 });
+
+test('write: several rounds of the block ring (1 MiB blocks, hashed on the hashing thread) give the bytes and digest of the whole; uploads at once keep apart', async () => {
+  // 5.5 MiB in 64 KiB chunks: the ring of 4 blocks goes round more than once, the last block partial.
+  const a = randomBytes(5.5 * 1024 * 1024);
+  const b = randomBytes(3 * 1024 * 1024 + 17);
+  const [sa, sb] = await Promise.all([
+    store.write(chunks(a, 64 * 1024), store.uploadPath('upl_ring_a'), 10 * 1024 * 1024),
+    store.write(chunks(b, 10_000), store.uploadPath('upl_ring_b'), 10 * 1024 * 1024),
+  ]);
+  assert.deepEqual([sa.size_bytes, sa.sha256], [a.length, createHash('sha256').update(a).digest('hex')]);
+  assert.deepEqual([sb.size_bytes, sb.sha256], [b.length, createHash('sha256').update(b).digest('hex')]);
+  assert.ok((await readFile(sa.path)).equals(a));
+  assert.ok((await readFile(sb.path)).equals(b));
+});
+
+test('write: a body that breaks off mid-way leaves no file, and the next upload is hashed right', async () => {
+  const path = store.uploadPath('upl_broken');
+  const broken = Readable.from((async function* () {
+    yield randomBytes(3 * 1024 * 1024);
+    throw new Error('client went away');
+  })());
+  await assert.rejects(store.write(broken, path, 10 * 1024 * 1024), /client went away/);
+  assert.equal(existsSync(path), false);
+  const data = randomBytes(2 * 1024 * 1024 + 1);
+  const stored = await store.write(chunks(data, 50_000), store.uploadPath('upl_after'), 10 * 1024 * 1024);
+  assert.equal(stored.sha256, createHash('sha256').update(data).digest('hex'));
+});
