@@ -14,7 +14,7 @@ export { loadPlansFile, planCatalog, type BasePlan, type PlanCatalog } from './a
 export { QuotaLedger, type ChargeResult, type QuotaState, type RefundResult, type ReserveResult } from './quota/quota-ledger.js';
 export { ChargeBatcher } from './quota/charge-batcher.js';
 export { TurnBatcher } from './batching/turn-batcher.js';
-export { quotaPeriod, type QuotaPeriod } from './quota/period.js';
+export { quotaPeriod, quotaRetryAfter, type QuotaPeriod } from './quota/period.js';
 export { createRateLimiter, type RateDecision, type RateLimiter } from './ratelimit/rate-limiter.js';
 export { apiKeyAuth, extractApiKey, csrfTokenMatches, CSRF_HEADER, type ApiKeyAuthOptions, type KeyLocation, type SessionAuth } from './http/auth.js';
 export { readCookie, sessionCookie, clearedCookie } from './http/cookies.js';

@@ -95,6 +95,24 @@ for (const backend of testBackends()) {
       assert.equal((await get('/api/v1/account?api_key=')).statusCode, 401);
     });
 
+    test('conflicting credentials are refused (401), never read as the first one: two Authorization headers, a Bearer key and another X-API-Key or api_key, repeated api_key', async () => {
+      const conflicting: Array<[string, Record<string, string | string[]>]> = [
+        ['/api/v1/account', { authorization: [`Bearer ${scaleKey}`, `Bearer ${freeKey}`] }],
+        ['/api/v1/account', { authorization: [`Bearer ${scaleKey}`, `Bearer ${scaleKey}`] }],
+        ['/api/v1/account', { ...bearer(scaleKey), 'x-api-key': freeKey }],
+        [`/api/v1/account?api_key=${freeKey}`, bearer(scaleKey)],
+        [`/api/v1/account?api_key=${scaleKey}&api_key=${freeKey}`, {}],
+        ['/api/v1/account', { 'x-api-key': [scaleKey, freeKey] }],
+      ];
+      for (const [url, headers] of conflicting) {
+        const res = await app.inject({ method: 'GET', url, headers });
+        assert.equal(res.statusCode, 401, `${url} ${JSON.stringify(headers)}: ${res.body}`);
+        assert.match(res.json().message, /Conflicting API keys|not several/);
+      }
+      // The same key twice in two places is one credential.
+      assert.equal((await get('/api/v1/account', { ...bearer(scaleKey), 'x-api-key': scaleKey })).statusCode, 200);
+    });
+
     test('API keys: create (shown once), list masked, revoke (effective at once)', async () => {
       const created = await app.inject({ method: 'POST', url: '/api/dashboard/api-keys', headers: bearer(freeKey), payload: { name: 'ci' } });
       assert.equal(created.statusCode, 200, created.body);

@@ -194,6 +194,12 @@ for (const backend of testBackends()) {
       const single = await post('/api/v1/verify-single', r.apiKey, { email: `alice@${D.valid}` });
       assert.equal(single.statusCode, 429);
       assert.equal(single.json().error, 'quota_exceeded');
+      // Retry-After: the seconds until the quota month resets (first of next month, UTC).
+      for (const answer of [res, single]) {
+        const now = new Date();
+        const reset = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+        assert.ok(Math.abs(Number(answer.headers['retry-after']) - (reset - now.getTime()) / 1000) < 10, String(answer.headers['retry-after']));
+      }
     });
 
     test('Idempotency-Key: a retry returns the first answer and charges nothing; another body is 409', async () => {

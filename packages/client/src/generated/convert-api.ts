@@ -136,7 +136,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -212,7 +212,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -551,7 +551,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -627,7 +627,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -1029,7 +1029,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -1105,7 +1105,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -1491,7 +1491,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -1567,7 +1567,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -1782,7 +1782,7 @@ export interface paths {
                 /** @description A dependency is not available. */
                 503: {
                     headers: {
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -2049,7 +2049,7 @@ export interface paths {
                 /** @description Rate limit or monthly quota exceeded; see Retry-After. */
                 429: {
                     headers: {
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -2113,7 +2113,7 @@ export interface paths {
                 /** @description A dependency is not available. */
                 503: {
                     headers: {
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -2391,7 +2391,7 @@ export interface paths {
                 /** @description A dependency is not available. */
                 503: {
                     headers: {
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -2700,7 +2700,7 @@ export interface paths {
                 /** @description Rate limit or monthly quota exceeded; see Retry-After. */
                 429: {
                     headers: {
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -2764,7 +2764,7 @@ export interface paths {
                 /** @description A dependency is not available. */
                 503: {
                     headers: {
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -2963,7 +2963,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -3039,7 +3039,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -3425,7 +3425,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -3501,7 +3501,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -3863,7 +3863,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -3939,7 +3939,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -4245,7 +4245,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -4321,7 +4321,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -4745,7 +4745,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -4821,7 +4821,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -5019,7 +5019,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -5095,7 +5095,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -5429,7 +5429,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -5505,7 +5505,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -5705,7 +5705,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -5781,7 +5781,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -6000,7 +6000,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -6076,7 +6076,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -7027,7 +7027,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -7103,7 +7103,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -7485,7 +7485,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -7561,7 +7561,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -7943,7 +7943,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -8019,7 +8019,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -8237,7 +8237,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -8313,7 +8313,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -8561,7 +8561,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -8637,7 +8637,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -9415,7 +9415,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -9491,7 +9491,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -9873,7 +9873,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -9949,7 +9949,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -10465,7 +10465,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -10541,7 +10541,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -10921,7 +10921,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -10997,7 +10997,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -11243,7 +11243,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -11319,7 +11319,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -11779,7 +11779,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -11855,7 +11855,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -12245,7 +12245,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -12321,7 +12321,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -13163,7 +13163,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -13239,7 +13239,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -13549,7 +13549,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -13625,7 +13625,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -14037,7 +14037,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -14113,7 +14113,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -14309,7 +14309,7 @@ export interface paths {
                 /** @description A dependency is not available. */
                 503: {
                     headers: {
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;

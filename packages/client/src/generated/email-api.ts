@@ -133,7 +133,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -209,7 +209,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -545,7 +545,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -621,7 +621,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -1023,7 +1023,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -1099,7 +1099,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -1311,7 +1311,7 @@ export interface paths {
                 /** @description A dependency is not available. */
                 503: {
                     headers: {
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -1578,7 +1578,7 @@ export interface paths {
                 /** @description Rate limit or monthly quota exceeded; see Retry-After. */
                 429: {
                     headers: {
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -1642,7 +1642,7 @@ export interface paths {
                 /** @description A dependency is not available. */
                 503: {
                     headers: {
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -1920,7 +1920,7 @@ export interface paths {
                 /** @description A dependency is not available. */
                 503: {
                     headers: {
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -2229,7 +2229,7 @@ export interface paths {
                 /** @description Rate limit or monthly quota exceeded; see Retry-After. */
                 429: {
                     headers: {
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -2293,7 +2293,7 @@ export interface paths {
                 /** @description A dependency is not available. */
                 503: {
                     headers: {
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -2498,7 +2498,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -2574,7 +2574,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -2818,7 +2818,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -2894,7 +2894,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -3286,7 +3286,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -3362,7 +3362,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -3730,7 +3730,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -3806,7 +3806,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -4149,7 +4149,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -4225,7 +4225,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -4655,7 +4655,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -4731,7 +4731,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -4947,7 +4947,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -5023,7 +5023,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -5232,7 +5232,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -5308,7 +5308,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -5758,7 +5758,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -5834,7 +5834,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -6136,7 +6136,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -6212,7 +6212,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -6621,7 +6621,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -6697,7 +6697,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -6786,6 +6786,7 @@ export interface paths {
             parameters: {
                 query?: {
                     format?: "json" | "csv";
+                    /** @description 1-based; at most 1,000,000 (a job of 1,000,000 addresses one a page). Infinity, 1e309 and the like: 400. */
                     page?: number;
                     per_page?: number;
                 };
@@ -7028,7 +7029,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -7104,7 +7105,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -7570,7 +7571,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -7646,7 +7647,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -8055,7 +8056,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -8131,7 +8132,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -8456,7 +8457,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -8532,7 +8533,7 @@ export interface paths {
                         "RateLimit-Remaining"?: number;
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;
@@ -8728,7 +8729,7 @@ export interface paths {
                 /** @description A dependency is not available. */
                 503: {
                     headers: {
-                        /** @description Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down). */
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id"?: string;

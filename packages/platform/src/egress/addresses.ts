@@ -1,84 +1,55 @@
-import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * Addresses no outbound connection may reach by default (the egress guard, SMTP probes to MX
- * hosts, webhook deliveries, pages fetched for conversions): loopback,
- * private, link-local, CGNAT, documentation, benchmarking, multicast and other reserved
- * ranges (IANA special-purpose registries). Without this, anyone who can publish an MX
- * record could use the service to scan its own network.
+ * hosts, webhook deliveries, pages fetched for conversions, exports): everything the IANA
+ * special-purpose registries set apart — loopback, private, link-local, CGNAT, documentation,
+ * benchmarking, multicast, NAT64, 6to4, Teredo and the other reserved ranges — as ipaddr.js
+ * classifies them (a maintained library, not a hand-kept list: issue 29). An IPv6 address
+ * that carries an IPv4 one is judged by what it reaches: IPv4-mapped (`::ffff:a.b.c.d`) by
+ * its IPv4 address; IPv4-compatible (`::a.b.c.d`, deprecated) and IPv4-translated
+ * (`::ffff:0:a.b.c.d`) never. Without this, anyone who can publish an MX record or a
+ * webhook URL could use the service to reach its own network.
  */
-const RESERVED = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.88.99.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  RESERVED.addSubnet(net, prefix, 'ipv4');
-}
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96],
-  ['64:ff9b:1::', 48],
-  ['100::', 64],
-  ['2001::', 23],
-  ['2001:db8::', 32],
-  ['2002::', 16],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
-] as const) {
-  RESERVED.addSubnet(net, prefix, 'ipv6');
+
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
+
+/** IPv4-compatible IPv6 (RFC 4291 §2.5.5.1, deprecated), which ipaddr.js files under no range. */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
+
+/** A literal address as the URL parser or a resolver writes it, or null (only `isIP` forms: no `0x7f.1` and the like). */
+function parse(address: string): Address | null {
+  const family = isIP(address);
+  if (!family) return null;
+  try {
+    // IPv6 in the URL parser's canonical form first, any IPv4 part in hex: ipaddr.js would read
+    // `::a.b.c.d` (IPv4-compatible) as if it were `::ffff:a.b.c.d` (IPv4-mapped).
+    const ip = ipaddr.parse(family === 6 ? new URL(`http://[${address}]/`).hostname.slice(1, -1) : address);
+    // Judged by the IPv4 address it reaches (any spelling: `::ffff:10.0.0.1`, `::ffff:a00:1`, …).
+    return ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress() ? (ip as ipaddr.IPv6).toIPv4Address() : ip;
+  } catch {
+    return null;
+  }
 }
 
-/** True for loopback, private and otherwise reserved addresses (IPv4-mapped IPv6 included). */
+/** True for every address that is not public unicast, and for anything that is not an address. */
 export function isPrivateAddress(address: string): boolean {
-  if (isIPv4(address)) return RESERVED.check(address, 'ipv4');
-  if (!isIPv6(address)) return true;
-  const v4 = mappedIPv4(address);
-  return v4 === null ? RESERVED.check(address, 'ipv6') : RESERVED.check(v4, 'ipv4');
-}
-
-/**
- * The IPv4 address inside an IPv4-mapped IPv6 address in any spelling (`::ffff:10.0.0.1`,
- * `::ffff:a00:1`, `0:0:0:0:0:ffff:a00:1`), or null. (A `::ffff:0:0/96` rule in a BlockList
- * cannot be used: BlockList matches plain IPv4 addresses against it too.)
- */
-function mappedIPv4(address: string): string | null {
-  // The URL parser writes IPv6 in its canonical compressed form, mapped part in hex.
-  const canonical = new URL(`http://[${address}]/`).hostname.slice(1, -1);
-  const m = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
-  if (!m) return null;
-  const hi = parseInt(m[1]!, 16);
-  const lo = parseInt(m[2]!, 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const ip = parse(address);
+  if (!ip) return true;
+  if (ip.kind() === 'ipv6' && ip.match(IPV4_COMPATIBLE)) return true;
+  return ip.range() !== 'unicast';
 }
 
 /** A set of CIDR networks (`…_RESTRICT_TO`, allow and deny lists): true for an address inside one. */
 export function networkFence(cidrs: readonly string[]): (address: string) => boolean {
-  const list = new BlockList();
-  for (const cidr of cidrs) {
-    const [net, bits] = cidr.split('/');
-    const family = isIPv6(net ?? '') ? 'ipv6' : 'ipv4';
-    list.addSubnet(net!, Number(bits ?? (family === 'ipv6' ? 128 : 32)), family);
-  }
+  const networks = cidrs.map((cidr): [Address, number] => {
+    if (cidr.includes('/')) return ipaddr.parseCIDR(cidr);
+    const ip = ipaddr.parse(cidr);
+    return [ip, ip.kind() === 'ipv6' ? 128 : 32];
+  });
   return (address) => {
-    if (isIPv4(address)) return list.check(address, 'ipv4');
-    if (!isIPv6(address)) return false;
-    const v4 = mappedIPv4(address);
-    return v4 === null ? list.check(address, 'ipv6') : list.check(v4, 'ipv4');
+    const ip = parse(address);
+    return ip !== null && networks.some(([net, bits]) => net.kind() === ip.kind() && ip.match(net, bits));
   };
 }

@@ -7,12 +7,22 @@ import { fetchThroughGuard, readCapped } from './fetch.js';
 import { checkUrl, type EgressPolicy, type Lookup } from './guard.js';
 
 test('loopback, private and reserved addresses are refused; public ones are not', () => {
-  for (const a of ['127.0.0.1', '127.77.5.10', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '192.0.2.7', '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fd00::2', 'fc00::1', '2001:db8::1', '::ffff:10.0.0.1', '::ffff:127.0.0.1', '::ffff:7f00:1', '0:0:0:0:0:ffff:a9fe:a9fe', 'not-an-ip']) {
+  for (const a of ['127.0.0.1', '127.77.5.10', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '192.0.2.7', '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fd00::2', 'fc00::1', '2001:db8::1', '::ffff:10.0.0.1', '::ffff:127.0.0.1', '::ffff:7f00:1', '0:0:0:0:0:ffff:a9fe:a9fe', 'not-an-ip',
+    // IPv4-compatible and IPv4-translated IPv6 (issue 29), NAT64, 6to4, Teredo, discard-only, the newer documentation block.
+    '::127.0.0.1', '::7f00:1', '::8.8.8.8', '::ffff:0:127.0.0.1', '::ffff:0:7f00:1', '0:0:0:0:ffff:0:a00:1', '64:ff9b::7f00:1', '64:ff9b:1::1', '2002:7f00:1::', '2001::1', '100::1', '3fff::1',
+    // Not literal addresses in the resolver's form: refused rather than guessed.
+    '0x7f000001', '127.1', '']) {
     assert.equal(isPrivateAddress(a), true, a);
   }
   for (const a of ['8.8.8.8', '172.32.0.1', '11.0.0.1', '2a00:1450:4001::1a', '::ffff:8.8.4.4', '::ffff:808:404']) {
     assert.equal(isPrivateAddress(a), false, a);
   }
+});
+
+test('fences and lists: CIDRs and single addresses of either family; an IPv4-mapped address is matched as its IPv4 one', () => {
+  const fence = networkFence(['127.0.0.0/8', '::1/128', '10.1.2.3']);
+  for (const a of ['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.2', '::ffff:7f00:2', '10.1.2.3']) assert.equal(fence(a), true, a);
+  for (const a of ['128.0.0.1', '::2', '10.1.2.4', '::127.0.0.1', 'not-an-ip']) assert.equal(fence(a), false, a);
 });
 
 // The guard only classifies here and never connects: public-looking addresses are inputs.
@@ -25,6 +35,7 @@ describe('checkUrl: every spelling of a non-public address is refused', () => {
       'http://127.0.0.1/', 'HTTP://127.0.0.1/', 'HTTPS://127.1/',
       'http://2130706433/', 'http://017700000001/', 'http://0x7f000001/', 'http://0x7f.0.0.1/', 'http://0177.0.0.01/', 'http://127.000.000.001/',
       'http://0.0.0.0/', 'http://0/', 'http://[::]/', 'http://[::1]/', 'http://[::ffff:127.0.0.1]/', 'http://[::ffff:7f00:1]/', 'http://[0:0:0:0:0:ffff:a9fe:a9fe]/',
+      'https://[::127.0.0.1]/', 'https://[::ffff:0:127.0.0.1]/', 'https://[0::ffff:0:a9fe:a9fe]/', 'https://[64:ff9b::a9fe:a9fe]/',
       'http://169.254.169.254/latest/meta-data/', 'http://[fd00:ec2::254]/', 'http://100.100.100.200/', 'http://10.0.0.1/', 'http://[fe80::1]/',
     ]) {
       const r = await checkUrl(url, web);

@@ -19,24 +19,42 @@ export type KeyLocation = 'bearer' | 'x-api-key' | 'query';
 
 /** Finds the key in the request, or explains what is wrong with how it was sent. */
 export function extractApiKey(request: FastifyRequest, accepted: readonly KeyLocation[]): { key: string } | { problem: string } {
-  const authorization = request.headers.authorization;
-  if (accepted.includes('bearer') && authorization !== undefined) {
-    const match = /^Bearer[ ]+(\S+)[ ]*$/i.exec(authorization);
+  // Every key the request carries, wherever the service accepts one: a request must not mean
+  // one account to us and another to a proxy that reads the last header or the query (issue 29).
+  const found: Array<{ where: string; key: string }> = [];
+  if (accepted.includes('bearer') && request.headers.authorization !== undefined) {
+    // Node keeps only the first of repeated Authorization headers: they are counted in the raw headers.
+    if (rawHeaderCount(request, 'authorization') > 1) return { problem: 'Send one Authorization header, not several.' };
+    const match = /^Bearer[ ]+(\S+)[ ]*$/i.exec(request.headers.authorization);
     if (!match?.[1]) return { problem: 'The Authorization header must be "Bearer <API key>".' };
-    return { key: match[1] };
+    found.push({ where: 'Authorization', key: match[1] });
   }
   const header = request.headers['x-api-key'];
   if (accepted.includes('x-api-key') && header !== undefined) {
-    const value = Array.isArray(header) ? header[0] : header;
-    if (!value?.trim()) return { problem: 'The X-API-Key header is empty.' };
-    return { key: value.trim() };
+    if (Array.isArray(header) || rawHeaderCount(request, 'x-api-key') > 1) return { problem: 'Send one X-API-Key header, not several.' };
+    if (!header.trim()) return { problem: 'The X-API-Key header is empty.' };
+    found.push({ where: 'X-API-Key', key: header.trim() });
   }
   if (accepted.includes('query')) {
     const value = (request.query as Record<string, unknown> | undefined)?.api_key;
-    if (typeof value === 'string' && value.trim()) return { key: value.trim() };
+    if (Array.isArray(value)) return { problem: 'Send one api_key parameter, not several.' };
+    if (typeof value === 'string' && value.trim()) found.push({ where: 'api_key', key: value.trim() });
   }
-  const forms = accepted.map((f) => (f === 'bearer' ? 'Authorization: Bearer <key>' : f === 'x-api-key' ? 'X-API-Key: <key>' : '?api_key=<key>'));
-  return { problem: `Missing API key: send ${forms.join(', or ')}.` };
+  const first = found[0];
+  if (!first) {
+    const forms = accepted.map((f) => (f === 'bearer' ? 'Authorization: Bearer <key>' : f === 'x-api-key' ? 'X-API-Key: <key>' : '?api_key=<key>'));
+    return { problem: `Missing API key: send ${forms.join(', or ')}.` };
+  }
+  if (found.some((f) => f.key !== first.key)) return { problem: `Conflicting API keys in ${found.map((f) => f.where).join(' and ')}: send one key.` };
+  return { key: first.key };
+}
+
+/** How many times a header was sent (names compared without case). */
+function rawHeaderCount(request: FastifyRequest, name: string): number {
+  const raw = request.raw.rawHeaders;
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.toLowerCase() === name) n++;
+  return n;
 }
 
 /** Whether the request sends an API key in a form the service accepts (well-formed or not). */

@@ -57,7 +57,7 @@ export const RATE_LIMIT_HEADERS: HeaderSchemas = {
 };
 
 export const RETRY_AFTER_HEADER: HeaderSchemas = {
-  'Retry-After': Type.Integer({ description: 'Seconds to wait before retrying (sent with `rate_limited`; on 503 when the service is closing or a dependency is down).' }),
+  'Retry-After': Type.Integer({ description: 'Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down).' }),
 };
 
 const ALLOW_HEADER: HeaderSchemas = { Allow: Type.String({ description: 'The methods this path answers to, e.g. `GET, DELETE`.' }) };

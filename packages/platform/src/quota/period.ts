@@ -33,3 +33,8 @@ function computePeriod(now: Date): QuotaPeriod {
     resetDate: end.toISOString().slice(0, 10),
   };
 }
+
+/** A `quota_exceeded` answer's `Retry-After`: whole seconds until the quota month of `now` ends (at least 1). */
+export function quotaRetryAfter(now: Date): Record<string, string> {
+  return { 'retry-after': String(Math.max(1, Math.ceil((Date.parse(quotaPeriod(now).end) - now.getTime()) / 1000))) };
+}

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { detectFormat, PAGE_OPTION_NAMES, pageOptionsRecord, quote, type Converter } from '@mailconv/converter';
-import { AppError, isStorageFull, newId, randomBase62, type BullWorkQueue, type DiskSpace, type QuotaLedger, type WebhooksService } from '@mailconv/platform';
+import { AppError, isStorageFull, newId, quotaRetryAfter, randomBase62, type BullWorkQueue, type DiskSpace, type QuotaLedger, type WebhooksService } from '@mailconv/platform';
 import type { ConvertPlan } from '../plans.js';
 import type { ConversionsRepository} from '../repositories/conversions.repository.js';
 import { type ConversionRow, type ConversionStatus } from '../repositories/conversions.repository.js';
@@ -311,7 +311,7 @@ export class ConversionService {
   /** Fails fast (before any quota is charged) when the quota month is already used up. */
   async assertQuotaLeft(owner: Owner): Promise<void> {
     const used = await this.deps.quota.used(owner.accountId, this.deps.clock());
-    if (used >= owner.plan.monthlyQuota) throw quotaExceeded(owner.plan.monthlyQuota, used);
+    if (used >= owner.plan.monthlyQuota) throw quotaExceeded(owner.plan.monthlyQuota, used, this.deps.clock());
   }
 
   /**
@@ -352,7 +352,7 @@ export class ConversionService {
     // The export's target is checked (the egress guard) and its credentials sealed for this record before any charge.
     const exported = exportSpec === undefined ? null : await this.exportTarget(exportSpec, id);
     const charge = await this.deps.quota.charge(owner.accountId, units, owner.plan.monthlyQuota, now);
-    if (!charge.ok) throw quotaExceeded(charge.limit, charge.used, units);
+    if (!charge.ok) throw quotaExceeded(charge.limit, charge.used, now, units);
     const token = `dl_${randomBase62(32)}`;
     const row: ConversionRow = {
       id,
@@ -580,10 +580,11 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-function quotaExceeded(limit: number, used: number, needed = 1): AppError {
+/** 429 `quota_exceeded`, with `Retry-After` the seconds until the quota month resets. */
+function quotaExceeded(limit: number, used: number, now: Date, needed = 1): AppError {
   if (needed > 1 && used + needed > limit && used < limit) {
-    return new AppError('quota_exceeded', `This batch needs ${needed} conversions (one per file); ${limit - used} of this month’s ${limit} are left.`, { limit, used });
+    return new AppError('quota_exceeded', `This batch needs ${needed} conversions (one per file); ${limit - used} of this month’s ${limit} are left.`, { limit, used }, quotaRetryAfter(now));
   }
-  return new AppError('quota_exceeded', `This month’s ${limit} conversions are used up.`, { limit, used });
+  return new AppError('quota_exceeded', `This month’s ${limit} conversions are used up.`, { limit, used }, quotaRetryAfter(now));
 }
 

@@ -359,13 +359,15 @@ for (const backend of testBackends()) {
       assert.equal(refused.json().error, 'feature_not_available');
     });
 
-    test('results paging limits: per_page above 5,000 or page 0 is 400', async () => {
+    test('results paging limits: per_page above 5,000, page 0, or a page that is not a bounded integer (Infinity, 1e309, 2^53) is 400', async () => {
       const { job_id: id } = await submit(keys.scale!, { emails: [`alice@${D.valid}`] });
       await waitFor(keys.scale!, id, finished);
-      for (const q of ['per_page=5001', 'page=0', 'format=xml']) {
+      for (const q of ['per_page=5001', 'page=0', 'format=xml', 'page=Infinity', 'page=1e309', 'page=-Infinity', 'page=NaN', 'page=9007199254740993', 'page=1000001', 'per_page=Infinity']) {
         const res = await call('GET', `/api/v1/jobs/${id}/results?${q}`, keys.scale!);
         assert.equal(res.statusCode, 400, q);
+        assert.equal(res.json().error, 'invalid_request', q);
       }
+      assert.equal((await call('GET', `/api/v1/jobs/${id}/results?page=1000000`, keys.scale!)).json().results.length, 0);
       const one = (await call('GET', `/api/v1/jobs/${id}/results?per_page=5000`, keys.scale!)).json();
       assert.equal(one.results.length, 1);
     });

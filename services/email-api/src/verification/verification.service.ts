@@ -1,4 +1,4 @@
-import { AppError, newId, quotaPeriod, type ChargeBatcher, type Principal, type QuotaLedger, type QuotaState } from '@mailconv/platform';
+import { AppError, newId, quotaPeriod, quotaRetryAfter, type ChargeBatcher, type Principal, type QuotaLedger, type QuotaState } from '@mailconv/platform';
 import type { VerificationResult, Verifier } from '@mailconv/verifier';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { EmailPlan } from '../plans.js';
@@ -125,6 +125,8 @@ export class VerificationService {
       throw new AppError(
         'quota_exceeded',
         `Monthly quota exceeded: ${units} verification${units === 1 ? '' : 's'} needed, ${charged.remaining} of ${charged.limit} left; it resets on ${quotaPeriod(now).resetDate}. Nothing was charged.`,
+        undefined,
+        quotaRetryAfter(now),
       );
     }
     return charged;

@@ -461,12 +461,16 @@ for (const backend of testBackends()) {
       assert.equal(res.json().quota.remaining, 10_000 - charged);
     });
 
-    test('quota: the 4th conversion of a 3-a-month plan is 429 quota_exceeded', async () => {
+    test('quota: the 4th conversion of a 3-a-month plan is 429 quota_exceeded, with Retry-After until the month resets', async () => {
       const up = (await upload('sample.png', undefined, freeKey)).json();
       for (let i = 0; i < 3; i++) assert.equal((await convertJson({ upload_id: up.upload_id, target_format: 'jpg' }, 0, freeKey)).statusCode, 202);
       const res = await convertJson({ upload_id: up.upload_id, target_format: 'jpg' }, 0, freeKey);
       assert.equal(res.statusCode, 429, res.body);
       assert.equal(res.json().error, 'quota_exceeded');
+      // Retry-After: the seconds until the quota month resets (first of next month, UTC).
+      const now = new Date();
+      const reset = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+      assert.ok(Math.abs(Number(res.headers['retry-after']) - (reset - now.getTime()) / 1000) < 10, String(res.headers['retry-after']));
       assert.equal((await get('/api/v1/account/usage', freeKey)).json().quota.used, 3);
     });
 

@@ -292,7 +292,7 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
         params: JobParams,
         querystring: Type.Object({
           format: Type.Optional(StringEnum(['json', 'csv'], { default: 'json' })),
-          page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+          page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: '1-based; at most 1,000,000 (a job of 1,000,000 addresses one a page). Infinity, 1e309 and the like: 400.' })),
           per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, default: 1000 })),
         }),
         response: secured({
