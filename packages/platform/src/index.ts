@@ -16,7 +16,7 @@ export { ChargeBatcher } from './quota/charge-batcher.js';
 export { TurnBatcher } from './batching/turn-batcher.js';
 export { quotaPeriod, quotaRetryAfter, type QuotaPeriod } from './quota/period.js';
 export { createRateLimiter, type RateDecision, type RateLimiter } from './ratelimit/rate-limiter.js';
-export { apiKeyAuth, extractApiKey, csrfTokenMatches, CSRF_HEADER, type ApiKeyAuthOptions, type KeyLocation, type SessionAuth } from './http/auth.js';
+export { apiKeyAuth, BEARER_CHALLENGE, extractApiKey, csrfTokenMatches, CSRF_HEADER, type ApiKeyAuthOptions, type KeyLocation, type SessionAuth } from './http/auth.js';
 export { readCookie, sessionCookie, clearedCookie } from './http/cookies.js';
 export { ApiKeysService } from './accounts/api-keys.service.js';
 export { hashPassword, verifyPassword, passwordProblem, PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH, SCRYPT_PARAMS } from './dashboard/passwords.js';

@@ -1189,9 +1189,9 @@ export interface paths {
         /** Extension: the account’s most recent conversions, newest first */
         get: {
             parameters: {
-                query: {
-                    /** @description How many conversions (1–100). */
-                    limit: number;
+                query?: {
+                    /** @description How many conversions (1–100, default 20). */
+                    limit?: number;
                 };
                 header?: never;
                 path?: never;
@@ -6168,9 +6168,9 @@ export interface paths {
          */
         post: {
             parameters: {
-                query: {
-                    /** @description Seconds to wait for the result before answering 202 (0–120). */
-                    wait: number;
+                query?: {
+                    /** @description Seconds to wait for the result before answering 202 (0–120, default 30). */
+                    wait?: number;
                 };
                 header?: never;
                 path?: never;
@@ -12410,9 +12410,9 @@ export interface paths {
          */
         post: {
             parameters: {
-                query: {
-                    /** @description Seconds to wait for the result before answering 202 (0–120). */
-                    wait: number;
+                query?: {
+                    /** @description Seconds to wait for the result before answering 202 (0–120, default 30). */
+                    wait?: number;
                 };
                 header?: never;
                 path?: never;
@@ -13082,6 +13082,43 @@ export interface paths {
                 };
                 /** @description Request body over the size limit. */
                 413: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description `quota_exceeded`: conversions per month on the plan. */
+                            limit?: number;
+                            /** @description `file_too_large`: the plan’s file size limit. */
+                            max_file_bytes?: number;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `conflict` on a download: the conversion’s current status. */
+                            status?: string;
+                            /** @description `quota_exceeded`: conversions used this month. */
+                            used?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unsupported Content-Type. */
+                415: {
                     headers: {
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;

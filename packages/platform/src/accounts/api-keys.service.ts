@@ -1,4 +1,5 @@
 import { AppError } from '../errors/app-error.js';
+import { BEARER_CHALLENGE } from '../http/auth.js';
 import type { AccountsRepository, ApiKeyRecord } from './accounts.repository.js';
 
 /**
@@ -15,7 +16,7 @@ export class ApiKeysService {
   /** A new key named `name` (trimmed unless that leaves nothing); its full value is in this answer only. */
   async create(accountId: string, name: string): Promise<{ apiKey: string; key: ApiKeyRecord }> {
     const created = await this.deps.accounts.createKey(accountId, name.trim() || name, this.deps.clock());
-    if (!created) throw new AppError('unauthorized', 'The account of this API key no longer exists.');
+    if (!created) throw new AppError('unauthorized', 'The account of this API key no longer exists.', undefined, BEARER_CHALLENGE);
     return created;
   }
 

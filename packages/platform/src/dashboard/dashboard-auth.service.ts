@@ -1,5 +1,6 @@
 import type { AccountsRepository } from '../accounts/accounts.repository.js';
 import { AppError } from '../errors/app-error.js';
+import { BEARER_CHALLENGE } from '../http/auth.js';
 import { decoyHash, hashPassword, passwordProblem, verifyPassword } from './passwords.js';
 import type { DashboardSessionsRepository } from './sessions.repository.js';
 import type { SignInThrottle } from './sign-in-throttle.js';
@@ -52,7 +53,7 @@ export class DashboardAuthService {
     const ok = await verifyPassword(input.password, found?.passwordHash ?? (await decoyHash()));
     if (!found || !found.passwordHash || !ok) {
       await this.deps.throttle.fail(subjects, this.deps.clock());
-      throw new AppError('unauthorized', WRONG_CREDENTIALS);
+      throw new AppError('unauthorized', WRONG_CREDENTIALS, undefined, BEARER_CHALLENGE);
     }
     await this.deps.throttle.clear(subjects[0]!);
     return this.start(found.account);

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors/app-error.js';
-import { csrfRefusal, csrfTokenMatches } from '../http/auth.js';
+import { BEARER_CHALLENGE, csrfRefusal, csrfTokenMatches } from '../http/auth.js';
 import { clearedCookie, readCookie, sessionCookie } from '../http/cookies.js';
 import type { ServiceApp } from '../http/create-app.js';
 import { withHeaders } from '../http/schemas.js';
@@ -91,7 +91,7 @@ export function registerDashboardSessionRoutes(app: ServiceApp, options: Dashboa
     async (request) => {
       const id = cookieOf(request);
       const current = id ? await auth.current(id) : null;
-      if (!current) throw new AppError('unauthorized', 'Not signed in to the dashboard (no session, or it has ended).');
+      if (!current) throw new AppError('unauthorized', 'Not signed in to the dashboard (no session, or it has ended).', undefined, BEARER_CHALLENGE);
       return { account: current.account, csrf_token: current.csrfToken };
     },
   );

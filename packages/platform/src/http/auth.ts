@@ -68,6 +68,12 @@ function sendsApiKey(request: FastifyRequest, accepted: readonly KeyLocation[]):
   return false;
 }
 
+/**
+ * The challenge every 401 carries (RFC 9110 §11.6.1; issue 29): the API and the dashboard
+ * routes take a Bearer key, which is what a client can send again.
+ */
+export const BEARER_CHALLENGE: Readonly<Record<string, string>> = { 'www-authenticate': 'Bearer' };
+
 /** Methods that change state: with a session cookie they must carry the session's CSRF token. */
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -108,7 +114,7 @@ export interface ApiKeyAuthOptions {
 /** The caller behind the request's session cookie, or an AppError to throw. */
 async function sessionPrincipal(request: FastifyRequest, session: SessionAuth, cookie: string): Promise<Principal> {
   const found = await session.find(cookie);
-  if (!found) throw new AppError('unauthorized', 'The dashboard session has ended (signed out or expired); sign in again.');
+  if (!found) throw new AppError('unauthorized', 'The dashboard session has ended (signed out or expired); sign in again.', undefined, BEARER_CHALLENGE);
   // The cookie goes along with any request the browser makes to this origin; only a page of
   // the dashboard itself knows the token, so a state change without it is refused.
   if (STATE_CHANGING.has(request.method) && !csrfTokenMatches(request, found.csrfToken)) {
@@ -137,7 +143,7 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): onRequestAsyncHookHandle
       principal = await sessionPrincipal(request, options.session, cookie);
     } else {
       const found = extractApiKey(request, options.accept);
-      if ('problem' in found) throw new AppError('unauthorized', found.problem, undefined, { 'www-authenticate': 'Bearer' });
+      if ('problem' in found) throw new AppError('unauthorized', found.problem, undefined, BEARER_CHALLENGE);
       const byKey = await options.accounts.findPrincipal(found.key);
       if (!byKey) throw new AppError('unauthorized', 'The API key is not valid or has been revoked.', undefined, { 'www-authenticate': 'Bearer error="invalid_token"' });
       principal = byKey;

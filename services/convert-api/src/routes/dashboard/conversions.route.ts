@@ -5,7 +5,7 @@ import { ownerOf, type ConvertDeps } from '../../deps.js';
 import { SECURED, errors, secured } from '../../schemas.js';
 
 const ListQuery = Type.Object(
-  { limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'How many conversions (1–100).' }) },
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'How many conversions (1–100, default 20).' })) },
   { additionalProperties: false },
 );
 
@@ -30,6 +30,6 @@ export function registerDashboardConversionRoutes(app: ServiceApp, deps: Convert
         response: secured({ 200: ConversionList, ...errors(400, 401, 429, 500) }),
       },
     },
-    async (request) => ({ success: true, conversions: await deps.conversions.recent(ownerOf(deps, request.principal!), request.query.limit) }),
+    async (request) => ({ success: true, conversions: await deps.conversions.recent(ownerOf(deps, request.principal!), request.query.limit ?? 20) }),
   );
 }

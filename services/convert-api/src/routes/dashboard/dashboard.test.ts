@@ -155,6 +155,21 @@ for (const backend of testBackends()) {
       for (const m of ['get', 'post', 'delete']) assert.ok(doc.paths['/api/dashboard/api-keys'][m].description.includes('Extension'), m);
     });
 
+    test('query parameters with a default are optional in the document (a generated client need not send them); merge lists its 415 (issue 29)', async () => {
+      const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
+      const param = (path: string, method: string, name: string) => (doc.paths[path][method].parameters as Array<{ name: string; required?: boolean; schema: { default?: unknown } }>).find((p) => p.name === name)!;
+      for (const [path, method, name, value] of [['/api/v1/convert', 'post', 'wait', 30], ['/api/v1/merge', 'post', 'wait', 30], ['/api/dashboard/conversions', 'get', 'limit', 20]] as const) {
+        assert.notEqual(param(path, method, name).required, true, `${method} ${path} ${name}`);
+        assert.equal(param(path, method, name).schema.default, value);
+      }
+      assert.ok(doc.paths['/api/v1/merge'].post.responses['415'], 'merge documents 415');
+      // And it answers 415 to a body that is not JSON (merge takes JSON only).
+      const form = await app.inject({ method: 'POST', url: '/api/v1/merge', headers: { authorization: `Bearer ${firstKey}`, 'content-type': 'text/plain' }, payload: 'upload_ids' });
+      assert.equal(form.statusCode, 415, form.body);
+      // Without wait, the default applies.
+      assert.equal((await app.inject({ method: 'GET', url: '/api/dashboard/conversions', headers: { authorization: `Bearer ${firstKey}` } })).statusCode, 200);
+    });
+
     test('every answer matches the OpenAPI document (status, headers, body)', async () => {
       const covered = await assertAnswersMatchDocument(app, answers);
       for (const op of ['POST /api/v1/convert', 'GET /api/dashboard/api-keys', 'POST /api/dashboard/api-keys', 'DELETE /api/dashboard/api-keys', 'POST /api/dashboard/session', 'DELETE /api/dashboard/session']) assert.ok(covered.has(op), op);

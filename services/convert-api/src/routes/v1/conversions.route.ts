@@ -12,9 +12,12 @@ const LOCATION = { Location: Type.String({ description: 'The conversion’s stat
 const FORM_FIELDS = ['target_format', 'webhook_url', 'export', ...OPTION_NAMES];
 
 const WaitQuery = Type.Object(
-  { wait: Type.Integer({ minimum: 0, maximum: 120, default: 30, description: 'Seconds to wait for the result before answering 202 (0–120).' }) },
+  { wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 120, default: 30, description: 'Seconds to wait for the result before answering 202 (0–120, default 30).' })) },
   { additionalProperties: false },
 );
+
+/** The `wait` window when none is given, in seconds. */
+const DEFAULT_WAIT_S = 30;
 
 /** The multipart form checked against the schema the document shows for it. */
 const checkForm = formChecker(MultipartBody);
@@ -90,7 +93,7 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
       } else {
         row = await startFromJson(service, owner, request.body as Record<string, unknown> | undefined);
       }
-      await service.waitFor(row.id, request.query.wait * 1000);
+      await service.waitFor(row.id, (request.query.wait ?? DEFAULT_WAIT_S) * 1000);
       const record = await service.record(await service.find(owner, row.id));
       if (record.status === 'queued' || record.status === 'processing') return reply.code(202).header('location', record.status_url).send(record);
       return record;
@@ -112,7 +115,7 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
         security: SECURED,
         querystring: WaitQuery,
         body: MergeJsonBody,
-        response: secured({ 200: ConversionRecordSchema, 202: withHeaders(ConversionRecordSchema, LOCATION), ...errors(400, 401, 404, 410, 413, 422, 429, 500, 503) }),
+        response: secured({ 200: ConversionRecordSchema, 202: withHeaders(ConversionRecordSchema, LOCATION), ...errors(400, 401, 404, 410, 413, 415, 422, 429, 500, 503) }),
       },
     },
     async (request, reply) => {
@@ -120,7 +123,7 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
       await service.assertQuotaLeft(owner);
       const { upload_ids: uploadIds, ...options } = request.body;
       const row = await service.merge(owner, uploadIds, Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)));
-      await service.waitFor(row.id, request.query.wait * 1000);
+      await service.waitFor(row.id, (request.query.wait ?? DEFAULT_WAIT_S) * 1000);
       const record = await service.record(await service.find(owner, row.id));
       if (record.status === 'queued' || record.status === 'processing') return reply.code(202).header('location', record.status_url).send(record);
       return record;

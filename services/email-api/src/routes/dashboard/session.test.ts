@@ -116,6 +116,7 @@ for (const backend of testBackends()) {
       for (const res of answersOf) {
         assert.equal(res.statusCode, 401);
         assert.equal(res.headers['set-cookie'], undefined);
+        assert.equal(res.headers['www-authenticate'], 'Bearer', 'every 401 carries a challenge');
       }
       assert.deepEqual(new Set(answersOf.map((r) => r.body.replace(/"request_id":"[^"]*"/, ''))).size, 1, 'one body for all three');
       assert.equal(answersOf[0]!.json().error, 'unauthorized');
@@ -186,7 +187,9 @@ for (const backend of testBackends()) {
       assert.equal((await withCookie('GET', '/api/v1/account', idle.cookie)).statusCode, 200, 'the last request restarted the idle limit');
       offsetMs += 12 * HOUR + 1000;
       assert.equal((await withCookie('GET', '/api/v1/account', idle.cookie)).statusCode, 401, 'idle for more than 12 h');
-      assert.equal((await withCookie('GET', '/api/dashboard/session', idle.cookie)).statusCode, 401);
+      const idleEnded = await withCookie('GET', '/api/dashboard/session', idle.cookie);
+      assert.deepEqual([idleEnded.statusCode, idleEnded.headers['www-authenticate']], [401, 'Bearer']);
+      assert.equal((await withCookie('GET', '/api/v1/account', idle.cookie)).headers['www-authenticate'], 'Bearer');
 
       const hashOf = (id: string) => createHash('sha256').update(id).digest('hex');
       const stored = async () => (await admin.database.db.selectFrom('dashboard_sessions').select('id_hash').execute()).map((r) => r.id_hash);
