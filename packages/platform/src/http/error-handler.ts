@@ -135,7 +135,8 @@ export function installErrorHandling(app: FastifyInstance, table: ErrorTable, ro
 }
 
 /** Fastify's `frameworkErrors` option: malformed URLs answered in the same error shape. */
-export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const mapped = fromFastify(err) ?? new AppError('invalid_request', 'The request could not be routed.');
-  void reply.code(400).type('application/json; charset=utf-8').send(body(mapped));
+  // Answered before routing, so without the hooks that add it elsewhere (issue 29).
+  void reply.code(400).header('x-request-id', request.id).type('application/json; charset=utf-8').send(body(mapped));
 }

@@ -158,6 +158,16 @@ test('business errors carry their documented extra fields', async () => {
   assert.deepEqual(res.json(), { error: 'insufficient_quota', message: 'Not enough quota.', remaining: 3, required: 10 });
 });
 
+test('answers made before routing carry X-Request-Id too: a badly percent-encoded or over-long path parameter', async () => {
+  const { app } = await makeApp();
+  for (const url of ['/files/%E0%A4%A/download/x', `/files/${'a'.repeat(5000)}/download/x`]) {
+    const res = await app.inject({ method: 'GET', url });
+    assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${url.slice(0, 40)}: ${res.statusCode}`);
+    assert.match(String(res.headers['x-request-id']), /^req_[0-9a-z]{26}$/, `${url.slice(0, 40)}: ${res.statusCode} ${res.body}`);
+    assert.equal(typeof res.json().error, 'string');
+  }
+});
+
 test('unexpected failures: 500 without internals, logged in full with the request id', async () => {
   const { app, logs } = await makeApp();
   for (const url of ['/boom', '/bad-code']) {

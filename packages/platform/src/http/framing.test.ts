@@ -72,6 +72,7 @@ function parse(text: string): { status: number; body: Record<string, unknown>; c
 function assertContractError(text: string, status: number, code: string): void {
   const answer = parse(text);
   assert.equal(answer.status, status, text);
+  assert.match(text.split('\r\n\r\n')[0] ?? '', /\r\nX-Request-Id: req_[0-9a-z]{26}\r\n/i, 'a request id, as on every answer');
   assert.match(answer.contentType, /^application\/json/);
   assert.deepEqual(Object.keys(answer.body).sort(), ['error', 'message']);
   assert.equal(answer.body.error, code);

@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { newId } from '../ids.js';
 
 /** How long a client may take to send a request (issue #15: a body that never finished was held open for over 100 s). */
 export interface HttpTimeouts {
@@ -47,7 +48,8 @@ export function jsonNestingExceeds(bytes: Uint8Array, max: number = MAX_JSON_DEP
 /** One answer written straight to the socket, in the contract's error shape. */
 function rawAnswer(status: number, reason: string, code: string, message: string): string {
   const body = JSON.stringify({ error: code, message });
-  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+  // A request id like every other answer's (issue 29), made here: no request object exists yet.
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${newId('req')}\r\nConnection: close\r\n\r\n${body}`;
 }
 
 /** Whether an answer to the request on `socket` has already started (then nothing more may be written). */
