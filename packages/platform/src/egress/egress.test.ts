@@ -6,6 +6,8 @@ import { isPrivateAddress, networkFence } from './addresses.js';
 import { fetchThroughGuard, readCapped } from './fetch.js';
 import { checkUrl, type EgressPolicy, type Lookup } from './guard.js';
 
+// isPrivateAddress and networkFence are pure classifiers: the addresses in these two tests
+// (10.x, 100.64.x, 128.0.0.1, public ones) are inputs only and are never connected to.
 test('loopback, private and reserved addresses are refused; public ones are not', () => {
   for (const a of ['127.0.0.1', '127.77.5.10', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '192.0.2.7', '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fd00::2', 'fc00::1', '2001:db8::1', '::ffff:10.0.0.1', '::ffff:127.0.0.1', '::ffff:7f00:1', '0:0:0:0:0:ffff:a9fe:a9fe', 'not-an-ip',
     // IPv4-compatible and IPv4-translated IPv6 (issue 29), NAT64, 6to4, Teredo, discard-only, the newer documentation block.

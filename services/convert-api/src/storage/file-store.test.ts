@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { FileStore, TooLargeError } from './file-store.js';
+import { OffThreadSha256 } from './off-thread-hash.js';
 
 let store: FileStore;
 before(async () => {
@@ -58,4 +59,19 @@ test('write: a body that breaks off mid-way leaves no file, and the next upload 
   const data = randomBytes(2 * 1024 * 1024 + 1);
   const stored = await store.write(chunks(data, 50_000), store.uploadPath('upl_after'), 10 * 1024 * 1024);
   assert.equal(stored.sha256, createHash('sha256').update(data).digest('hex'));
+});
+
+test('the hashing thread: a stream opened on a thread that stopped gives no digest (never one of part of the bytes)', async () => {
+  const hasher = new OffThreadSha256();
+  const ring = new SharedArrayBuffer(16);
+  new Uint8Array(ring).set(Buffer.from('0123456789abcdef'));
+  const whole = hasher.start(ring);
+  await whole.update(0, 16);
+  assert.equal(await whole.digest(), createHash('sha256').update('0123456789abcdef').digest('hex'));
+  const cut = hasher.start(ring);
+  await cut.update(0, 8);
+  await hasher.close();
+  await assert.rejects(cut.update(8, 8), /lost this stream/);
+  await assert.rejects(cut.digest(), /lost this stream/);
+  await hasher.close();
 });

@@ -15,7 +15,7 @@ export type HashRequest =
   | { id: number; op: 'digest' }
   | { id: number; op: 'drop' };
 /** Its answers. */
-export type HashReply = { id: number; op: 'updated' } | { id: number; op: 'digest'; hex: string };
+export type HashReply = { id: number; op: 'updated' } | { id: number; op: 'digest'; hex: string } | { id: number; op: 'unknown' };
 
 /** One stream's hash over its shared memory: update with its blocks in order, then digest (or drop). */
 export interface StreamHash {
@@ -41,7 +41,8 @@ export class OffThreadSha256 {
       },
       digest: async () => {
         const reply = await this.ask({ id, op: 'digest' });
-        return reply.op === 'digest' ? reply.hex : '';
+        if (reply.op !== 'digest') throw new Error('the hashing thread lost this stream');
+        return reply.hex;
       },
       drop: () => this.thread().postMessage({ id, op: 'drop' } satisfies HashRequest),
     };
@@ -75,7 +76,9 @@ export class OffThreadSha256 {
       const next = queue?.shift();
       if (queue && !queue.length) this.waiting.delete(reply.id);
       if (!this.waiting.size) worker.unref();
-      next?.resolve(reply);
+      // A stream the thread does not know (it restarted meanwhile) must not yield a digest of part of the bytes.
+      if (reply.op === 'unknown') next?.reject(new Error('the hashing thread lost this stream'));
+      else next?.resolve(reply);
     });
     const fail = (err: Error) => {
       if (this.worker === worker) this.worker = null;

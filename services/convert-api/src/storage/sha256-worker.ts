@@ -17,15 +17,19 @@ port.on('message', (m: HashRequest) => {
     return;
   }
   const stream = streams.get(m.id);
-  if (m.op === 'update') {
-    stream?.hash.update(new Uint8Array(stream.memory, m.offset, m.length));
-    reply = { id: m.id, op: 'updated' };
-  } else if (m.op === 'digest') {
-    streams.delete(m.id);
-    reply = { id: m.id, op: 'digest', hex: (stream?.hash ?? createHash('sha256')).digest('hex') };
-  } else {
+  if (m.op === 'drop') {
     streams.delete(m.id);
     return;
+  }
+  if (!stream) {
+    // Opened on a thread that has since stopped: its bytes so far were never hashed here.
+    reply = { id: m.id, op: 'unknown' };
+  } else if (m.op === 'update') {
+    stream.hash.update(new Uint8Array(stream.memory, m.offset, m.length));
+    reply = { id: m.id, op: 'updated' };
+  } else {
+    streams.delete(m.id);
+    reply = { id: m.id, op: 'digest', hex: stream.hash.digest('hex') };
   }
   port.postMessage(reply);
 });
