@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { ensureAll, log, ROOT, run } from './lib/ensure.mjs';
 import { ensureSupportedNode } from './lib/runtime.mjs';
 import { ensurePostgres, ensureRedis } from './lib/services.mjs';
@@ -66,7 +67,8 @@ if (files.some((f) => /[/\\](packages[/\\]verifier|packages[/\\]client[/\\]test|
 log(`running ${files.length} test files`);
 const res = spawnSync(
   process.execPath,
-  ['--enable-source-maps', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files],
+  // Every test process checks every answer of every app against its OpenAPI document (issue #29).
+  ['--enable-source-maps', `--import=${pathToFileURL(join(ROOT, 'packages', 'platform', 'dist', 'testing', 'answer-guard.js')).href}`, '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files],
   { cwd: ROOT, stdio: 'inherit', env: { ...process.env, TEST_BACKENDS: backends.join(','), ...rigEnv } },
 );
 if (rig) await rig.release();

@@ -27,7 +27,7 @@ export { registerDashboardSessionRoutes, type DashboardSessionRoutesOptions } fr
 export { registerApiKeyRoutes, type ApiKeyRoutesOptions } from './dashboard/api-keys.route.js';
 export { createServiceApp, securityRequirement, utf8JsonParser, type ServiceApp, type ServiceAppOptions } from './http/create-app.js';
 export { registerHealthRoutes, type ReadinessCheck } from './http/health.js';
-export { DateTime, NO_NUL, Nullable, StringEnum, errorResponses, errorSchema, formChecker, securedResponses, withHeaders, RATE_LIMIT_HEADERS, RETRY_AFTER_HEADER, type HeaderSchemas } from './http/schemas.js';
+export { DateTime, NO_NUL, Nullable, StringEnum, errorResponses, errorSchema, formChecker, required, securedResponses, withHeaders, RATE_LIMIT_HEADERS, RETRY_AFTER_HEADER, type HeaderSchemas } from './http/schemas.js';
 export { RouteIndex } from './http/route-index.js';
 export { describeValidation } from './http/error-handler.js';
 export { serve } from './http/serve.js';

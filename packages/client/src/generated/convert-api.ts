@@ -26,13 +26,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -59,9 +59,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -92,7 +92,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -100,7 +100,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -131,15 +131,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -176,7 +176,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -215,7 +215,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -252,7 +252,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -305,13 +305,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -338,7 +338,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -369,9 +369,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -402,7 +402,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -433,7 +433,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -441,7 +441,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -478,7 +478,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -515,7 +515,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -546,15 +546,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -591,7 +591,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -630,7 +630,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -667,7 +667,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -716,13 +716,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -742,7 +742,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -773,9 +773,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -806,7 +806,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -837,13 +837,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -874,7 +874,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -882,7 +882,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -913,13 +913,13 @@ export interface paths {
                 409: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -956,7 +956,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -993,7 +993,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1024,15 +1024,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1069,7 +1069,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1108,7 +1108,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1145,7 +1145,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1203,13 +1203,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1383,7 +1383,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1414,9 +1414,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1447,7 +1447,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -1455,7 +1455,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1486,15 +1486,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1531,7 +1531,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1570,7 +1570,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1607,7 +1607,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1686,9 +1686,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1719,9 +1719,9 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1752,7 +1752,7 @@ export interface paths {
                 500: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1785,7 +1785,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1816,7 +1816,7 @@ export interface paths {
                 507: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1871,7 +1871,7 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description `cv_session=<session id>; HttpOnly; SameSite=Strict; Path=/`, plus `; Secure` over HTTPS. The id is 32 random bytes, base64url; the server keeps only its SHA-256. */
-                        "Set-Cookie"?: string;
+                        "Set-Cookie": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1891,7 +1891,7 @@ export interface paths {
                 400: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1922,9 +1922,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1955,9 +1955,9 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1988,7 +1988,7 @@ export interface paths {
                 413: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2019,7 +2019,7 @@ export interface paths {
                 415: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2050,9 +2050,9 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2083,7 +2083,7 @@ export interface paths {
                 500: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2116,7 +2116,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2147,7 +2147,7 @@ export interface paths {
                 507: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2193,18 +2193,16 @@ export interface paths {
                 204: {
                     headers: {
                         /** @description `cv_session=<session id>; HttpOnly; SameSite=Strict; Path=/`, plus `; Secure` over HTTPS. The id is 32 random bytes, base64url; the server keeps only its SHA-256. */
-                        "Set-Cookie"?: string;
+                        "Set-Cookie": string;
                         [name: string]: unknown;
                     };
-                    content: {
-                        "application/json": unknown;
-                    };
+                    content?: never;
                 };
                 /** @description Invalid request: malformed JSON, a missing or wrongly typed field, or an unknown field. (A body sent to this route, which takes none, is still read.) */
                 400: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2235,7 +2233,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2266,9 +2264,9 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2299,7 +2297,7 @@ export interface paths {
                 413: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2330,7 +2328,7 @@ export interface paths {
                 415: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2361,7 +2359,7 @@ export interface paths {
                 500: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2394,7 +2392,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2425,7 +2423,7 @@ export interface paths {
                 507: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2493,7 +2491,7 @@ export interface paths {
                 201: {
                     headers: {
                         /** @description `cv_session=<session id>; HttpOnly; SameSite=Strict; Path=/`, plus `; Secure` over HTTPS. The id is 32 random bytes, base64url; the server keeps only its SHA-256. */
-                        "Set-Cookie"?: string;
+                        "Set-Cookie": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2513,7 +2511,7 @@ export interface paths {
                 400: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2544,7 +2542,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2575,9 +2573,9 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2608,7 +2606,7 @@ export interface paths {
                 409: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2639,7 +2637,7 @@ export interface paths {
                 413: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2670,7 +2668,7 @@ export interface paths {
                 415: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2701,9 +2699,9 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2734,7 +2732,7 @@ export interface paths {
                 500: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2767,7 +2765,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2798,7 +2796,7 @@ export interface paths {
                 507: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2854,13 +2852,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2886,9 +2884,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2919,7 +2917,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -2927,7 +2925,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2958,15 +2956,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3003,7 +3001,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3042,7 +3040,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3079,7 +3077,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3134,13 +3132,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3175,7 +3173,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3206,9 +3204,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3239,7 +3237,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3270,7 +3268,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -3278,7 +3276,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3309,13 +3307,13 @@ export interface paths {
                 409: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3352,7 +3350,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3389,7 +3387,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3420,15 +3418,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3465,7 +3463,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3504,7 +3502,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3541,7 +3539,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3587,13 +3585,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3613,7 +3611,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3644,9 +3642,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3677,7 +3675,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3708,13 +3706,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3745,7 +3743,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -3753,7 +3751,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3790,7 +3788,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3827,7 +3825,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3858,15 +3856,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3903,7 +3901,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3942,7 +3940,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3979,7 +3977,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4042,13 +4040,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4100,7 +4098,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4131,9 +4129,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4164,13 +4162,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4201,7 +4199,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -4209,7 +4207,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4240,15 +4238,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4285,7 +4283,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4324,7 +4322,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4361,7 +4359,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4429,13 +4427,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4458,7 +4456,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4489,9 +4487,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4522,7 +4520,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4553,13 +4551,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4590,7 +4588,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -4598,7 +4596,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4629,13 +4627,13 @@ export interface paths {
                 409: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4672,7 +4670,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4709,7 +4707,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4740,15 +4738,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4785,7 +4783,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4824,7 +4822,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4861,7 +4859,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4917,13 +4915,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4942,9 +4940,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4975,7 +4973,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -4983,7 +4981,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5014,15 +5012,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5059,7 +5057,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5098,7 +5096,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5135,7 +5133,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5182,13 +5180,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5216,7 +5214,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5247,9 +5245,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5280,7 +5278,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5311,7 +5309,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -5319,7 +5317,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5356,7 +5354,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5393,7 +5391,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5424,15 +5422,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5469,7 +5467,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5508,7 +5506,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5545,7 +5543,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5601,13 +5599,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5628,9 +5626,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5661,7 +5659,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -5669,7 +5667,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5700,15 +5698,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5745,7 +5743,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5784,7 +5782,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5821,7 +5819,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5879,13 +5877,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5923,9 +5921,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5956,7 +5954,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -5964,7 +5962,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5995,15 +5993,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6040,7 +6038,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6079,7 +6077,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6116,7 +6114,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6355,13 +6353,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6525,15 +6523,15 @@ export interface paths {
                 202: {
                     headers: {
                         /** @description The conversion’s status URL (its `status_url`). */
-                        Location?: string;
+                        Location: string;
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6703,7 +6701,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6734,9 +6732,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6767,7 +6765,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6798,13 +6796,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6835,7 +6833,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -6843,7 +6841,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6874,13 +6872,13 @@ export interface paths {
                 410: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6917,7 +6915,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6954,7 +6952,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6985,13 +6983,13 @@ export interface paths {
                 422: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7022,15 +7020,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7067,7 +7065,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7106,7 +7104,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7143,7 +7141,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7201,13 +7199,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7371,9 +7369,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7404,13 +7402,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7441,7 +7439,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -7449,7 +7447,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7480,15 +7478,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7525,7 +7523,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7564,7 +7562,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7601,7 +7599,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7660,65 +7658,65 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The whole output. */
+                /** @description The whole output. Content-Type is the output's media type. */
                 200: {
                     headers: {
                         /** @description `attachment` with the output file name (`filename` and RFC 8187 `filename*`). */
-                        "Content-Disposition"?: string;
+                        "Content-Disposition": string;
                         /** @description `sha-256=<base64>` of the whole output (RFC 3230). */
-                        Digest?: string;
+                        Digest: string;
                         /** @description The hex SHA-256 of the output, quoted. */
-                        ETag?: string;
+                        ETag: string;
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description `sha-256=:<base64>:` of the whole output (RFC 9530). */
-                        "Repr-Digest"?: string;
+                        "Repr-Digest": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/octet-stream": string;
+                        "*/*": string;
                     };
                 };
-                /** @description The requested byte range. */
+                /** @description The requested byte range. Content-Type is the output's media type. */
                 206: {
                     headers: {
                         /** @description `attachment` with the output file name (`filename` and RFC 8187 `filename*`). */
-                        "Content-Disposition"?: string;
+                        "Content-Disposition": string;
                         /** @description `bytes <first>-<last>/<size>`. */
-                        "Content-Range"?: string;
+                        "Content-Range": string;
                         /** @description `sha-256=<base64>` of the whole output (RFC 3230). */
-                        Digest?: string;
+                        Digest: string;
                         /** @description The hex SHA-256 of the output, quoted. */
-                        ETag?: string;
+                        ETag: string;
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description `sha-256=:<base64>:` of the whole output (RFC 9530). */
-                        "Repr-Digest"?: string;
+                        "Repr-Digest": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/octet-stream": string;
+                        "*/*": string;
                     };
                 };
                 /** @description Missing, malformed, unknown or revoked API key. */
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7749,13 +7747,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7786,7 +7784,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -7794,7 +7792,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7825,13 +7823,13 @@ export interface paths {
                 409: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7862,13 +7860,13 @@ export interface paths {
                 410: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7899,7 +7897,7 @@ export interface paths {
                 416: {
                     headers: {
                         /** @description `bytes *\/<size>`. */
-                        "Content-Range"?: string;
+                        "Content-Range": string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -7907,7 +7905,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7938,15 +7936,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7983,7 +7981,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8022,7 +8020,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8059,7 +8057,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8117,13 +8115,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8160,9 +8158,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8193,7 +8191,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -8201,7 +8199,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8232,15 +8230,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8277,7 +8275,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8316,7 +8314,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8353,7 +8351,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8413,13 +8411,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8447,9 +8445,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8480,13 +8478,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8517,7 +8515,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -8525,7 +8523,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8556,15 +8554,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8601,7 +8599,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8640,7 +8638,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8677,7 +8675,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8913,15 +8911,15 @@ export interface paths {
                 202: {
                     headers: {
                         /** @description The conversion’s status URL (its `status_url`). */
-                        Location?: string;
+                        Location: string;
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9091,7 +9089,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9122,9 +9120,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9155,7 +9153,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9186,13 +9184,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9223,7 +9221,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -9231,7 +9229,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9262,13 +9260,13 @@ export interface paths {
                 410: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9305,7 +9303,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9342,7 +9340,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9373,13 +9371,13 @@ export interface paths {
                 422: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9410,15 +9408,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9455,7 +9453,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9494,7 +9492,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9531,7 +9529,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9589,13 +9587,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9759,9 +9757,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9792,13 +9790,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9829,7 +9827,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -9837,7 +9835,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9868,15 +9866,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9913,7 +9911,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9952,7 +9950,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9989,7 +9987,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10039,13 +10037,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10215,7 +10213,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10246,9 +10244,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10279,7 +10277,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10310,13 +10308,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10347,7 +10345,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -10355,7 +10353,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10392,7 +10390,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10429,7 +10427,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10460,15 +10458,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10505,7 +10503,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10544,7 +10542,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10581,7 +10579,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10638,65 +10636,65 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The whole output. */
+                /** @description The whole output. Content-Type is the output's media type. */
                 200: {
                     headers: {
                         /** @description `attachment` with the output file name (`filename` and RFC 8187 `filename*`). */
-                        "Content-Disposition"?: string;
+                        "Content-Disposition": string;
                         /** @description `sha-256=<base64>` of the whole output (RFC 3230). */
-                        Digest?: string;
+                        Digest: string;
                         /** @description The hex SHA-256 of the output, quoted. */
-                        ETag?: string;
+                        ETag: string;
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description `sha-256=:<base64>:` of the whole output (RFC 9530). */
-                        "Repr-Digest"?: string;
+                        "Repr-Digest": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/octet-stream": string;
+                        "*/*": string;
                     };
                 };
-                /** @description The requested byte range. */
+                /** @description The requested byte range. Content-Type is the output's media type. */
                 206: {
                     headers: {
                         /** @description `attachment` with the output file name (`filename` and RFC 8187 `filename*`). */
-                        "Content-Disposition"?: string;
+                        "Content-Disposition": string;
                         /** @description `bytes <first>-<last>/<size>`. */
-                        "Content-Range"?: string;
+                        "Content-Range": string;
                         /** @description `sha-256=<base64>` of the whole output (RFC 3230). */
-                        Digest?: string;
+                        Digest: string;
                         /** @description The hex SHA-256 of the output, quoted. */
-                        ETag?: string;
+                        ETag: string;
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description `sha-256=:<base64>:` of the whole output (RFC 9530). */
-                        "Repr-Digest"?: string;
+                        "Repr-Digest": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/octet-stream": string;
+                        "*/*": string;
                     };
                 };
                 /** @description Missing, malformed, unknown or revoked API key. */
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10727,13 +10725,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10764,7 +10762,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -10772,7 +10770,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10803,13 +10801,13 @@ export interface paths {
                 409: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10840,13 +10838,13 @@ export interface paths {
                 410: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10877,7 +10875,7 @@ export interface paths {
                 416: {
                     headers: {
                         /** @description `bytes *\/<size>`. */
-                        "Content-Range"?: string;
+                        "Content-Range": string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -10885,7 +10883,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10916,15 +10914,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10961,7 +10959,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11000,7 +10998,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11037,7 +11035,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11097,13 +11095,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11129,9 +11127,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11162,13 +11160,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11199,7 +11197,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -11207,7 +11205,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11238,15 +11236,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11283,7 +11281,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11322,7 +11320,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11359,7 +11357,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11414,13 +11412,13 @@ export interface paths {
                 201: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11455,7 +11453,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11486,9 +11484,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11519,7 +11517,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11550,13 +11548,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11587,7 +11585,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -11595,7 +11593,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11626,13 +11624,13 @@ export interface paths {
                 409: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11663,13 +11661,13 @@ export interface paths {
                 410: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11706,7 +11704,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11743,7 +11741,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11774,15 +11772,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11819,7 +11817,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11858,7 +11856,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11895,7 +11893,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11957,13 +11955,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -11995,7 +11993,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -12026,9 +12024,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -12059,7 +12057,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -12090,13 +12088,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -12127,7 +12125,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -12135,7 +12133,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -12172,7 +12170,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -12209,7 +12207,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -12240,15 +12238,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -12285,7 +12283,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -12324,7 +12322,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -12361,7 +12359,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -12528,13 +12526,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -12698,15 +12696,15 @@ export interface paths {
                 202: {
                     headers: {
                         /** @description The conversion’s status URL (its `status_url`). */
-                        Location?: string;
+                        Location: string;
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -12876,7 +12874,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -12907,9 +12905,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -12940,7 +12938,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -12971,13 +12969,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13008,7 +13006,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -13016,7 +13014,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13047,13 +13045,13 @@ export interface paths {
                 410: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13090,7 +13088,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13127,7 +13125,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13158,13 +13156,13 @@ export interface paths {
                 422: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13195,15 +13193,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13240,7 +13238,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13279,7 +13277,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13316,7 +13314,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13373,69 +13371,69 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The whole output. */
+                /** @description The whole output. Content-Type is the output's media type. */
                 200: {
                     headers: {
                         /** @description `attachment` with the output file name (`filename` and RFC 8187 `filename*`). */
-                        "Content-Disposition"?: string;
+                        "Content-Disposition": string;
                         /** @description `sha-256=<base64>` of the whole output (RFC 3230). */
-                        Digest?: string;
+                        Digest: string;
                         /** @description The hex SHA-256 of the output, quoted. */
-                        ETag?: string;
+                        ETag: string;
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description `sha-256=:<base64>:` of the whole output (RFC 9530). */
-                        "Repr-Digest"?: string;
+                        "Repr-Digest": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/octet-stream": string;
+                        "*/*": string;
                     };
                 };
-                /** @description The requested byte range. */
+                /** @description The requested byte range. Content-Type is the output's media type. */
                 206: {
                     headers: {
                         /** @description `attachment` with the output file name (`filename` and RFC 8187 `filename*`). */
-                        "Content-Disposition"?: string;
+                        "Content-Disposition": string;
                         /** @description `bytes <first>-<last>/<size>`. */
-                        "Content-Range"?: string;
+                        "Content-Range": string;
                         /** @description `sha-256=<base64>` of the whole output (RFC 3230). */
-                        Digest?: string;
+                        Digest: string;
                         /** @description The hex SHA-256 of the output, quoted. */
-                        ETag?: string;
+                        ETag: string;
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description `sha-256=:<base64>:` of the whole output (RFC 9530). */
-                        "Repr-Digest"?: string;
+                        "Repr-Digest": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/octet-stream": string;
+                        "*/*": string;
                     };
                 };
                 /** @description Not found, or not owned by the caller. */
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13466,7 +13464,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -13474,7 +13472,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13505,13 +13503,13 @@ export interface paths {
                 410: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13542,7 +13540,7 @@ export interface paths {
                 416: {
                     headers: {
                         /** @description `bytes *\/<size>`. */
-                        "Content-Range"?: string;
+                        "Content-Range": string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -13550,7 +13548,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13581,15 +13579,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13626,7 +13624,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13665,7 +13663,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13702,7 +13700,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13782,13 +13780,13 @@ export interface paths {
                 201: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13824,7 +13822,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13855,9 +13853,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13888,7 +13886,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13919,7 +13917,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -13927,7 +13925,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -13964,7 +13962,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -14001,7 +13999,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -14032,13 +14030,13 @@ export interface paths {
                 422: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -14069,15 +14067,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -14114,7 +14112,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -14153,7 +14151,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -14190,7 +14188,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -14297,9 +14295,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -14322,9 +14320,9 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -14349,7 +14347,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -14372,7 +14370,7 @@ export interface paths {
                 507: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -14418,12 +14416,16 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The document (OpenAPI 3.0.3, JSON). */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };

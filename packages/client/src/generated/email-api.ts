@@ -23,13 +23,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -56,9 +56,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -89,7 +89,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -97,7 +97,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -128,15 +128,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -173,7 +173,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -212,7 +212,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -249,7 +249,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -299,13 +299,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -332,7 +332,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -363,9 +363,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -396,7 +396,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -427,7 +427,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -435,7 +435,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -472,7 +472,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -509,7 +509,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -540,15 +540,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -585,7 +585,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -624,7 +624,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -661,7 +661,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -710,13 +710,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -736,7 +736,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -767,9 +767,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -800,7 +800,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -831,13 +831,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -868,7 +868,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -876,7 +876,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -907,13 +907,13 @@ export interface paths {
                 409: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -950,7 +950,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -987,7 +987,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1018,15 +1018,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1063,7 +1063,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1102,7 +1102,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1139,7 +1139,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1215,9 +1215,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1248,9 +1248,9 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1281,7 +1281,7 @@ export interface paths {
                 500: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1314,7 +1314,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1345,7 +1345,7 @@ export interface paths {
                 507: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1400,7 +1400,7 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description `ev_session=<session id>; HttpOnly; SameSite=Strict; Path=/`, plus `; Secure` over HTTPS. The id is 32 random bytes, base64url; the server keeps only its SHA-256. */
-                        "Set-Cookie"?: string;
+                        "Set-Cookie": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1420,7 +1420,7 @@ export interface paths {
                 400: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1451,9 +1451,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1484,9 +1484,9 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1517,7 +1517,7 @@ export interface paths {
                 413: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1548,7 +1548,7 @@ export interface paths {
                 415: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1579,9 +1579,9 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1612,7 +1612,7 @@ export interface paths {
                 500: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1645,7 +1645,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1676,7 +1676,7 @@ export interface paths {
                 507: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1722,18 +1722,16 @@ export interface paths {
                 204: {
                     headers: {
                         /** @description `ev_session=<session id>; HttpOnly; SameSite=Strict; Path=/`, plus `; Secure` over HTTPS. The id is 32 random bytes, base64url; the server keeps only its SHA-256. */
-                        "Set-Cookie"?: string;
+                        "Set-Cookie": string;
                         [name: string]: unknown;
                     };
-                    content: {
-                        "application/json": unknown;
-                    };
+                    content?: never;
                 };
                 /** @description Invalid request: malformed JSON, a missing or wrongly typed field, or an unknown field. (A body sent to this route, which takes none, is still read.) */
                 400: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1764,7 +1762,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1795,9 +1793,9 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1828,7 +1826,7 @@ export interface paths {
                 413: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1859,7 +1857,7 @@ export interface paths {
                 415: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1890,7 +1888,7 @@ export interface paths {
                 500: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1923,7 +1921,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1954,7 +1952,7 @@ export interface paths {
                 507: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2022,7 +2020,7 @@ export interface paths {
                 201: {
                     headers: {
                         /** @description `ev_session=<session id>; HttpOnly; SameSite=Strict; Path=/`, plus `; Secure` over HTTPS. The id is 32 random bytes, base64url; the server keeps only its SHA-256. */
-                        "Set-Cookie"?: string;
+                        "Set-Cookie": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2042,7 +2040,7 @@ export interface paths {
                 400: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2073,7 +2071,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2104,9 +2102,9 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2137,7 +2135,7 @@ export interface paths {
                 409: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2168,7 +2166,7 @@ export interface paths {
                 413: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2199,7 +2197,7 @@ export interface paths {
                 415: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2230,9 +2228,9 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2263,7 +2261,7 @@ export interface paths {
                 500: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2296,7 +2294,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2327,7 +2325,7 @@ export interface paths {
                 507: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2383,13 +2381,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2421,9 +2419,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2454,7 +2452,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -2462,7 +2460,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2493,15 +2491,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2538,7 +2536,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2577,7 +2575,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2614,7 +2612,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2672,13 +2670,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2704,9 +2702,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2743,7 +2741,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2774,7 +2772,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -2782,7 +2780,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2813,15 +2811,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2858,7 +2856,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2897,7 +2895,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2934,7 +2932,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2989,13 +2987,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3030,7 +3028,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3061,9 +3059,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3100,7 +3098,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3131,7 +3129,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -3139,7 +3137,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3170,13 +3168,13 @@ export interface paths {
                 409: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3213,7 +3211,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3250,7 +3248,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3281,15 +3279,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3326,7 +3324,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3365,7 +3363,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3402,7 +3400,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3448,13 +3446,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3474,7 +3472,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3505,9 +3503,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3544,7 +3542,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3575,13 +3573,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3612,7 +3610,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -3620,7 +3618,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3657,7 +3655,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3694,7 +3692,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3725,15 +3723,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3770,7 +3768,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3809,7 +3807,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3846,7 +3844,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3909,13 +3907,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3967,7 +3965,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3998,9 +3996,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4037,7 +4035,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4068,13 +4066,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4105,7 +4103,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -4113,7 +4111,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4144,15 +4142,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4189,7 +4187,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4228,7 +4226,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4265,7 +4263,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4333,13 +4331,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4362,7 +4360,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4393,9 +4391,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4432,7 +4430,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4463,13 +4461,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4500,7 +4498,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -4508,7 +4506,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4539,13 +4537,13 @@ export interface paths {
                 409: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4582,7 +4580,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4619,7 +4617,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4650,15 +4648,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4695,7 +4693,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4734,7 +4732,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4771,7 +4769,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4827,13 +4825,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4870,9 +4868,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4903,7 +4901,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -4911,7 +4909,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4942,15 +4940,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4987,7 +4985,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5026,7 +5024,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5063,7 +5061,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5121,13 +5119,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5155,9 +5153,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5188,7 +5186,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -5196,7 +5194,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5227,15 +5225,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5272,7 +5270,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5311,7 +5309,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5348,7 +5346,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5436,13 +5434,13 @@ export interface paths {
                         /** @description Present when this is the stored answer of an earlier request with the same `Idempotency-Key`. */
                         "Idempotent-Replayed"?: "true";
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5475,7 +5473,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5506,9 +5504,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5545,7 +5543,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5572,7 +5570,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5603,7 +5601,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -5611,7 +5609,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5642,13 +5640,13 @@ export interface paths {
                 409: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5685,7 +5683,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5722,7 +5720,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5753,15 +5751,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5798,7 +5796,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5837,7 +5835,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5874,7 +5872,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5932,13 +5930,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5991,7 +5989,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6022,9 +6020,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6055,13 +6053,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6092,7 +6090,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -6100,7 +6098,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6131,15 +6129,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6176,7 +6174,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6215,7 +6213,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6252,7 +6250,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6302,13 +6300,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6334,7 +6332,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6365,9 +6363,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6398,7 +6396,7 @@ export interface paths {
                 403: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6429,13 +6427,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6466,7 +6464,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -6474,7 +6472,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6505,13 +6503,13 @@ export interface paths {
                 409: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6548,7 +6546,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6585,7 +6583,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6616,15 +6614,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6661,7 +6659,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6700,7 +6698,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6737,7 +6735,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6804,13 +6802,13 @@ export interface paths {
                         /** @description With `format=csv`: `attachment; filename="<job_id>.csv"`. */
                         "Content-Disposition"?: string;
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6847,7 +6845,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6878,9 +6876,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6911,13 +6909,13 @@ export interface paths {
                 404: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6948,7 +6946,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -6956,7 +6954,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6987,13 +6985,13 @@ export interface paths {
                 409: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7024,15 +7022,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7069,7 +7067,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7108,7 +7106,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7145,7 +7143,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7222,13 +7220,13 @@ export interface paths {
                         /** @description Present when this is the stored answer of an earlier request with the same `Idempotency-Key`. */
                         "Idempotent-Replayed"?: "true";
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7315,7 +7313,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7346,9 +7344,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7385,7 +7383,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7416,7 +7414,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -7424,7 +7422,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7455,13 +7453,13 @@ export interface paths {
                 409: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7498,7 +7496,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7535,7 +7533,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7566,15 +7564,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7611,7 +7609,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7650,7 +7648,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7687,7 +7685,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7760,13 +7758,13 @@ export interface paths {
                 200: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7837,7 +7835,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7868,9 +7866,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7907,7 +7905,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7938,7 +7936,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -7946,7 +7944,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7983,7 +7981,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8020,7 +8018,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8051,15 +8049,15 @@ export interface paths {
                 429: {
                     headers: {
                         /** @description Requests allowed per minute. */
-                        "RateLimit-Limit"?: number;
+                        "RateLimit-Limit": number;
                         /** @description Requests left in the current window. */
-                        "RateLimit-Remaining"?: number;
+                        "RateLimit-Remaining": number;
                         /** @description Seconds until the window resets. */
-                        "RateLimit-Reset"?: number;
+                        "RateLimit-Reset": number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8096,7 +8094,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8135,7 +8133,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8172,7 +8170,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8308,7 +8306,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8339,7 +8337,7 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit"?: number;
                         /** @description Requests left in the current window. */
@@ -8347,7 +8345,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8384,7 +8382,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8421,7 +8419,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8458,9 +8456,9 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
-                        "Retry-After"?: number;
+                        "Retry-After": number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8497,7 +8495,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8536,7 +8534,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8573,7 +8571,7 @@ export interface paths {
                         /** @description Seconds until the window resets. */
                         "RateLimit-Reset"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8680,9 +8678,9 @@ export interface paths {
                 401: {
                     headers: {
                         /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate"?: string;
+                        "WWW-Authenticate": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8705,9 +8703,9 @@ export interface paths {
                 405: {
                     headers: {
                         /** @description The methods this path answers to, e.g. `GET, DELETE`. */
-                        Allow?: string;
+                        Allow: string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8732,7 +8730,7 @@ export interface paths {
                         /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
                         "Retry-After"?: number;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8755,7 +8753,7 @@ export interface paths {
                 507: {
                     headers: {
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id"?: string;
+                        "X-Request-Id": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8801,12 +8799,16 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The document (OpenAPI 3.0.3, JSON). */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };

@@ -4,7 +4,7 @@ import { AppError } from '../errors/app-error.js';
 import { BEARER_CHALLENGE, csrfRefusal, csrfTokenMatches } from '../http/auth.js';
 import { clearedCookie, readCookie, sessionCookie } from '../http/cookies.js';
 import type { ServiceApp } from '../http/create-app.js';
-import { withHeaders } from '../http/schemas.js';
+import { required, withHeaders } from '../http/schemas.js';
 import type { DashboardAuthService, StartedSession } from './dashboard-auth.service.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './passwords.js';
 
@@ -68,7 +68,7 @@ export function registerDashboardSessionRoutes(app: ServiceApp, options: Dashboa
         description: `${EXTENSION} Sets the \`${cookieName}\` session cookie (idle limit 12 h, absolute 7 days). A wrong password and an unknown address get the same 401. After 5 failed sign-ins for one address, or from one client address, within 15 minutes: 429 \`rate_limited\` with \`Retry-After\`.`,
         security: [],
         body: Credentials,
-        response: { 200: withHeaders(SessionBody, SET_COOKIE(cookieName)), ...errors(400, 401, 413, 415, 429, 500) },
+        response: { 200: withHeaders(SessionBody, required(SET_COOKIE(cookieName))), ...errors(400, 401, 413, 415, 429, 500) },
       },
     },
     async (request, reply) => {
@@ -104,7 +104,7 @@ export function registerDashboardSessionRoutes(app: ServiceApp, options: Dashboa
         summary: 'Sign out: end the session and clear the cookie',
         description: `${EXTENSION} With a live session, \`X-CSRF-Token\` is required (403 \`forbidden\` without it). Without a live session there is nothing to end: 204 all the same.`,
         security: [],
-        response: { 204: withHeaders({ description: 'Signed out; no body.' }, SET_COOKIE(cookieName)), ...errors(403, 500) },
+        response: { 204: withHeaders({ type: 'null', description: 'Signed out; no body.' }, required(SET_COOKIE(cookieName))), ...errors(403, 500) },
       },
     },
     async (request, reply) => {
@@ -128,7 +128,7 @@ export function registerDashboardSessionRoutes(app: ServiceApp, options: Dashboa
         description: `${EXTENSION} Off unless the operator enables it (403 \`forbidden\` then). The password must be ${PASSWORD_MIN_LENGTH}–${PASSWORD_MAX_LENGTH} characters. The account starts with no API key: create one in the dashboard. 409 \`conflict\` when the address has an account. At most 10 sign-ups per client address within 15 minutes (429 \`rate_limited\` with \`Retry-After\`).`,
         security: [],
         body: Credentials,
-        response: { 201: withHeaders(SessionBody, SET_COOKIE(cookieName)), ...errors(400, 403, 409, 413, 415, 429, 500) },
+        response: { 201: withHeaders(SessionBody, required(SET_COOKIE(cookieName))), ...errors(400, 403, 409, 413, 415, 429, 500) },
       },
     },
     async (request, reply) => {

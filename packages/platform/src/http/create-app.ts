@@ -13,7 +13,7 @@ import { frameworkErrors, installErrorHandling } from './error-handler.js';
 import { clientErrorHandler, installBodyIdleTimeout, jsonNestingExceeds, MAX_JSON_DEPTH, TIMEOUT_CHECK_INTERVAL_MS, type HttpTimeouts } from './framing.js';
 import { registerMetrics, ServiceMetrics } from './metrics.js';
 import { RouteIndex } from './route-index.js';
-import { documentStrayBodyErrors } from './schemas.js';
+import { documentStrayBodyErrors, markRequiredHeaders } from './schemas.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -161,6 +161,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
   app.decorate('routeIndex', routes);
 
   await app.register(swagger, {
+    transformObject: (document) => ('openapiObject' in document ? markRequiredHeaders(document.openapiObject) : document.swaggerObject),
     openapi: {
       openapi: '3.0.3',
       info: { title: options.title, version: options.version, description: options.description },
@@ -194,7 +195,11 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
 
   installErrorHandling(app, options.errorTable, routes, metrics);
 
-  app.get('/openapi.json', { schema: { tags: ['meta'], summary: 'This OpenAPI 3.0.3 document' } }, async () => app.swagger());
+  app.get(
+    '/openapi.json',
+    { schema: { tags: ['meta'], summary: 'This OpenAPI 3.0.3 document', response: { 200: { description: 'The document (OpenAPI 3.0.3, JSON).', content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'info', 'paths'], additionalProperties: true } } } } } } },
+    async (_request, reply) => reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger()) as never),
+  );
   registerMetrics(app, metrics, options.metricsToken);
 
   return { app, routes };

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { Type } from 'typebox';
 import { COMMON_ERROR_STATUS } from '../errors/app-error.js';
+import { leaveAnswersUnchecked } from '../testing/answer-guard.js';
 import { LogCapture } from '../testing/log-capture.js';
 import { createServiceApp, type ServiceApp } from './create-app.js';
 import type { HttpTimeouts } from './framing.js';
@@ -25,6 +26,8 @@ async function makeApp(timeouts: HttpTimeouts): Promise<{ app: ServiceApp; port:
     timeouts,
   });
   app.post('/things', { schema: { body: Type.Object({ name: Type.String() }, { additionalProperties: false }) } }, async (request) => ({ name: request.body.name }));
+  // A synthetic app standing in for a service: its routes document only what each test is about.
+  leaveAnswersUnchecked(app);
   await app.listen({ host: '127.0.0.1', port: 0 });
   return { app, port: (app.server.address() as { port: number }).port };
 }

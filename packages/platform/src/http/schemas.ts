@@ -64,6 +64,38 @@ const ALLOW_HEADER: HeaderSchemas = { Allow: Type.String({ description: 'The met
 const WWW_AUTHENTICATE_HEADER: HeaderSchemas = { 'WWW-Authenticate': Type.String({ description: '`Bearer`, with `error="invalid_token"` for an unknown or revoked key.' }) };
 const REQUEST_ID_HEADER: HeaderSchemas = { 'X-Request-Id': Type.String({ description: 'The request id (the client\'s `X-Request-Id` when well-formed); quote it when reporting a problem.' }) };
 
+/**
+ * Marks response headers as always sent with the response they are documented on: the
+ * served document lists them with `required: true` ({@link markRequiredHeaders}), and the
+ * suites' answer check (issue #29) fails an answer without them.
+ */
+export function required(headers: HeaderSchemas): HeaderSchemas {
+  return Object.fromEntries(Object.entries(headers).map(([name, schema]) => [name, { ...schema, [REQUIRED_MARK]: true } as TSchema]));
+}
+
+const REQUIRED_MARK = 'x-required-header';
+
+/**
+ * The OpenAPI plugin copies a header's schema as it is; this moves {@link required}'s mark
+ * out of each header schema into the header object (`required: true`, OpenAPI 3.0.3).
+ * Mutates and returns `document` (the plugin's `transformObject`).
+ */
+export function markRequiredHeaders<T>(document: T): T {
+  const paths = (document as { paths?: Record<string, Record<string, { responses?: Record<string, { headers?: Record<string, { required?: boolean; schema?: Record<string, unknown> }> }> }>> }).paths ?? {};
+  for (const operations of Object.values(paths)) {
+    for (const operation of Object.values(operations)) {
+      for (const response of Object.values(operation.responses ?? {})) {
+        for (const header of Object.values(response.headers ?? {})) {
+          if (header.schema?.[REQUIRED_MARK] === undefined) continue;
+          delete header.schema[REQUIRED_MARK];
+          header.required = true;
+        }
+      }
+    }
+  }
+  return document;
+}
+
 /** `schema` (a response schema, or `{description, content}`) with `headers` documented. */
 export function withHeaders<T extends object>(schema: T, headers: HeaderSchemas): T {
   const existing = (schema as { headers?: HeaderSchemas }).headers ?? {};
@@ -90,8 +122,8 @@ const STATUS_TEXT: Record<number, string> = {
 
 /**
  * Documented error responses for `statuses`, all in the one error shape, with the headers
- * each carries: `Retry-After` on 429 and 503, `WWW-Authenticate` on 401, `X-Request-Id` on
- * all. 405 (a known path with another method, with `Allow`) is added to every route: any
+ * each carries: `Retry-After` on 429 (required) and 503 (while closing or a dependency is
+ * down), `WWW-Authenticate` on 401 and `X-Request-Id` on all (required). 405 (a known path with another method, with `Allow`) is added to every route: any
  * path answers it to the methods it does not have; so is 503 (with `Retry-After`): any
  * route answers it while the database or Redis is down or restarting; and 507: any route
  * answers it while the disk under the database or the storage is full.
@@ -99,10 +131,12 @@ const STATUS_TEXT: Record<number, string> = {
 export function errorResponses(errorRef: TSchema, statuses: readonly number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
   for (const status of new Set([...statuses, 405, 503, 507])) {
-    const headers: HeaderSchemas = { ...REQUEST_ID_HEADER };
-    if (status === 429 || status === 503) Object.assign(headers, RETRY_AFTER_HEADER);
-    if (status === 401) Object.assign(headers, WWW_AUTHENTICATE_HEADER);
-    if (status === 405) Object.assign(headers, ALLOW_HEADER);
+    const headers: HeaderSchemas = required(REQUEST_ID_HEADER);
+    // A 503 for a feature the operator has not set up (SMTP probing) has no time to wait for.
+    if (status === 429) Object.assign(headers, required(RETRY_AFTER_HEADER));
+    if (status === 503) Object.assign(headers, RETRY_AFTER_HEADER);
+    if (status === 401) Object.assign(headers, required(WWW_AUTHENTICATE_HEADER));
+    if (status === 405) Object.assign(headers, required(ALLOW_HEADER));
     out[status] = { ...errorRef, description: STATUS_TEXT[status] ?? 'Error', headers };
   }
   return out;
@@ -128,16 +162,21 @@ export function documentStrayBodyErrors(method: string, hasBody: boolean, respon
   }
 }
 
+/** Answers only a route's own code makes, after the key check set the `RateLimit-*` headers. */
+const LIMITED = new Set([200, 201, 202, 204, 206, 404, 409, 410, 422, 429]);
+
 /**
  * The responses of an authenticated route: every status (success and error) documents the
- * `RateLimit-*` headers, which the key check sets before the route runs. (A 401 is answered
- * before the limiter, so the headers are absent there; optional headers allow that.)
+ * `RateLimit-*` headers, which the key check sets before the route runs, required on the
+ * answers the route's own code makes. (A 401 is answered before the limiter, and a 400, 413
+ * or 415 may come from reading the body, a 503 or 507 from the store the key check needs:
+ * the headers may be absent there.)
  */
 export function securedResponses(responses: Record<number, TSchema>): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
   for (const [status, schema] of Object.entries(responses)) {
     const n = Number(status);
-    out[n] = n === 401 ? withHeaders(schema, REQUEST_ID_HEADER) : withHeaders(schema, { ...RATE_LIMIT_HEADERS, ...REQUEST_ID_HEADER });
+    out[n] = n === 401 ? withHeaders(schema, required(REQUEST_ID_HEADER)) : withHeaders(schema, { ...(LIMITED.has(n) ? required(RATE_LIMIT_HEADERS) : RATE_LIMIT_HEADERS), ...required(REQUEST_ID_HEADER) });
   }
   return out;
 }

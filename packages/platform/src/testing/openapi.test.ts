@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { COMMON_ERROR_STATUS } from '../errors/app-error.js';
 import { createServiceApp } from '../http/create-app.js';
 import { errorResponses, errorSchema, formChecker, Nullable, StringEnum, withHeaders } from '../http/schemas.js';
+import { leaveAnswersUnchecked } from './answer-guard.js';
 import { LogCapture } from './log-capture.js';
 import { assertAnswersMatchDocument, assertOpenApiComplete, recordAnswers } from './openapi.js';
 
@@ -44,6 +45,8 @@ async function makeApp() {
       return reply.send({ name: 'x', kind: request.params.id === 'null' ? null : 'a' });
     },
   );
+  // Its lies are on purpose: the answer guard `npm test` loads would turn them into 500s.
+  leaveAnswersUnchecked(app);
   return app;
 }
 
@@ -56,7 +59,7 @@ test('answers as documented pass; an undocumented status, header, media type or 
   await app.inject({ method: 'DELETE', url: '/things/1' }); // 405, documented on every operation
   await app.inject('/nowhere'); // 404 on no documented path: not an operation's answer
   const covered = await assertAnswersMatchDocument(app, answers);
-  assert.deepEqual([...covered], ['GET /things/{id}']);
+  assert.deepEqual([...covered].sort(), ['GET /openapi.json', 'GET /things/{id}']);
 
   for (const [lie, expected] of [
     ['header', /header digest sent but not documented/],

@@ -72,14 +72,14 @@ const WATCHED_HEADERS = [
 ];
 // X-Request-Id is on every answer (meta routes included); it is documented on the error responses, where it matters.
 
-type Operation = { responses: Record<string, { headers?: Record<string, { schema?: Record<string, unknown> }>; content?: Record<string, { schema?: unknown }> }> };
+type Operation = { responses: Record<string, { headers?: Record<string, { required?: boolean; schema?: Record<string, unknown> }>; content?: Record<string, { schema?: unknown }> }> };
 
 const templateRegex = (template: string) => new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
 
 /**
  * Compares recorded answers with the served document: the status is documented for the
- * operation, every watched header sent is documented on that response (with a value its
- * schema accepts), the media type is documented, and a JSON body validates against the
+ * operation, every header the response marks `required` is present, every watched header
+ * sent is documented on that response (with a value its schema accepts), the media type is documented, and a JSON body validates against the
  * response schema (Ajv, OpenAPI `nullable` understood). Returns the operations that were
  * checked (`GET /api/v1/jobs/{job_id}`), so a suite can assert its coverage.
  */
@@ -98,9 +98,17 @@ export async function assertAnswersMatchDocument(app: FastifyInstance, answers: 
  * function returns the problems found (empty when every answer matches) and adds the
  * operations it checked to `covered` when given.
  */
-export async function answerChecker(app: FastifyInstance): Promise<(answers: readonly RecordedAnswer[], covered?: Set<string>) => string[]> {
+export async function answerChecker(app: FastifyInstance): Promise<AnswerCheck> {
   const res = await app.inject({ method: 'GET', url: '/openapi.json' });
-  const doc = (await SwaggerParser.dereference(res.json() as never)) as unknown as { paths: Record<string, Record<string, Operation>> };
+  return documentChecker(res.json());
+}
+
+/** Checks answers against one document: the problems found, and the operations checked added to `covered`. */
+export type AnswerCheck = (answers: readonly RecordedAnswer[], covered?: Set<string>) => string[];
+
+/** {@link answerChecker} for a document already at hand (an app's `app.swagger()`); it is not modified. */
+export async function documentChecker(document: unknown): Promise<AnswerCheck> {
+  const doc = (await SwaggerParser.dereference(structuredClone(document) as never)) as unknown as { paths: Record<string, Record<string, Operation>> };
   const ajv = new Ajv({ strict: false, allErrors: true, logger: false });
   addFormats.default(ajv);
   const validators = new Map<unknown, ValidateFunction>();
@@ -113,7 +121,6 @@ export async function answerChecker(app: FastifyInstance): Promise<(answers: rea
   return (answers, covered = new Set<string>()) => {
     const problems: string[] = [];
     for (const a of answers) {
-      if (a.route === '/openapi.json') continue;
       const method = a.method === 'HEAD' ? 'get' : a.method.toLowerCase();
       let template: string | undefined;
       if (a.matched) template = a.route.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
@@ -137,6 +144,9 @@ export async function answerChecker(app: FastifyInstance): Promise<(answers: rea
         continue;
       }
       const documented = Object.fromEntries(Object.entries(response.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+      for (const [name, spec] of Object.entries(documented)) {
+        if (spec.required && a.headers[name] === undefined) problems.push(`${where}: required header ${name} missing`);
+      }
       for (const name of WATCHED_HEADERS) {
         const value = a.headers[name];
         if (value === undefined) continue;
@@ -153,7 +163,7 @@ export async function answerChecker(app: FastifyInstance): Promise<(answers: rea
       }
       const mediaType = String(a.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       if (!mediaType || a.method === 'HEAD' || a.status === 206 || a.status === 304) continue;
-      const media = response.content?.[mediaType] ?? response.content?.['*/*'] ?? response.content?.['application/octet-stream'];
+      const media = response.content?.[mediaType] ?? response.content?.['*/*'];
       if (!media) {
         problems.push(`${where}: media type ${mediaType} not documented (documented: ${Object.keys(response.content ?? {}).join(', ') || 'none'})`);
         continue;

@@ -317,7 +317,8 @@ export const TokenParams = Type.Object({ token: Type.String() });
 export const JobTokenParams = Type.Object({ id: Type.String(), token: Type.String() });
 
 /** Binary download answers (200 and 206) for the document. */
+/** A download: sent with the output's own media type (`image/webp`, `application/pdf`, …; `application/octet-stream` when it has none). */
 export const Binary = (description: string) => ({
-  description,
-  content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+  description: `${description} Content-Type is the output's media type.`,
+  content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
 });

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { AppError, formChecker, withHeaders, type ServiceApp } from '@mailconv/platform';
+import { AppError, formChecker, required, withHeaders, type ServiceApp } from '@mailconv/platform';
 import { OPTION_NAMES, type ConversionService, type Owner } from '../../conversion/conversion.service.js';
 import { ConversionRecordSchema, ConvertJsonBody, IdParams, MergeJsonBody, MultipartBody } from '../../conversion/schemas.js';
 import { ownerOf, type ConvertDeps } from '../../deps.js';
@@ -80,7 +80,7 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
         consumes: ['application/json', 'multipart/form-data'],
         querystring: WaitQuery,
         body: { content: { 'application/json': { schema: ConvertJsonBody }, 'multipart/form-data': { schema: MultipartBody } } },
-        response: secured({ 200: ConversionRecordSchema, 202: withHeaders(ConversionRecordSchema, LOCATION), ...errors(400, 401, 404, 410, 413, 415, 422, 429, 500, 503) }),
+        response: secured({ 200: ConversionRecordSchema, 202: withHeaders(ConversionRecordSchema, required(LOCATION)), ...errors(400, 401, 404, 410, 413, 415, 422, 429, 500, 503) }),
       },
     },
     async (request, reply) => {
@@ -115,7 +115,7 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
         security: SECURED,
         querystring: WaitQuery,
         body: MergeJsonBody,
-        response: secured({ 200: ConversionRecordSchema, 202: withHeaders(ConversionRecordSchema, LOCATION), ...errors(400, 401, 404, 410, 413, 415, 422, 429, 500, 503) }),
+        response: secured({ 200: ConversionRecordSchema, 202: withHeaders(ConversionRecordSchema, required(LOCATION)), ...errors(400, 401, 404, 410, 413, 415, 422, 429, 500, 503) }),
       },
     },
     async (request, reply) => {
@@ -142,7 +142,7 @@ export function registerConversionRoutes(app: ServiceApp, deps: ConvertDeps): vo
         security: SECURED,
         consumes: ['multipart/form-data', 'application/json'],
         body: { content: { 'multipart/form-data': { schema: MultipartBody }, 'application/json': { schema: ConvertJsonBody } } },
-        response: secured({ 202: withHeaders(ConversionRecordSchema, LOCATION), ...errors(400, 401, 404, 410, 413, 415, 422, 429, 500, 503) }),
+        response: secured({ 202: withHeaders(ConversionRecordSchema, required(LOCATION)), ...errors(400, 401, 404, 410, 413, 415, 422, 429, 500, 503) }),
       },
     },
     async (request, reply) => {

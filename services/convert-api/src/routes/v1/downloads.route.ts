@@ -3,7 +3,7 @@ import contentDisposition from 'content-disposition';
 import rangeParser from 'range-parser';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { AppError, withHeaders, type RateLimiter, type ServiceApp } from '@mailconv/platform';
+import { AppError, required, withHeaders, type RateLimiter, type ServiceApp } from '@mailconv/platform';
 import type { DownloadTarget } from '../../conversion/conversion.service.js';
 import type { ShareLinksService } from '../../conversion/share-links.service.js';
 import { Binary, JobTokenParams, TokenParams } from '../../conversion/schemas.js';
@@ -26,10 +26,10 @@ const DESCRIPTION =
 /** A download's answers: the file, a range of it, and the errors of `statuses` (416 with its Content-Range). */
 const downloadResponses = (...statuses: number[]) =>
   secured({
-    200: withHeaders(Binary('The whole output.'), DOWNLOAD_HEADERS),
-    206: withHeaders(Binary('The requested byte range.'), { ...DOWNLOAD_HEADERS, 'Content-Range': Type.String({ description: '`bytes <first>-<last>/<size>`.' }) }),
+    200: withHeaders(Binary('The whole output.'), required(DOWNLOAD_HEADERS)),
+    206: withHeaders(Binary('The requested byte range.'), required({ ...DOWNLOAD_HEADERS, 'Content-Range': Type.String({ description: '`bytes <first>-<last>/<size>`.' }) })),
     ...errors(...statuses),
-    416: withHeaders(errors(416)[416]!, { 'Content-Range': Type.String({ description: '`bytes */<size>`.' }) }),
+    416: withHeaders(errors(416)[416]!, required({ 'Content-Range': Type.String({ description: '`bytes */<size>`.' }) })),
   });
 
 const responses = downloadResponses(401, 404, 409, 410, 429, 500);
