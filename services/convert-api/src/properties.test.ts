@@ -16,7 +16,7 @@ import { Converter } from '@mailconv/converter';
 import { findProjectRoot } from '@mailconv/platform';
 import {
   answerChecker, assertRequestsKeepContract, contentTypes, contractProblems, headerText, hostileBody, hostileJson, hostilePayload, hostileQuery, hostileString, oddHeaders, pathSegment,
-  propertySeed, rangeHeader, recordAnswers, testBackends, type RecordedAnswer,
+  propertySeed, rangeHeader, recordAnswers, schemaRequests, testBackends, type RecordedAnswer,
 } from '@mailconv/platform/testing';
 import { CONVERT_KEY_PREFIX } from './app.js';
 import { CONVERT_ERROR_STATUS } from './errors.js';
@@ -26,7 +26,10 @@ const SEED = propertySeed();
 const SCALE = Number(process.env.PROPERTY_RUNS ?? '1');
 const backends = testBackends();
 const RUNS = Math.max(20, Math.round((1600 * SCALE) / backends.length));
-const TIME_LIMIT_MS = Math.round(40_000 / backends.length);
+const TIME_LIMIT_MS = Math.round((40_000 * SCALE) / backends.length);
+/** The schema-driven requests (issue #29): a few hundred per service, over every documented operation. */
+const SCHEMA_RUNS = Math.max(20, Math.round((400 * SCALE) / backends.length));
+const SCHEMA_TIME_LIMIT_MS = Math.round((40_000 * SCALE) / backends.length);
 const PNG = join(findProjectRoot(), 'packages', 'converter', 'test', 'fixtures', 'sample.png');
 
 type Request = InjectOptions & { url: string };
@@ -57,7 +60,16 @@ for (const backend of backends) {
       storage: () => join(work, `storage-${backend}`),
       converter: () => converter,
       email: 'props@example.test',
-      env: { CONVERT_PLANS_FILE: join(work, 'plans.json'), CONVERT_PUBLIC_BASE_URL: 'http://127.0.0.1:8081' },
+      env: {
+        CONVERT_PLANS_FILE: join(work, 'plans.json'),
+        CONVERT_PUBLIC_BASE_URL: 'http://127.0.0.1:8081',
+        // Generated URLs (imports, webhooks, exports) are looked up on a dead loopback resolver
+        // and fenced to loopback; no webhook is delivered. Nothing leaves the machine.
+        CONVERT_DNS_SERVERS: '127.0.0.1:9',
+        CONVERT_URL_RESTRICT_TO: '127.0.0.0/8,::1/128',
+        CONVERT_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128',
+        CONVERT_WEBHOOKS_CONCURRENCY: '0',
+      },
     });
     let answers: RecordedAnswer[] = [];
     let uploadId: string;
@@ -143,6 +155,30 @@ for (const backend of backends) {
       assert.ok(runs >= Math.min(RUNS, 20), `at least a few runs happened (${runs})`);
       assert.ok(Object.keys(statuses).some((s) => s.startsWith('2')), 'some requests succeeded');
       assert.ok(statuses[400] !== undefined, 'some requests were refused as invalid');
+    });
+
+    test('every documented operation under requests generated from the document (schema-driven)', { timeout: SCHEMA_TIME_LIMIT_MS + 120_000 }, async () => {
+      const checkDocument = await answerChecker(f.app);
+      const { requests, operations } = await schemaRequests((await f.app.inject({ method: 'GET', url: '/openapi.json' })).json(), {
+        auth: () => ({ authorization: `Bearer ${f.key}` }),
+        pathValues: { id: () => conversionId, token: () => token, ext: () => 'png' },
+        fieldValues: { upload_id: () => uploadId, upload_ids: () => [uploadId] },
+      });
+      const from = answers.length;
+      const { runs, statuses } = await assertRequestsKeepContract(f.app, `convert schema-driven on ${backend}`, requests, {
+        errors: CONVERT_ERROR_STATUS,
+        seed: SEED,
+        numRuns: SCHEMA_RUNS,
+        timeLimitMs: SCHEMA_TIME_LIMIT_MS,
+        answers,
+        checkDocument,
+      });
+      const covered = new Set<string>();
+      assert.deepEqual(checkDocument(answers.slice(from), covered), []);
+      const missed = operations.filter((o) => !covered.has(o));
+      console.log(`# convert schema-driven on ${backend}: ${runs} requests over ${covered.size}/${operations.length} operations, statuses ${JSON.stringify(statuses)}`);
+      if (runs >= SCHEMA_RUNS) assert.ok(covered.size >= operations.length * 0.8, `most operations reached; missed: ${missed.join(', ')}`);
+      assert.ok(Object.keys(statuses).some((s) => s.startsWith('2')), 'some requests succeeded');
     });
 
     // What the properties found, kept as plain examples.

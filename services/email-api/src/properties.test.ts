@@ -14,7 +14,7 @@ import type { InjectOptions } from 'fastify';
 import { openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
 import {
   answerChecker, assertRequestsKeepContract, contentTypes, contractProblems, createTestDatabase, headerText, hostileBody, hostileJson, hostilePayload, hostileQuery, hostileString,
-  oddHeaders, pathSegment, propertySeed, recordAnswers, testBackends, type RecordedAnswer,
+  oddHeaders, pathSegment, propertySeed, recordAnswers, schemaRequests, testBackends, type RecordedAnswer,
 } from '@mailconv/platform/testing';
 import { D, REBIND_PUBLIC_ADDRESS, useRig, type RigHandle } from '@mailconv/test-rig';
 import { buildApp, EMAIL_KEY_PREFIX } from './app.js';
@@ -27,7 +27,10 @@ const SCALE = Number(process.env.PROPERTY_RUNS ?? '1');
 const backends = testBackends();
 /** Runs per backend: the service's whole property suite stays under a minute. */
 const RUNS = Math.max(20, Math.round((2400 * SCALE) / backends.length));
-const TIME_LIMIT_MS = Math.round(40_000 / backends.length);
+const TIME_LIMIT_MS = Math.round((40_000 * SCALE) / backends.length);
+/** The schema-driven requests (issue #29): a few hundred per service, over every documented operation. */
+const SCHEMA_RUNS = Math.max(20, Math.round((400 * SCALE) / backends.length));
+const SCHEMA_TIME_LIMIT_MS = Math.round((40_000 * SCALE) / backends.length);
 
 /** Addresses that reach every branch of the verifier on the rig, and some that are not addresses. */
 const emailish = fc.oneof(
@@ -165,6 +168,30 @@ for (const backend of backends) {
       // Bad input dominated, but the good paths were reached as well.
       assert.ok(Object.keys(statuses).some((s) => s.startsWith('2')), 'some requests succeeded');
       assert.ok(statuses[400] !== undefined, 'some requests were refused as invalid');
+    });
+
+    test('every documented operation under requests generated from the document (schema-driven)', { timeout: SCHEMA_TIME_LIMIT_MS + 60_000 }, async () => {
+      const checkDocument = await answerChecker(app);
+      const { requests, operations } = await schemaRequests((await app.inject({ method: 'GET', url: '/openapi.json' })).json(), {
+        auth: () => ({ authorization: `Bearer ${key}` }),
+        pathValues: { job_id: () => jobId, id: () => webhookId },
+        fieldValues: { email: () => `alice@${D.valid}`, emails: () => [`alice@${D.valid}`, `x@${D.catchAll}`], url: () => PUBLIC_HOOK },
+      });
+      const from = answers.length;
+      const { runs, statuses } = await assertRequestsKeepContract(app, `email schema-driven on ${backend}`, requests, {
+        errors: EMAIL_ERROR_STATUS,
+        seed: SEED,
+        numRuns: SCHEMA_RUNS,
+        timeLimitMs: SCHEMA_TIME_LIMIT_MS,
+        answers,
+        checkDocument,
+      });
+      const covered = new Set<string>();
+      assert.deepEqual(checkDocument(answers.slice(from), covered), []);
+      const missed = operations.filter((o) => !covered.has(o));
+      console.log(`# email schema-driven on ${backend}: ${runs} requests over ${covered.size}/${operations.length} operations, statuses ${JSON.stringify(statuses)}`);
+      if (runs >= SCHEMA_RUNS) assert.ok(covered.size >= operations.length * 0.8, `most operations reached; missed: ${missed.join(', ')}`);
+      assert.ok(Object.keys(statuses).some((s) => s.startsWith('2')), 'some requests succeeded');
     });
 
     // What the properties found, kept as plain examples.
