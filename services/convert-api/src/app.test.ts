@@ -93,6 +93,23 @@ for (const backend of testBackends()) {
       }
     });
 
+    test('conflicting credentials are refused (401), never read as the first one: two Authorization headers, a Bearer key and another key elsewhere', async () => {
+      const conflicting: Array<[string, Record<string, string | string[]>]> = [
+        ['/api/v1/account/limits', { authorization: [`Bearer ${apiKey}`, `Bearer ${freeKey}`] }],
+        ['/api/v1/account/limits', { authorization: [`Bearer ${apiKey}`, `Bearer ${apiKey}`] }],
+        ['/api/v1/account/limits', { authorization: `Bearer ${apiKey}`, 'x-api-key': freeKey }],
+        [`/api/v1/account/limits?api_key=${freeKey}`, { authorization: `Bearer ${apiKey}` }],
+      ];
+      for (const [path, headers] of conflicting) {
+        const res = await app.inject({ method: 'GET', url: path, headers });
+        assert.equal(res.statusCode, 401, `${path} ${JSON.stringify(headers)}: ${res.body}`);
+        assert.equal(res.json().error, 'unauthorized');
+        assert.ok(res.headers['www-authenticate']);
+      }
+      // The key alone still works.
+      assert.equal((await get('/api/v1/account/limits', apiKey)).statusCode, 200);
+    });
+
     test('per-plan rate limit: 429 rate_limited with Retry-After and RateLimit headers', async () => {
       const first = await get('/api/v1/account/limits', freeKey);
       assert.equal(first.headers['ratelimit-limit'], '10');

@@ -45,7 +45,14 @@ export function extractApiKey(request: FastifyRequest, accepted: readonly KeyLoc
     const forms = accepted.map((f) => (f === 'bearer' ? 'Authorization: Bearer <key>' : f === 'x-api-key' ? 'X-API-Key: <key>' : '?api_key=<key>'));
     return { problem: `Missing API key: send ${forms.join(', or ')}.` };
   }
-  if (found.some((f) => f.key !== first.key)) return { problem: `Conflicting API keys in ${found.map((f) => f.where).join(' and ')}: send one key.` };
+  // A key where this service does not read one still names an account to whoever does (a
+  // proxy, the other service's conventions): a different one there is a conflict too.
+  const elsewhere: Array<{ where: string; key: string }> = [];
+  if (!accepted.includes('x-api-key') && typeof header === 'string' && header.trim()) elsewhere.push({ where: 'X-API-Key', key: header.trim() });
+  const query = accepted.includes('query') ? undefined : (request.query as Record<string, unknown> | undefined)?.api_key;
+  for (const value of [query].flat()) if (typeof value === 'string' && value.trim()) elsewhere.push({ where: 'api_key', key: value.trim() });
+  const all = [...found, ...elsewhere];
+  if (all.some((f) => f.key !== first.key)) return { problem: `Conflicting API keys in ${all.map((f) => f.where).join(' and ')}: send one key.` };
   return { key: first.key };
 }
 

@@ -99,6 +99,19 @@ const hops = (n: number) => (_address: string, hop: number) => hop < n;
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /**
+ * The answers made before a request reaches an operation, which no operation can list
+ * (issue #29), in every document's description. All are in the `{error, message}` shape
+ * with `X-Request-Id`.
+ */
+export const ROUTER_ANSWERS = [
+  'Answers made before routing, on any path (each in the `{error, message}` shape, with `X-Request-Id`):',
+  '400 `invalid_request` for a malformed URL (bad percent-encoding) or a path parameter too long for the router;',
+  '404 `not_found` for a path this document does not have; 405 `method_not_allowed` (with `Allow`) for a documented path with another method;',
+  'and, from the HTTP server itself, then closing the connection: 400 `invalid_request` for broken framing (a bad chunk size, conflicting lengths),',
+  '408 `request_timeout` for a request not received in time, 431 `headers_too_large` for request headers over 16 KiB.',
+].join(' ');
+
+/**
  * A Fastify app with everything both services share: request ids, one log line per request
  * (path only, so a legacy `api_key` query parameter never reaches the logs), strict body
  * validation, the error model with 404/405, and an OpenAPI 3.0.3 document built from the
@@ -164,7 +177,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<{ ap
     transformObject: (document) => ('openapiObject' in document ? markRequiredHeaders(document.openapiObject) : document.swaggerObject),
     openapi: {
       openapi: '3.0.3',
-      info: { title: options.title, version: options.version, description: options.description },
+      info: { title: options.title, version: options.version, description: `${options.description}\n\n${ROUTER_ANSWERS}` },
       components: {
         securitySchemes: {
           ...Object.fromEntries(options.keyLocations.map((l) => [SECURITY_SCHEMES[l].name, SECURITY_SCHEMES[l].scheme])),

@@ -67,6 +67,8 @@ function fromFastify(err: FastifyError): AppError | undefined {
       return new AppError('invalid_request', 'Content-Length does not match the body.');
     case 'FST_ERR_BAD_URL':
       return new AppError('invalid_request', 'The URL is malformed.');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new AppError('invalid_request', 'A path parameter is too long.');
     default:
       if (err instanceof SyntaxError && err.statusCode === 400) return new AppError('invalid_json', 'The request body is not valid JSON.');
       return undefined;

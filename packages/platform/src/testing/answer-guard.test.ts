@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Type } from 'typebox';
 import { COMMON_ERROR_STATUS } from '../errors/app-error.js';
-import { createServiceApp } from '../http/create-app.js';
+import { createServiceApp, ROUTER_ANSWERS } from '../http/create-app.js';
 import { errorResponses, errorSchema, required, withHeaders } from '../http/schemas.js';
 import { LogCapture } from './log-capture.js';
 import { takeAnswerProblems } from './answer-guard.js';
@@ -25,6 +25,7 @@ async function makeApp() {
   app.get('/right', { schema: { response: { 200: withHeaders(Thing, required({ ETag: Type.String() })), ...errors } } }, async (_request, reply) => reply.header('etag', '"1"').send({ name: 'x' }));
   app.get('/teapot', { schema: { response: { 200: Thing, ...errors } } }, async (_request, reply) => reply.code(418 as 200).send({ name: 'x' }));
   app.get('/no-etag', { schema: { response: { 200: withHeaders(Thing, required({ ETag: Type.String() })), ...errors } } }, async () => ({ name: 'x' }));
+  app.get('/items/:id', { schema: { params: Type.Object({ id: Type.String() }), response: { 200: Thing, ...errors } } }, async () => ({ name: 'x' }));
   app.get('/wrong-type', { schema: { response: { 200: { description: 'CSV', content: { 'text/csv': { schema: Type.String() } } }, ...errors } } }, async (_request, reply) => reply.type('text/plain').send('a,b'));
   await app.ready();
   return app;
@@ -41,6 +42,25 @@ test('answers that match the document pass untouched; the document marks require
   assert.deepEqual(responses['200']!.headers.ETag!.schema, { type: 'string' }, 'the mark is moved out of the schema');
   assert.equal(responses['400']!.headers['X-Request-Id']!.required, true);
   assert.equal(responses['405']!.headers.Allow!.required, true);
+  assert.deepEqual(takeAnswerProblems(), []);
+  await app.close();
+});
+
+test('the router\'s own answers (bad percent-encoding, a parameter too long, no such path) are in the description and pass', async () => {
+  const app = await makeApp();
+  const doc = app.swagger() as unknown as { info: { description: string } };
+  assert.ok(doc.info.description.endsWith(ROUTER_ANSWERS));
+  for (const [url, status, message] of [
+    ['/items/%zz', 400, /malformed/],
+    ['/nowhere/%zz', 400, /malformed/],
+    [`/items/${'x'.repeat(101)}`, 400, /path parameter is too long/],
+    ['/nowhere', 404, /./],
+  ] as const) {
+    const res = await app.inject({ method: 'GET', url });
+    assert.equal(res.statusCode, status, `${url}: ${res.body}`);
+    assert.match(res.json().message, message);
+    assert.ok(res.headers['x-request-id']);
+  }
   assert.deepEqual(takeAnswerProblems(), []);
   await app.close();
 });
