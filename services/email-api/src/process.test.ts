@@ -1,12 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { openServiceCore, verifyPassword } from '@mailconv/platform';
-import { createTestDatabase, startProcess, stopProcess, testBackends, testRedisUrl } from '@mailconv/platform/testing';
+import { createTestDatabase, freePort, startProcess, stopProcess, testBackends, testRedisUrl } from '@mailconv/platform/testing';
 import { EMAIL_KEY_PREFIX } from './app.js';
 import { loadEmailConfig } from './config.js';
 import { EMAIL_MIGRATIONS } from './db/migrations.js';
@@ -16,15 +14,6 @@ const SERVER = fileURLToPath(new URL('./server.js', import.meta.url));
 const ADMIN = fileURLToPath(new URL('./admin.js', import.meta.url));
 const WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
 const ROOT_ADMIN = fileURLToPath(new URL('../../../scripts/admin.mjs', import.meta.url));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Runs a command, resolving with its exit code and output whatever the code. */
 async function exec(file: string, args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -42,23 +31,13 @@ const LOOPBACK_WEBHOOKS = { EMAIL_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128' };
 
 /** Starts `server.js` on a free port and resolves once it logged `ready`. */
 async function startServer(env: Record<string, string>): Promise<{ port: number; stop: () => Promise<void>; lines: string[] }> {
-  const lines: string[] = [];
   const port = await freePort();
-  const child = spawn(process.execPath, [SERVER], { env: { ...process.env, EMAIL_LOG_LEVEL: 'info', ...LOOPBACK_WEBHOOKS, ...env, EMAIL_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      if (lines.length < 1000) lines.push(line);
-      if ((JSON.parse(line) as { event?: string }).event === 'ready') resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`server exited early with ${code}`)));
-  });
+  const { child, lines } = await startProcess(SERVER, { EMAIL_LOG_LEVEL: 'info', ...LOOPBACK_WEBHOOKS, ...env, EMAIL_PORT: String(port) });
   return {
     port,
     lines,
     stop: async () => {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
+      await stopProcess(child, 'SIGTERM');
     },
   };
 }
@@ -232,25 +211,14 @@ for (const backend of testBackends()) {
       const env = { EMAIL_DATABASE_URL: url };
       const acct = JSON.parse((await exec(ADMIN, ['create-account', '--email', 'sigterm@example.test', '--json'], env)).stdout) as Record<string, string>;
       const port = await freePort();
-      const child = spawn(process.execPath, [SERVER], { env: { ...process.env, ...LOOPBACK_WEBHOOKS, ...env, EMAIL_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
-      const lines: Array<Record<string, unknown>> = [];
-      const ready = new Promise<void>((resolve, reject) => {
-        createInterface({ input: child.stdout }).on('line', (line) => {
-          const entry = JSON.parse(line) as Record<string, unknown>;
-          lines.push(entry);
-          if (entry.event === 'ready') resolve();
-        });
-        child.once('exit', (code) => reject(new Error(`server exited early with ${code}`)));
-      });
-      await ready;
-      assert.equal(lines.find((l) => l.event === 'ready')?.url, `http://127.0.0.1:${port}`);
+      const { child, lines: logged } = await startProcess(SERVER, { ...LOOPBACK_WEBHOOKS, ...env, EMAIL_PORT: String(port) });
+      const lines = () => logged.flatMap((line) => { try { return [JSON.parse(line) as Record<string, unknown>]; } catch { return []; } });
+      assert.equal(lines().find((l) => l.event === 'ready')?.url, `http://127.0.0.1:${port}`);
       const res = await fetch(`http://127.0.0.1:${port}/api/v1/account`, { headers: { authorization: `Bearer ${acct.api_key}` } });
       assert.equal(res.status, 200);
       assert.match(res.headers.get('x-request-id') ?? '', /^req_/);
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      child.kill('SIGTERM');
-      assert.equal(await exited, 0);
-      assert.ok(lines.some((l) => l.msg === 'shutting down'));
+      assert.equal(await stopProcess(child, 'SIGTERM'), 0);
+      assert.ok(lines().some((l) => l.msg === 'shutting down'));
       const core = await openServiceCore({ database: loadEmailConfig(env).database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX });
       try {
         const keys = await core.accounts.listKeys(acct.account_id!);

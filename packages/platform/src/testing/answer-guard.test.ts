@@ -1,6 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Type } from 'typebox';
 import { COMMON_ERROR_STATUS } from '../errors/app-error.js';
@@ -8,6 +12,7 @@ import { createServiceApp, ROUTER_ANSWERS } from '../http/create-app.js';
 import { errorResponses, errorSchema, required, withHeaders } from '../http/schemas.js';
 import { LogCapture } from './log-capture.js';
 import { takeAnswerProblems } from './answer-guard.js';
+import { freePort, startProcess, stopProcess } from './processes.js';
 
 // The guard `npm test` loads into every test process (issue #29): an answer that does not
 // match the app's document fails the test that made it (a 500 naming the mismatch) and, even
@@ -96,4 +101,30 @@ test('a mismatch no test looked at still fails the process, with the mismatch on
   assert.equal(run.status, 1, run.stderr);
   assert.match(run.stderr, /1 answer\(s\) did not match the OpenAPI document/);
   assert.match(run.stderr, /GET \/teapot → 418: status not documented/);
+});
+
+test('a service process a test starts is checked too: its mismatch joins the test process\'s list and fails its exit', async () => {
+  assert.ok(process.execArgv.some((arg) => arg.endsWith('/answer-guard.js')), 'this file runs under the guard (npm test loads it)');
+  const dir = await mkdtemp(join(tmpdir(), 'guard-child-'));
+  try {
+    const file = join(dir, 'server.mjs');
+    await writeFile(file, `
+      const { createServiceApp } = await import(${JSON.stringify(CREATE_APP)});
+      const { app } = await createServiceApp({ title: 't', version: '1.0.0', description: 't', errorTable: {}, logLevel: 'silent', bodyLimit: 1024, trustProxy: false, keyLocations: ['bearer'] });
+      app.get('/teapot', { schema: { response: { 200: { type: 'object' } } } }, async (_q, reply) => reply.code(418).send({}));
+      await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });
+      process.stdout.write(JSON.stringify({ event: 'ready' }) + '\\n');
+      process.on('SIGTERM', () => { void app.close().then(() => process.exit()); });
+    `);
+    const port = await freePort();
+    const started = await startProcess(file, { PORT: String(port) });
+    const res = await fetch(`http://127.0.0.1:${port}/teapot`);
+    assert.equal(res.status, 500);
+    assert.match(((await res.json()) as { message: string }).message, /status not documented/);
+    for (let i = 0; i < 100 && !started.lines.some((line) => line.includes('answer_mismatch')); i++) await sleep(50);
+    assert.equal(await stopProcess(started.child, 'SIGTERM'), 1, 'the service process exits 1 for the mismatch');
+    assert.deepEqual(takeAnswerProblems(), [`${file}: GET /teapot → 418: status not documented`]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

@@ -16,12 +16,20 @@ import { documentChecker, type AnswerCheck, type RecordedAnswer } from './openap
 // it fails and says why; and since a test may not look at what it got, every mismatch is
 // also kept and printed when the process exits, which then exits 1 (the file fails).
 //
+// Service processes a test starts (`startProcess`) load this module too: their mismatches are
+// answered the same way and also written to stdout as one JSON line (`event:
+// "answer_mismatch"`), which `startProcess` hands to the test process's list, so the test
+// file fails even when the service's own exit code is not looked at.
+//
 // Not checked: apps without the OpenAPI plugin (test receivers, the metrics listener), routes
 // hidden from the document (the dashboards' HTML pages), and the synthetic apps of the
 // platform's own tests that say so with `leaveAnswersUnchecked` (their routes stand in for a
 // service's and document only what their test is about).
 
-const problems: string[] = [];
+/** Shared with `startProcess` through the global registry (the two may be loaded apart). */
+const problems: string[] = ((globalThis as Record<symbol, unknown>)[Symbol.for('mailconv.answerProblems')] ??= []) as string[];
+/** Set by `startProcess` in a service process it starts: mismatches are reported on stdout too. */
+const reportOnStdout = process.env.MAILCONV_ANSWER_GUARD_REPORT === 'stdout';
 const checkers = new Map<string, Promise<AnswerCheck>>();
 const byApp = new WeakMap<FastifyInstance, Promise<AnswerCheck>>();
 const unchecked = new WeakSet<FastifyInstance>();
@@ -61,6 +69,7 @@ export function guardAnswers(app: FastifyInstance): void {
     const found = (await checkerOf(app))([answer]);
     if (found.length === 0) return payload;
     problems.push(...found);
+    if (reportOnStdout) process.stdout.write(`${JSON.stringify({ event: 'answer_mismatch', problems: found })}\n`);
     if (payload instanceof Readable) payload.destroy();
     reply.code(500);
     reply.header('content-type', 'application/json; charset=utf-8');

@@ -5,7 +5,7 @@ export {
   assertRequestsKeepContract, contentTypes, contractProblems, deepNesting, headerText, hostileBody, hostileJson, hostileNumber, hostilePayload, hostileQuery, hostileString, oddHeaders, pathSegment, propertySeed, rangeHeader,
   type AnswerRules, type PropertyBudget,
 } from './hostile-requests.js';
-export { schemaRequests, valueFor, type SchemaRequestContext } from './schema-requests.js';
+export { assertSchemaRequestsKeepContract, schemaRequests, valueFor, type SchemaRequestContext } from './schema-requests.js';
 export { testRedisUrl } from './test-redis.js';
 export { freePort, startProcess, stopProcess, type StartedProcess } from './processes.js';
 export { startOwnPostgres, startOwnRedis, type OwnServer } from './own-services.js';

@@ -20,12 +20,22 @@ export interface StartedProcess {
   lines: string[];
 }
 
+/** `--import` of the answer guard when this test process runs under it (`npm test`), else nothing. */
+function answerGuardArgs(): string[] {
+  return process.execArgv.filter((arg) => arg.startsWith('--import=') && arg.endsWith('/answer-guard.js'));
+}
+
 /**
  * Starts `node file` with `env` added to this process's environment and resolves once it
  * logged a JSON line with `event: "ready"` on stdout (its stderr goes to the test's).
+ *
+ * Under `npm test` the process loads the answer guard as the test does: every answer it gives
+ * is checked against its OpenAPI document, and each mismatch it reports (a JSON line with
+ * `event: "answer_mismatch"`) joins this test process's list, which fails the file.
  */
 export async function startProcess(file: string, env: Record<string, string>): Promise<StartedProcess> {
-  const child = spawn(process.execPath, [file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const guard = answerGuardArgs();
+  const child = spawn(process.execPath, [...guard, file], { env: { ...process.env, ...(guard.length > 0 ? { MAILCONV_ANSWER_GUARD_REPORT: 'stdout' } : {}), ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const lines: string[] = [];
   const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -38,10 +48,16 @@ export async function startProcess(file: string, env: Record<string, string>): P
         return;
       }
       if (entry.event === 'ready') resolve(entry);
+      if (entry.event === 'answer_mismatch' && Array.isArray(entry.problems)) answerProblems().push(...entry.problems.map((p) => `${file}: ${String(p)}`));
     });
     child.once('exit', (code) => reject(new Error(`${file} exited early with ${code}`)));
   });
   return { child, ready, lines };
+}
+
+/** The answer guard's list of this process (see answer-guard.ts), shared through the global registry. */
+function answerProblems(): string[] {
+  return ((globalThis as Record<symbol, unknown>)[Symbol.for('mailconv.answerProblems')] ??= []) as string[];
 }
 
 /** Sends `signal` and resolves with the exit code once the process is gone. */

@@ -1,7 +1,9 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import fc from 'fast-check';
-import type { InjectOptions } from 'fastify';
-import { contentTypes, hostileJson, hostilePayload, hostileQuery, hostileString, oddHeaders, pathSegment } from './hostile-requests.js';
+import assert from 'node:assert/strict';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { answerChecker, type RecordedAnswer } from './openapi.js';
+import { assertRequestsKeepContract, contentTypes, hostileJson, hostilePayload, hostileQuery, hostileString, oddHeaders, pathSegment, type AnswerRules, type PropertyBudget } from './hostile-requests.js';
 
 // A schema-driven fuzzer (issue #29): requests for every operation of a served OpenAPI
 // document, built from the document itself — path parameters, query parameters and JSON or
@@ -207,4 +209,28 @@ function operationRequests(method: string, template: string, op: Operation, cont
     const headers: Record<string, string> = { ...extra, ...a, ...(b.type !== undefined && b.payload !== undefined ? { 'content-type': b.type } : {}) };
     return { method: method as InjectOptions['method'] & string, url, headers, ...(b.payload !== undefined && method !== 'GET' ? { payload: b.payload } : {}) };
   });
+}
+
+/**
+ * The schema-driven property of a service's suite: `numRuns` requests generated from `app`'s
+ * own served document keep the contract (see `assertRequestsKeepContract`); when the run was
+ * not cut short by its time limit, at least 80% of the documented operations were reached;
+ * and some requests succeeded. `answers` is the suite's `recordAnswers` list.
+ */
+export async function assertSchemaRequestsKeepContract(
+  app: FastifyInstance,
+  name: string,
+  context: SchemaRequestContext,
+  rules: AnswerRules & PropertyBudget & { seed: number; answers: RecordedAnswer[] },
+): Promise<void> {
+  const checkDocument = await answerChecker(app);
+  const { requests, operations } = await schemaRequests((await app.inject({ method: 'GET', url: '/openapi.json' })).json(), context);
+  const from = rules.answers.length;
+  const { runs, statuses } = await assertRequestsKeepContract(app, name, requests, { ...rules, checkDocument });
+  const covered = new Set<string>();
+  assert.deepEqual(checkDocument(rules.answers.slice(from), covered), []);
+  const missed = operations.filter((o) => !covered.has(o));
+  console.log(`# ${name}: ${runs} requests over ${covered.size}/${operations.length} operations, statuses ${JSON.stringify(statuses)}`);
+  if (runs >= rules.numRuns) assert.ok(covered.size >= operations.length * 0.8, `most operations reached; missed: ${missed.join(', ')}`);
+  assert.ok(Object.keys(statuses).some((s) => s.startsWith('2')), 'some requests succeeded');
 }
