@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { EmailClient } from '@mailconv/client';
-import { freePort, testBackends } from '@mailconv/platform/testing';
+import { freePort, testBackends, testRedisUrl } from '@mailconv/platform/testing';
 import { D } from '@mailconv/test-rig';
 import { createAccount, FIXTURES, ROOT, startConvertService, startEmailService, type RunningService } from './services.test-support.js';
 import { extractSnippets, missingKeys, rewrite, type Snippet } from './docs-snippets.test-support.js';
@@ -29,9 +29,15 @@ import { extractSnippets, missingKeys, rewrite, type Snippet } from './docs-snip
  *   http://127.0.0.1:8080 and :8081 (the ports `npm start` uses) are rewritten to them;
  *   https://example.com/ is rewritten to a page server on 127.0.0.2 that serves `/` (an HTML
  *   page), `/report.pdf` and `/a.docx`.
- * - The environment has EMAIL_KEY and CONVERT_KEY (keys of accounts made with the admin CLI,
- *   as `npm start` prints them) and EMAIL_DB/CONVERT_DB (unique names for the PostgreSQL
- *   set-up of operations.md; dropped afterwards).
+ * - The environment has EMAIL_KEY and CONVERT_KEY (keys of the owner@localhost accounts,
+ *   made with the admin CLI, as `npm start` prints them; `ev_live_…`/`cv_live_…` in a block
+ *   are those keys) and EMAIL_DB/CONVERT_DB (unique names for the PostgreSQL set-up of
+ *   operations.md; dropped afterwards; the README's `mailconv_email`/`mailconv_convert` are
+ *   renamed alike, its Redis URLs point at the suites' Redis database).
+ * - Blocks noted `(in the checkout)` run from the repository's root (npm scripts: admin,
+ *   `start -w`, `worker -w`), with the admin CLI on the test services' databases; services
+ *   they start keep their state in a temporary folder, resolve on loopback and are fenced
+ *   to loopback. Whatever a block leaves running in the background is killed after it.
  * - Sample inputs the snippets name are put in the folder first: list.csv (addresses on the
  *   rig's domains), report.docx and papers.zip (from the converter's fixtures), my-site/ and
  *   docs/examples/invoice.html (the repository's invoice page).
@@ -51,13 +57,14 @@ interface DocFile {
 const FILES: DocFile[] = [
   ...(await readdir(join(ROOT, 'docs'))).filter((f) => f.endsWith('.md')).sort().map((f) => ({ path: `docs/${f}` })),
   { path: 'packages/client/README.md' },
-  // Being rewritten; its Webhooks section is in. Drop `sections` to take the whole file.
-  { path: 'README.md', sections: ['Webhooks'] },
+  { path: 'README.md' },
 ];
 
 const BLOCK_LIMIT_MS = 90_000;
 const SUFFIX = `${process.pid}_${randomBytes(3).toString('hex')}`;
 const PG_NAMES = { EMAIL_DB: `mailconv_email_docs_${SUFFIX}`, CONVERT_DB: `mailconv_convert_docs_${SUFFIX}` };
+/** The README's one-machine databases (`createdb mailconv_email`, …), renamed for this run and dropped afterwards. */
+const README_DBS = { mailconv_email: `mailconv_email_readme_${SUFFIX}`, mailconv_convert: `mailconv_convert_readme_${SUFFIX}` };
 const usePostgres = testBackends().includes('postgres');
 
 interface Ran {
@@ -66,7 +73,10 @@ interface Ran {
   stderr: string;
 }
 
-/** Runs a command in its own process group; the group is killed at the time limit. */
+/**
+ * Runs a command in its own process group; the group is killed at the time limit, and what
+ * it left running in the background (`… &` not waited for) when it is done.
+ */
 function runProcess(cmd: string, args: string[], cwd: string, env: Record<string, string>): { child: ChildProcess; done: Promise<Ran> } {
   const child = spawn(cmd, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -77,6 +87,11 @@ function runProcess(cmd: string, args: string[], cwd: string, env: Record<string
     const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), BLOCK_LIMIT_MS);
     child.on('close', (code) => {
       clearTimeout(timer);
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // nothing left in the group
+      }
       resolve({ code, stdout, stderr });
     });
   });
@@ -167,17 +182,51 @@ describe('the code blocks of README.md and docs/, run as written against loopbac
       res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Example Domain</title><h1>Example Domain</h1><p>A loopback stand-in.</p>');
     });
     await new Promise<void>((resolve) => pages.listen(0, '127.0.0.2', resolve));
+    // The owner accounts `npm start` makes, with the keys it prints.
+    const keys = { EMAIL_KEY: createAccount('email-api', email.env, 'owner@localhost', 'scale'), CONVERT_KEY: createAccount('convert-api', conv.env, 'owner@localhost', 'api') };
+    const local = await mkdtemp(join(tmpdir(), 'docs-snippets-local-'));
+    folders.push(local);
     stand = {
       'http://127.0.0.1:8080': email.url,
       'http://127.0.0.1:8081': conv.url,
       'https://example.com/': `http://127.0.0.2:${(pages.address() as AddressInfo).port}/`,
+      // "the keys printed above"
+      'ev_live_…': keys.EMAIL_KEY,
+      'cv_live_…': keys.CONVERT_KEY,
+      ...README_DBS,
+      // The suites' Redis database, and no folder inside the checkout.
+      'redis://127.0.0.1:6379/0': testRedisUrl(),
+      'redis://127.0.0.1:6379/1': testRedisUrl(),
+      '$PWD/data/convert-shared': join(local, 'convert-shared'),
     };
     env = {
       // This Node first: npx and the CLI run on it.
       PATH: `${dirname(process.execPath)}:${process.env.PATH ?? '/usr/bin:/bin'}`,
-      EMAIL_KEY: createAccount('email-api', email.env, 'docs@example.test', 'scale'),
-      CONVERT_KEY: createAccount('convert-api', conv.env, 'docs@example.test', 'api'),
+      ...keys,
       ...PG_NAMES,
+      // The admin CLI of blocks run in the checkout works on the test services' databases.
+      EMAIL_DATABASE_URL: email.env.EMAIL_DATABASE_URL!,
+      CONVERT_DATABASE_URL: conv.env.CONVERT_DATABASE_URL!,
+      // Services a block starts keep their state in a temporary folder (never the checkout's
+      // data/), look names up on loopback only and reach nothing beyond loopback.
+      EMAIL_DATA_DIR: join(local, 'email'),
+      CONVERT_DATA_DIR: join(local, 'convert'),
+      MAILCONV_PID_FILE: join(local, 'npm-start.pid'),
+      EMAIL_LOG_LEVEL: 'warn',
+      CONVERT_LOG_LEVEL: 'warn',
+      EMAIL_DNS_SERVERS: email.env.EMAIL_DNS_SERVERS!,
+      EMAIL_DNS_TIMEOUT_MS: '150',
+      EMAIL_SMTP_HELO: 'probe.mailconv.test',
+      EMAIL_SMTP_FROM: 'probe@mailconv.test',
+      EMAIL_SMTP_ALLOW_PRIVATE: 'true',
+      EMAIL_SMTP_RESTRICT_TO: '127.0.0.0/8',
+      EMAIL_SMTP_PORT: email.env.EMAIL_SMTP_PORT!,
+      EMAIL_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128',
+      EMAIL_JOBS_QUEUE: `docs-email-${SUFFIX}`,
+      CONVERT_DNS_SERVERS: '127.0.0.1:9',
+      CONVERT_URL_RESTRICT_TO: '127.0.0.0/8,::1/128',
+      CONVERT_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128',
+      CONVERT_QUEUE: `docs-convert-${SUFFIX}`,
       npm_config_offline: 'true',
       npm_config_registry: 'http://127.0.0.1:9/',
       npm_config_update_notifier: 'false',
@@ -192,7 +241,10 @@ describe('the code blocks of README.md and docs/, run as written against loopbac
     await Promise.all([email?.close(), conv?.close()]);
     if (usePostgres) {
       // One -c per statement: DROP DATABASE cannot run in the transaction one -c makes of several.
-      const drops = Object.values(PG_NAMES).flatMap((n) => ['-c', `DROP DATABASE IF EXISTS ${n} WITH (FORCE)`, '-c', `DROP ROLE IF EXISTS ${n}`]);
+      const drops = [
+        ...Object.values(PG_NAMES).flatMap((n) => ['-c', `DROP DATABASE IF EXISTS ${n} WITH (FORCE)`, '-c', `DROP ROLE IF EXISTS ${n}`]),
+        ...Object.values(README_DBS).flatMap((n) => ['-c', `DROP DATABASE IF EXISTS ${n} WITH (FORCE)`]),
+      ];
       const res = spawnSync('psql', ['-q', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-U', 'postgres', '-d', 'postgres', ...drops], { encoding: 'utf8', timeout: 20_000 });
       assert.equal(res.status, 0, `dropping the operations.md databases and roles: ${res.stderr}`);
     }
@@ -255,12 +307,14 @@ describe('the code blocks of README.md and docs/, run as written against loopbac
           });
           continue;
         }
-        const needsPostgres = /\bpsql\b/.test(snippet.code);
+        const needsPostgres = /\bpsql\b|\bcreatedb\b|postgres:\/\/postgres@127/.test(snippet.code);
+        // `(in the checkout)`: npm scripts of the repository (admin, start -w, worker -w) run from its root.
+        const inCheckout = /\bin the checkout\b/.test(snippet.note);
         test(name, { skip: needsPostgres && !usePostgres ? 'PostgreSQL is not a test backend here' : false }, async (t) => {
           last = undefined;
           const { file, cmd, args } = command(snippet);
           await writeFile(join(dir, file), rewrite(snippet.code, stand));
-          const ran = await runProcess(cmd, args, dir, env).done;
+          const ran = await runProcess(cmd, inCheckout ? args.map((a) => (a === file ? join(dir, file) : a)) : args, inCheckout ? ROOT : dir, env).done;
           const shown = `exit ${ran.code}\n--- stdout\n${ran.stdout}\n--- stderr\n${ran.stderr}`;
           if (process.env.DOCS_SNIPPETS_SHOW) t.diagnostic(shown); // what each block printed, for whoever writes the docs
           assert.equal(ran.code, 0, shown);
