@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { WEBHOOK_HOSTS, D } from '@mailconv/test-rig';
 import type { Page } from 'playwright-core';
-import { openBrowser, signIn, type Browser } from './browser.test-support.js';
+import { checkLayout, openBrowser, signIn, type Browser } from './browser.test-support.js';
 import { FIXTURES, ROOT, createUser, startConvertService, startEmailService, startReceiver, type RunningService } from './services.test-support.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -55,13 +55,25 @@ describe('email dashboard in chromium', { timeout: 120_000 }, () => {
 
   test('sign-in: a wrong password is refused in words, the right one opens the overview with plan and quota', async () => {
     const { page } = b;
-    await page.goto(`${svc.url}/dashboard/`);
+    // The bare host leads to the dashboard (issue 30).
+    await page.goto(`${svc.url}/`);
+    assert.equal(page.url(), `${svc.url}/dashboard/`);
     await page.getByLabel('E-mail address').waitFor();
+    // Signed out is not an error: the session probe answers 200, and the page links its own icon (no /favicon.ico 404).
+    assert.equal(await page.locator('link[rel=icon]').getAttribute('href'), '/dashboard/favicon.svg');
+    const icon = await page.request.get(`${svc.url}/dashboard/favicon.svg`);
+    assert.deepEqual([icon.status(), icon.headers()['content-type']], [200, 'image/svg+xml']);
     await b.shot('email-sign-in');
+    await checkLayout(b, 'email-sign-in');
+    assert.deepEqual(b.problems, [], 'no console error on a signed-out page load');
     await page.getByLabel('E-mail address').fill('ada@example.test');
     await page.getByLabel('Password').fill('not the password');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').filter({ hasText: 'wrong' }).waitFor();
+    // The refused sign-in is the one error this test provokes: the browser logs its 401.
+    assert.equal(b.problems.length, 1, b.problems.join('\n'));
+    assert.match(b.problems[0]!, /status of 401 .*\/api\/dashboard\/session$/);
+    b.problems.length = 0;
     await signIn(page, svc.url, 'ada@example.test', PASSWORD);
     await page.getByRole('meter', { name: 'Verifications this month' }).waitFor();
     assert.match(await page.locator('main').innerText(), /Starter/);
@@ -82,6 +94,7 @@ describe('email dashboard in chromium', { timeout: 120_000 }, () => {
     for (const words of ['Syntax', 'Domain and DNS', 'SMTP mailbox check', 'Catch-all domain', 'Disposable provider', 'Role address', 'Free provider']) assert.ok(text.includes(words), words);
     assert.match(text, /valid/);
     await b.shot('email-verify');
+    await checkLayout(b, 'email-verify');
   });
 
   test('API keys: created and shown once with a copy button, listed masked, revoked', async () => {
@@ -93,6 +106,7 @@ describe('email dashboard in chromium', { timeout: 120_000 }, () => {
     assert.match(secret, /^ev_live_/);
     await page.getByRole('button', { name: 'Copy' }).waitFor();
     await b.shot('email-keys');
+    await checkLayout(b, 'email-keys', ['Revoke key ci server', 'Copy']);
     // The key works for the API, and the list shows only its preview.
     assert.equal((await fetch(`${svc.url}/api/v1/account`, { headers: { authorization: `Bearer ${secret}` } })).status, 200);
     const row = page.getByRole('row', { name: /ci server/ });
@@ -124,6 +138,12 @@ describe('email dashboard in chromium', { timeout: 120_000 }, () => {
     assert.equal(await bar.getAttribute('aria-valuenow'), '100');
     assert.match(await page.locator('main').innerText(), /1,000 of 1,000 addresses/);
     await b.shot('email-jobs');
+    await checkLayout(b, 'email-jobs', ['Download results (CSV)', /^CSV$/]);
+    // The started list is let go of: the picker is empty again, and choosing a file enables "Start job" (issue 30).
+    assert.equal(await page.locator('input[type=file]').evaluate((i: HTMLInputElement) => i.files?.length ?? 0), 0);
+    assert.equal(await page.getByRole('button', { name: 'Start job' }).isDisabled(), true);
+    await page.locator('input[type=file]').setInputFiles({ name: 'next.csv', mimeType: 'text/csv', buffer: Buffer.from(`email\nuser1@${D.valid}\n`) });
+    assert.equal(await page.getByRole('button', { name: 'Start job' }).isEnabled(), true);
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download results (CSV)' }).click()]);
     const csv = await readFile(await download.path());
     const lines = csv.toString('utf8').trim().split(/\r?\n/);
@@ -141,6 +161,7 @@ describe('email dashboard in chromium', { timeout: 120_000 }, () => {
     await page.locator('.deliveries').getByText('delivered').waitFor({ timeout: 15_000 });
     assert.match(await page.locator('.deliveries').innerText(), /#1 .*HTTP 204/);
     await b.shot('email-webhooks');
+    await checkLayout(b, 'email-webhooks', ['Deliveries']);
   });
 
   test('overview at phone width; sign-out returns to the form; nothing loaded from elsewhere, no console errors', async () => {
@@ -148,9 +169,7 @@ describe('email dashboard in chromium', { timeout: 120_000 }, () => {
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByRole('meter', { name: 'Verifications this month' }).waitFor();
     await b.shot('email-overview');
-    await page.setViewportSize({ width: 390, height: 844 });
-    await b.shot('email-overview-phone');
-    await page.setViewportSize({ width: 1280, height: 900 });
+    await checkLayout(b, 'email-overview');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     assert.equal((await page.request.get(`${svc.url}/api/v1/account`)).status(), 401);
@@ -192,6 +211,7 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     assert.ok(targets.some((t) => t.startsWith('PDF')), targets.join());
     await page.getByLabel('Convert to').selectOption('pdf');
     await b.shot('convert-options');
+    await checkLayout(b, 'convert-options');
     await page.getByRole('button', { name: 'Convert', exact: true }).click();
     const download = page.getByRole('link', { name: 'Download', exact: true }).first();
     await download.waitFor({ timeout: 90_000 });
@@ -203,6 +223,7 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     assert.equal(file.suggestedFilename().endsWith('.pdf'), true);
     conversionRow = (await page.locator('table tbody tr').first().innerText()).split('\t')[0]!.trim();
     await b.shot('convert-done');
+    await checkLayout(b, 'convert-done', ['Download', 'Share link', /^Shred conversion /]);
   });
 
   let sharedUrl = '';
@@ -242,6 +263,7 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     assert.match(secret, /^cv_live_/);
     assert.equal((await fetch(`${svc.url}/api/v1/account/limits`, { headers: { authorization: `Bearer ${secret}` } })).status, 200);
     await b.shot('convert-keys');
+    await checkLayout(b, 'convert-keys', ['Revoke key batch']);
     await page.getByRole('button', { name: 'Revoke key batch' }).click();
     await page.getByRole('row', { name: /batch/ }).waitFor({ state: 'detached' });
     assert.equal((await fetch(`${svc.url}/api/v1/account/limits`, { headers: { authorization: `Bearer ${secret}` } })).status, 401);
@@ -249,6 +271,7 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     await page.getByRole('meter', { name: 'Conversions this month' }).waitFor();
     assert.equal(await page.getByRole('meter', { name: 'Conversions this month' }).getAttribute('aria-valuenow'), '1', 'the conversion was charged (shredded after it finished)');
     await b.shot('convert-overview');
+    await checkLayout(b, 'convert-overview');
     assert.deepEqual(b.foreign, []);
     assert.deepEqual(b.problems, []);
   });
@@ -369,6 +392,7 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
       await page.locator('.deliveries').getByText('delivered').waitFor({ timeout: 15_000 });
       assert.match(await page.locator('.deliveries').innerText(), /conversion\.completed[\s\S]*#1 .*HTTP 204/);
       await b.shot('convert-webhooks');
+      await checkLayout(b, 'convert-webhooks', ['Deliveries']);
       assert.deepEqual(b.foreign, []);
       assert.deepEqual(b.problems, []);
     } finally {

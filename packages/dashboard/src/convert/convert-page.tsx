@@ -319,7 +319,7 @@ export function ConvertPage() {
             )}
             {current.status === 'failed' && current.error && <p className="error">{current.error.message} ({current.error.code})</p>}
           </div>
-          <div className="row">
+          <div className="row actions">
             {downloadHref(current) && <a className="button primary" href={downloadHref(current)!} download={current.output?.filename}>Download</a>}
             {downloadHref(current) && <button type="button" onClick={() => void share(current.id)}>Share link</button>}
             {current.status !== 'shredded' && <button type="button" className="danger" onClick={() => void shred(current.id)}>Shred</button>}
@@ -334,18 +334,18 @@ export function ConvertPage() {
         {recent.data && recent.data.conversions.length === 0 && <p className="muted">No conversions yet.</p>}
         {recent.data && recent.data.conversions.length > 0 && (
           <div className="table-wrap">
-            <table>
+            <table className="cards">
               <thead><tr><th scope="col">Conversion</th><th scope="col">Status</th><th scope="col">From → to</th><th scope="col">Result</th><th scope="col">Created</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
               <tbody>
                 {recent.data.conversions.map((c) => (
                   <tr key={c.id}>
-                    <td><button type="button" className="linkish" onClick={() => void refresh(c.id)}>{c.id}</button></td>
-                    <td><StatusPill status={c.status} /></td>
-                    <td>{c.source.format.toUpperCase()} → {c.target_format.toUpperCase()}</td>
-                    <td>{c.output ? `${c.output.filename} (${formatBytes(c.output.size_bytes)})` : '—'}</td>
-                    <td>{formatDate(c.created_at)}</td>
-                    <td>
-                      <div className="row nowrap">
+                    <td data-label="Conversion"><button type="button" className="linkish" onClick={() => void refresh(c.id)}>{c.id}</button></td>
+                    <td data-label="Status"><StatusPill status={c.status} /></td>
+                    <td data-label="From → to">{c.source.format.toUpperCase()} → {c.target_format.toUpperCase()}</td>
+                    <td data-label="Result">{c.output ? `${c.output.filename} (${formatBytes(c.output.size_bytes)})` : '—'}</td>
+                    <td data-label="Created">{formatDate(c.created_at)}</td>
+                    <td className="actions">
+                      <div className="row actions">
                         {downloadHref(c) && <a href={downloadHref(c)!} download={c.output?.filename}>Download</a>}
                         {c.status !== 'shredded' && c.status !== 'expired' && <button type="button" className="danger" onClick={() => void shred(c.id)} aria-label={`Shred conversion ${c.id}`}>Shred</button>}
                       </div>
