@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { WEBHOOK_HOSTS, D } from '@mailconv/test-rig';
 import type { Page } from 'playwright-core';
 import { checkLayout, openBrowser, signIn, type Browser } from './browser.test-support.js';
-import { FIXTURES, ROOT, createUser, startConvertService, startEmailService, startReceiver, type RunningService } from './services.test-support.js';
+import { FIXTURES, ROOT, createUser, startConvertService, startConvertWorker, startEmailService, startReceiver, type RunningService } from './services.test-support.js';
 
 const PASSWORD = 'correct horse battery staple';
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -89,12 +89,45 @@ describe('email dashboard in chromium', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Verify' }).click();
     const checks = page.locator('table.checks tbody tr');
     await checks.first().waitFor();
-    assert.equal(await checks.count(), 8);
+    // Most important first, each with what it found and why that matters.
+    assert.deepEqual(await checks.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-check'))), ['Syntax', 'Domain and mail server', 'SMTP mailbox check', 'Catch-all domain', 'Disposable domain', 'Role address', 'Free provider']);
+    assert.equal(await checks.locator('td:nth-child(4)').count(), 7, 'a "why it matters" for each');
     const text = await page.locator('main').innerText();
-    for (const words of ['Syntax', 'Domain and DNS', 'SMTP mailbox check', 'Catch-all domain', 'Disposable provider', 'Role address', 'Free provider']) assert.ok(text.includes(words), words);
     assert.match(text, /valid/);
     await b.shot('email-verify');
     await checkLayout(b, 'email-verify');
+  });
+
+  test('playground: a missing domain and a mistyped one — the checks agree with each other and come in order of importance', async () => {
+    const { page } = b;
+    const names = () => page.locator('table.checks tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-check')));
+    const row = async (name: string) => (await page.locator(`tr[data-check="${name}"]`).innerText()).replace(/\s+/g, ' ');
+    const card = async () => (await page.locator('section[aria-label="Result"]').innerText()).replace(/\s+/g, ' ');
+    // A domain that does not exist (NXDOMAIN from the rig): it decides; the checks that need a mail server say they could not run.
+    await page.getByLabel('E-mail address').fill(`jane@${D.nxdomain}`);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.locator('tr[data-check="Domain and mail server"]').filter({ hasText: 'does not exist' }).waitFor();
+    assert.deepEqual(await names(), ['Syntax', 'Domain and mail server', 'SMTP mailbox check', 'Catch-all domain', 'Disposable domain', 'Role address', 'Free provider']);
+    assert.match(await row('Domain and mail server'), new RegExp(`does not exist ${D.nxdomain.replace(/\./g, '\\.')} does not exist in DNS\\. Mail to it bounces at once`));
+    assert.match(await row('SMTP mailbox check'), /not possible There is no mail server to ask\. .*the domain already decides/);
+    assert.match(await row('Catch-all domain'), /not possible/);
+    assert.equal(await page.locator('table.checks .mark-fail').count(), 1, 'one failing check: the domain');
+    assert.ok((await card()).indexOf('The domain does not exist in DNS.') < (await card()).indexOf('Syntax'), 'the verdict and its reason come first');
+    await b.shot('email-verify-missing-domain');
+
+    // gmial.com (issue 30): a slip of gmail.com, on the disposable list; the rig's DNS answers nothing outside its zone.
+    await page.getByLabel('E-mail address').fill('jane@gmial.com');
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.locator('tr[data-check="Typo"]').waitFor();
+    assert.deepEqual(await names(), ['Syntax', 'Domain and mail server', 'Typo', 'SMTP mailbox check', 'Catch-all domain', 'Disposable domain', 'Role address', 'Free provider']);
+    assert.match(await row('Domain and mail server'), /unknown DNS gave no answer about gmial\.com\./);
+    assert.doesNotMatch(await card(), /does not exist|publishes no mail server/, 'nothing claims what DNS did not say');
+    assert.match(await row('Typo'), /gmail\.com\? .*did the person mean jane@gmail\.com\?/);
+    assert.match(await row('Disposable domain'), /yes gmial\.com is on the list of throw-away and look-alike domains\./);
+    const text = await card();
+    assert.ok(text.indexOf('disposable') < text.indexOf('Did you mean jane@gmail.com?') && text.indexOf('Did you mean') < text.indexOf('Syntax'), text);
+    await b.shot('email-verify-typo');
+    await checkLayout(b, 'email-verify-typo');
   });
 
   test('API keys: created and shown once with a copy button, listed masked, revoked', async () => {
@@ -207,8 +240,17 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     await page.getByTestId('detected').filter({ hasText: 'DOCX' }).waitFor();
     // The targets of the detected format arrive right after the upload's answer.
     await page.getByLabel('Convert to').waitFor();
-    const targets = await page.getByLabel('Convert to').locator('option').allInnerTexts();
-    assert.ok(targets.some((t) => t.startsWith('PDF')), targets.join());
+    // Grouped by kind with people's names, the common ones first, PDF chosen (issue 30: 46 targets as "EXT — mime/type" in one list).
+    const groups = await page.getByLabel('Convert to').evaluate((select: HTMLSelectElement) =>
+      Array.from(select.querySelectorAll('optgroup')).map((g) => ({ label: g.label, options: Array.from(g.querySelectorAll('option')).map((o) => o.textContent ?? '') })),
+    );
+    const offered = JSON.stringify(groups);
+    assert.equal(groups[0]?.label, 'Common', offered);
+    assert.deepEqual(groups[0]?.options, ['PDF document (.pdf)', 'Word document (.docx)', 'OpenDocument text (.odt)', 'Plain text (.txt)', 'Web page (HTML)'].filter((o) => groups[0]!.options.includes(o)), 'in this order');
+    for (const o of ['PDF document (.pdf)', 'OpenDocument text (.odt)', 'Plain text (.txt)', 'Web page (HTML)']) assert.ok(groups[0]!.options.includes(o), `${o} among the common targets: ${offered}`);
+    for (const g of ['Documents', 'Images', 'E-books']) assert.ok(groups.some((x) => x.label === g), `a group ${g}: ${offered}`);
+    assert.ok(groups.flatMap((g) => g.options).every((o) => !/\w\/\w/.test(o)), `no MIME types: ${offered}`);
+    assert.equal(await page.getByLabel('Convert to').inputValue(), 'pdf');
     await page.getByLabel('Convert to').selectOption('pdf');
     await b.shot('convert-options');
     await checkLayout(b, 'convert-options');
@@ -425,5 +467,37 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     assert.equal(lastPageText.trim(), '', 'the picture comes last, after the document');
     assert.deepEqual(b.foreign, []);
     assert.deepEqual(b.problems, []);
+  });
+});
+
+describe('a queued conversion in chromium', { timeout: 180_000 }, () => {
+  test('with no converter free it says it is waiting (no moving bar), then converts when a worker takes it', async () => {
+    // An API-only service runs no converter: what it accepts stays queued until a worker comes (issue 30).
+    const svc = await startConvertService({ CONVERT_ROLE: 'api' });
+    const b = await openBrowser(svc.url);
+    let worker: { close(): Promise<void> } | undefined;
+    try {
+      createUser('convert-api', svc.env, 'queue@example.test', 'pro', PASSWORD);
+      const { page } = b;
+      await signIn(page, svc.url, 'queue@example.test', PASSWORD);
+      await page.getByRole('link', { name: 'Convert' }).click();
+      await dropDocx(page, 'queued.docx');
+      await page.getByTestId('detected').filter({ hasText: 'DOCX' }).waitFor();
+      await page.getByRole('button', { name: 'Convert', exact: true }).click();
+      const status = page.getByTestId('conversion-status');
+      await status.filter({ hasText: 'waiting for a free converter' }).waitFor();
+      assert.match(await page.locator('main').innerText(), /starts as soon as one finishes/);
+      assert.equal(await page.locator('.spinner-bar').count(), 0, 'nothing moves yet, so no moving bar');
+      await b.shot('convert-queued');
+      worker = await startConvertWorker(svc.env);
+      await page.getByText(/^queued\.pdf, /).waitFor({ timeout: 90_000 });
+      assert.doesNotMatch(await status.innerText(), /waiting|converting/);
+      assert.deepEqual(b.foreign, []);
+      assert.deepEqual(b.problems, []);
+    } finally {
+      await b.close();
+      await worker?.close();
+      await svc.close();
+    }
   });
 });

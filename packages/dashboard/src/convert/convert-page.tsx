@@ -1,9 +1,10 @@
 import { useState, type FormEvent } from 'react';
-import { api, upload } from '../shared/api.js';
-import { Card, ErrorText, ProgressBar, ShownOnce, StatusPill, useInterval, useLoad } from '../shared/components.js';
+import { api, ApiError, upload } from '../shared/api.js';
+import { Card, ErrorText, ProgressBar, ShownOnce, StatusPill, useLoad, usePolling } from '../shared/components.js';
 import { DropZone } from '../shared/drop-zone.js';
 import { formatBytes, formatDate } from '../shared/format.js';
 import { MergeCard } from './merge-card.js';
+import { firstTarget, groupTargets, targetLabel } from './target-groups.js';
 import type { Conversion, ConversionList, Formats, Targets, Uploaded } from './types.js';
 
 /** Paper sizes the browser prints on (the API also takes a width x height). */
@@ -66,7 +67,7 @@ export function ConvertPage() {
       setUploaded(up);
       const t = await api<Targets>(`/api/v1/formats/${encodeURIComponent(up.format)}/targets`);
       setTargets(t.targets);
-      setTarget(t.targets[0]?.format ?? '');
+      setTarget(firstTarget(groupTargets(t.targets, formats.data?.formats)));
     } catch (err) {
       setError(err);
     } finally {
@@ -80,10 +81,13 @@ export function ConvertPage() {
       setCurrent(c);
       if (!RUNNING.has(c.status)) recent.reload();
     } catch (err) {
-      setError(err);
+      // Too many requests while polling: the next poll (later each time) asks again.
+      if (!(err instanceof ApiError && err.status === 429)) setError(err);
     }
   };
-  useInterval(() => current && void refresh(current.id), 1000, current !== null && RUNNING.has(current.status));
+  usePolling(async () => {
+    if (current) await refresh(current.id);
+  }, current !== null && RUNNING.has(current.status), current?.id);
 
   const convert = async (e: FormEvent) => {
     e.preventDefault();
@@ -188,7 +192,7 @@ export function ConvertPage() {
             <button type="submit" disabled={!pageUrl.trim()}>Convert page</button>
           </form>
           {uploaded && (
-            <p data-testid="detected">Detected <strong>{uploaded.format.toUpperCase()}</strong> ({uploaded.mime_type}), {formatBytes(uploaded.size_bytes)}. {targets.length === 0 && 'No conversion is available for this format.'}</p>
+            <p data-testid="detected">Detected <strong>{targetLabel(uploaded.format, formats.data?.formats)}</strong>, {formatBytes(uploaded.size_bytes)}. {targets.length === 0 && 'No conversion is available for this format.'}</p>
           )}
           {uploaded && targets.length > 0 && (
             <form onSubmit={convert} className="stack">
@@ -196,7 +200,11 @@ export function ConvertPage() {
                 <label>
                   Convert to
                   <select name="target" value={target} onChange={(e) => setTarget(e.target.value)}>
-                    {targets.map((t) => <option key={t.format} value={t.format}>{t.format.toUpperCase()} — {t.mime_type}</option>)}
+                    {groupTargets(targets, formats.data?.formats).map((g) => (
+                      <optgroup key={g.label} label={g.label}>
+                        {g.options.map((o) => <option key={o.value} value={o.value}>{o.label}</option>)}
+                      </optgroup>
+                    ))}
                   </select>
                 </label>
                 {presets.length > 0 && (
@@ -312,8 +320,10 @@ export function ConvertPage() {
       {current && (
         <Card title={`Conversion ${current.id}`} actions={<StatusPill status={current.status} />}>
           <div aria-live="polite">
-            <p>{current.source.format.toUpperCase()} → {current.target_format.toUpperCase()}{RUNNING.has(current.status) ? ' — converting…' : ''}</p>
-            {RUNNING.has(current.status) && <div className="spinner-bar" role="progressbar" aria-label="Converting" />}
+            <p data-testid="conversion-status">{current.source.format.toUpperCase()} → {current.target_format.toUpperCase()}{current.status === 'queued' ? ' — waiting for a free converter…' : current.status === 'processing' ? ' — converting…' : ''}</p>
+            {/* Queued: nothing moves yet, so no moving bar (issue 30); it starts when a conversion ahead of it finishes. */}
+            {current.status === 'queued' && <p className="muted small">Queued behind other conversions: every converter is busy, or your plan&apos;s conversions at once (see Overview) are running. It starts as soon as one finishes.</p>}
+            {current.status === 'processing' && <div className="spinner-bar" role="progressbar" aria-label="Converting" />}
             {current.status === 'completed' && current.output && (
               <p>{current.output.filename}, {formatBytes(current.output.size_bytes)}{current.output.pages ? `, ${current.output.pages} page${current.output.pages === 1 ? '' : 's'}` : ''}. SHA-256 <code className="hash">{current.output.sha256}</code>. Available until {formatDate(current.expires_at)}.</p>
             )}
