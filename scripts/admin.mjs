@@ -10,13 +10,14 @@ await ensureSupportedNode();
 const SERVICES = { email: 'email-api', convert: 'convert-api' };
 const [service, ...rest] = process.argv.slice(2);
 if (!service || !(service in SERVICES)) {
-  process.stderr.write(
+  const asked = ['help', '--help', '-h'].includes(service);
+  (asked ? process.stdout : process.stderr).write(
     `Usage: npm run admin -- <email|convert> <command> [options]\n` +
       `  e.g. npm run admin -- email create-account --email you@example.com --plan starter --json\n` +
       `       npm run admin -- convert help\n` +
-      (service ? `\nUnknown service ${JSON.stringify(service)}: use email or convert.\n` : ''),
+      (service && !asked ? `\nUnknown service ${JSON.stringify(service)}: use email or convert.\n` : ''),
   );
-  process.exit(2);
+  process.exit(asked ? 0 : 2);
 }
 // Run by root on the default database that `npm start` handed to the service user: as that
 // user, so that the files SQLite writes stay the service's. Any other database: as the caller.

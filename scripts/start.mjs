@@ -7,6 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { ensureAll, log, ROOT } from './lib/ensure.mjs';
+import { runningStart, writePidFile } from './lib/pid-file.mjs';
 import { ensureSupportedNode } from './lib/runtime.mjs';
 import { asServiceUser, ensureServiceUsers } from './lib/service-user.mjs';
 
@@ -17,6 +18,11 @@ const SERVICES = [
 
 // On a Node older than 22.12 this runs again under the pinned Node 24 (scripts/lib/runtime.mjs).
 const runtime = await ensureSupportedNode();
+const already = runningStart();
+if (already !== null) {
+  log(`mailconv is already running from this checkout (npm start, pid ${already}); stop it first with: npm stop`);
+  process.exit(1);
+}
 ensureAll({ includeTest: false });
 // Root only installs: the services run as the unprivileged service user from here on.
 const drop = ensureServiceUsers();
@@ -47,6 +53,9 @@ function format(name, line) {
     return `[${name}] ${line}`;
   }
 }
+
+// For `npm stop` (scripts/stop.mjs); removed when this process exits.
+writePidFile();
 
 const children = [];
 let stopping = false;
@@ -108,26 +117,26 @@ if (!stopping) {
     drop
       ? ` Running as the unprivileged user ${drop.user} (uid ${drop.uid}); conversion engines as ${drop.engineUser}.`
       : ` Running as uid ${process.getuid?.()} (not root: no separate service or engine user).`,
-    ` Dashboards: ${email.url}/dashboard/ and ${convert.url}/dashboard/ (sign in after setting a password:`,
-    `   npm run admin -- email set-password --email owner@localhost --password-stdin)`,
+    ` Dashboards: ${email.url}/dashboard/ and ${convert.url}/dashboard/`,
+    '   sign in as owner@localhost after giving it a password (each service has its own):',
+    ...SERVICES.map((s) => `   npm run -s admin -- ${s.name} set-password --email owner@localhost`),
     '',
   ];
   for (const s of SERVICES) {
     if (key(s)) lines.push(` New owner API key for the ${s.label} (${s.owner.email}, plan ${s.owner.plan}), shown once:`, `   ${key(s)}`);
-    else lines.push(` ${s.label}: accounts exist already; make a key with`, `   npm run admin -- ${s.name} create-key --email owner@localhost`);
+    else lines.push(` ${s.label}: accounts exist already (the owner key was shown at the first start); a new key:`, `   npm run -s admin -- ${s.name} create-key --email owner@localhost`);
   }
   const ek = key(email) ?? '<email key>';
   const ck = key(convert) ?? '<convert key>';
   lines.push(
     '',
     ' Try:',
-    `   curl -H "Authorization: Bearer ${ek}" ${email.url}/api/v1/account`,
-    `   curl -H "X-API-Key: ${ek}" ${email.url}/api/v1/account`,
-    `   curl "${email.url}/api/v1/account?api_key=${ek}"`,
-    `   curl -H "Authorization: Bearer ${ck}" ${convert.url}/api/v1/account/limits`,
+    `   export EMAIL_KEY=${ek} CONVERT_KEY=${ck}`,
+    `   curl -H "Authorization: Bearer $EMAIL_KEY" ${email.url}/api/v1/account`,
+    `   curl -H "Authorization: Bearer $CONVERT_KEY" ${convert.url}/api/v1/account/limits`,
     '',
-    ' More accounts: npm run admin -- email create-account --email you@example.com --plan starter',
-    ' Stop with Ctrl-C.',
+    ' More accounts: npm run -s admin -- email create-account --email you@example.com --plan starter',
+    ' Stop with Ctrl-C, or from another terminal with: npm stop',
     '================================================================================',
     '',
   );

@@ -18,6 +18,8 @@ for (const app of APPS) {
     configFile: false,
     root: join(HERE, 'src', app),
     base: '/dashboard/',
+    // Shared by both apps: the icon each page links (without one, browsers ask for /favicon.ico and log its 404).
+    publicDir: join(HERE, 'public'),
     logLevel: 'warn',
     plugins: [react()],
     build: {

@@ -231,13 +231,13 @@ export async function main(argv: readonly string[], env: Record<string, string |
         if (hasEmail) {
           const a = await email().account();
           result.email = a;
-          lines.push(`Email verification: ${a.account.email}, plan ${a.account.plan_name}; ${a.quota.used}/${a.quota.limit} used, ${a.quota.remaining} left until ${a.quota.reset_date}; ${a.rate_limit_rpm} requests/min.`);
+          lines.push(`Email verification: ${a.account.email}, plan ${a.account.plan_name}; ${a.quota.used}/${a.quota.limit} used, ${a.quota.remaining} left until ${a.quota.reset_date} (UTC); ${a.rate_limit_rpm} requests/min.`);
         }
         if (hasConvert) {
           const client = convert();
           const [usage, limits] = await Promise.all([client.usage(), client.limits()]);
           result.convert = { usage, limits };
-          lines.push(`File conversion: plan ${limits.plan}; ${usage.quota.used}/${usage.quota.limit} conversions used, ${usage.quota.remaining} left until ${usage.period_end}.`);
+          lines.push(`File conversion: plan ${limits.plan}; ${usage.quota.used}/${usage.quota.limit} conversions used, ${usage.quota.remaining} left until ${usage.period_end.slice(0, 10)} (UTC).`);
         }
         print(result, lines.join('\n'));
         return EXIT.ok;

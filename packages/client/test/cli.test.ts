@@ -143,6 +143,10 @@ describe('the mailconv CLI, run as a process against both running services', () 
     assert.deepEqual([a.email.account.plan, a.convert.limits.plan], ['scale', 'api']);
     const text = await run(['account'], env, work);
     assert.match(text.stdout, /Email verification: cli@example\.test, plan Scale/);
+    // Both quotas reset on a date, written alike (issue #30).
+    const resets = [...text.stdout.matchAll(/left until (\S+) \(UTC\)/g)].map((m) => m[1]);
+    assert.equal(resets.length, 2, text.stdout);
+    for (const date of resets) assert.match(date!, /^\d{4}-\d{2}-01$/);
     assert.match(text.stdout, /File conversion: plan api/);
   });
 

@@ -69,8 +69,11 @@ export async function startEmailService(): Promise<RunningService & { rig: RigHa
   };
 }
 
-/** The conversion service listening on 127.0.0.1 with its real engines; plan `tiny` allows 3 requests a minute. */
-export async function startConvertService(): Promise<RunningService> {
+/**
+ * The conversion service listening on 127.0.0.1 with its real engines; plan `tiny` allows 3
+ * requests a minute. `extraEnv` adds or overrides settings.
+ */
+export async function startConvertService(extraEnv: Record<string, string> = {}): Promise<RunningService> {
   const db = await createTestDatabase(testBackends()[0]!);
   const work = await mkdtemp(join(tmpdir(), 'client-convert-'));
   const plansFile = join(work, 'plans.json');
@@ -86,6 +89,7 @@ export async function startConvertService(): Promise<RunningService> {
     // URL imports (--from-url): the test's page server on 127.0.0.2 is admitted; every fetch stays fenced to loopback.
     CONVERT_URL_ALLOW: '127.0.0.2/32',
     CONVERT_URL_RESTRICT_TO: '127.0.0.0/8,::1/128',
+    ...extraEnv,
   };
   const app = await buildConvert(loadConvertConfig(env));
   await app.listen({ host: '127.0.0.1', port });

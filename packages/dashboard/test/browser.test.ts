@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { WEBHOOK_HOSTS, D } from '@mailconv/test-rig';
 import type { Page } from 'playwright-core';
-import { openBrowser, signIn, type Browser } from './browser.test-support.js';
-import { FIXTURES, ROOT, createUser, startConvertService, startEmailService, startReceiver, type RunningService } from './services.test-support.js';
+import { checkLayout, openBrowser, signIn, type Browser } from './browser.test-support.js';
+import { FIXTURES, ROOT, createUser, startConvertService, startConvertWorker, startEmailService, startReceiver, type RunningService } from './services.test-support.js';
 
 const PASSWORD = 'correct horse battery staple';
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -55,13 +55,25 @@ describe('email dashboard in chromium', { timeout: 120_000 }, () => {
 
   test('sign-in: a wrong password is refused in words, the right one opens the overview with plan and quota', async () => {
     const { page } = b;
-    await page.goto(`${svc.url}/dashboard/`);
+    // The bare host leads to the dashboard (issue 30).
+    await page.goto(`${svc.url}/`);
+    assert.equal(page.url(), `${svc.url}/dashboard/`);
     await page.getByLabel('E-mail address').waitFor();
+    // Signed out is not an error: the session probe answers 200, and the page links its own icon (no /favicon.ico 404).
+    assert.equal(await page.locator('link[rel=icon]').getAttribute('href'), '/dashboard/favicon.svg');
+    const icon = await page.request.get(`${svc.url}/dashboard/favicon.svg`);
+    assert.deepEqual([icon.status(), icon.headers()['content-type']], [200, 'image/svg+xml']);
     await b.shot('email-sign-in');
+    await checkLayout(b, 'email-sign-in');
+    assert.deepEqual(b.problems, [], 'no console error on a signed-out page load');
     await page.getByLabel('E-mail address').fill('ada@example.test');
     await page.getByLabel('Password').fill('not the password');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').filter({ hasText: 'wrong' }).waitFor();
+    // The refused sign-in is the one error this test provokes: the browser logs its 401.
+    assert.equal(b.problems.length, 1, b.problems.join('\n'));
+    assert.match(b.problems[0]!, /status of 401 .*\/api\/dashboard\/session$/);
+    b.problems.length = 0;
     await signIn(page, svc.url, 'ada@example.test', PASSWORD);
     await page.getByRole('meter', { name: 'Verifications this month' }).waitFor();
     assert.match(await page.locator('main').innerText(), /Starter/);
@@ -77,11 +89,45 @@ describe('email dashboard in chromium', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Verify' }).click();
     const checks = page.locator('table.checks tbody tr');
     await checks.first().waitFor();
-    assert.equal(await checks.count(), 8);
+    // Most important first, each with what it found and why that matters.
+    assert.deepEqual(await checks.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-check'))), ['Syntax', 'Domain and mail server', 'SMTP mailbox check', 'Catch-all domain', 'Disposable domain', 'Role address', 'Free provider']);
+    assert.equal(await checks.locator('td:nth-child(4)').count(), 7, 'a "why it matters" for each');
     const text = await page.locator('main').innerText();
-    for (const words of ['Syntax', 'Domain and DNS', 'SMTP mailbox check', 'Catch-all domain', 'Disposable provider', 'Role address', 'Free provider']) assert.ok(text.includes(words), words);
     assert.match(text, /valid/);
     await b.shot('email-verify');
+    await checkLayout(b, 'email-verify');
+  });
+
+  test('playground: a missing domain and a mistyped one — the checks agree with each other and come in order of importance', async () => {
+    const { page } = b;
+    const names = () => page.locator('table.checks tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-check')));
+    const row = async (name: string) => (await page.locator(`tr[data-check="${name}"]`).innerText()).replace(/\s+/g, ' ');
+    const card = async () => (await page.locator('section[aria-label="Result"]').innerText()).replace(/\s+/g, ' ');
+    // A domain that does not exist (NXDOMAIN from the rig): it decides; the checks that need a mail server say they could not run.
+    await page.getByLabel('E-mail address').fill(`jane@${D.nxdomain}`);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.locator('tr[data-check="Domain and mail server"]').filter({ hasText: 'does not exist' }).waitFor();
+    assert.deepEqual(await names(), ['Syntax', 'Domain and mail server', 'SMTP mailbox check', 'Catch-all domain', 'Disposable domain', 'Role address', 'Free provider']);
+    assert.match(await row('Domain and mail server'), new RegExp(`does not exist ${D.nxdomain.replace(/\./g, '\\.')} does not exist in DNS\\. Mail to it bounces at once`));
+    assert.match(await row('SMTP mailbox check'), /not possible There is no mail server to ask\. .*the domain already decides/);
+    assert.match(await row('Catch-all domain'), /not possible/);
+    assert.equal(await page.locator('table.checks .mark-fail').count(), 1, 'one failing check: the domain');
+    assert.ok((await card()).indexOf('The domain does not exist in DNS.') < (await card()).indexOf('Syntax'), 'the verdict and its reason come first');
+    await b.shot('email-verify-missing-domain');
+
+    // gmial.com (issue 30): a slip of gmail.com, on the disposable list; the rig's DNS answers nothing outside its zone.
+    await page.getByLabel('E-mail address').fill('jane@gmial.com');
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.locator('tr[data-check="Typo"]').waitFor();
+    assert.deepEqual(await names(), ['Syntax', 'Domain and mail server', 'Typo', 'SMTP mailbox check', 'Catch-all domain', 'Disposable domain', 'Role address', 'Free provider']);
+    assert.match(await row('Domain and mail server'), /unknown DNS gave no answer about gmial\.com\./);
+    assert.doesNotMatch(await card(), /does not exist|publishes no mail server/, 'nothing claims what DNS did not say');
+    assert.match(await row('Typo'), /gmail\.com\? .*did the person mean jane@gmail\.com\?/);
+    assert.match(await row('Disposable domain'), /yes gmial\.com is on the list of throw-away and look-alike domains\./);
+    const text = await card();
+    assert.ok(text.indexOf('disposable') < text.indexOf('Did you mean jane@gmail.com?') && text.indexOf('Did you mean') < text.indexOf('Syntax'), text);
+    await b.shot('email-verify-typo');
+    await checkLayout(b, 'email-verify-typo');
   });
 
   test('API keys: created and shown once with a copy button, listed masked, revoked', async () => {
@@ -93,6 +139,7 @@ describe('email dashboard in chromium', { timeout: 120_000 }, () => {
     assert.match(secret, /^ev_live_/);
     await page.getByRole('button', { name: 'Copy' }).waitFor();
     await b.shot('email-keys');
+    await checkLayout(b, 'email-keys', ['Revoke key ci server', 'Copy']);
     // The key works for the API, and the list shows only its preview.
     assert.equal((await fetch(`${svc.url}/api/v1/account`, { headers: { authorization: `Bearer ${secret}` } })).status, 200);
     const row = page.getByRole('row', { name: /ci server/ });
@@ -124,6 +171,12 @@ describe('email dashboard in chromium', { timeout: 120_000 }, () => {
     assert.equal(await bar.getAttribute('aria-valuenow'), '100');
     assert.match(await page.locator('main').innerText(), /1,000 of 1,000 addresses/);
     await b.shot('email-jobs');
+    await checkLayout(b, 'email-jobs', ['Download results (CSV)', /^CSV$/]);
+    // The started list is let go of: the picker is empty again, and choosing a file enables "Start job" (issue 30).
+    assert.equal(await page.locator('input[type=file]').evaluate((i: HTMLInputElement) => i.files?.length ?? 0), 0);
+    assert.equal(await page.getByRole('button', { name: 'Start job' }).isDisabled(), true);
+    await page.locator('input[type=file]').setInputFiles({ name: 'next.csv', mimeType: 'text/csv', buffer: Buffer.from(`email\nuser1@${D.valid}\n`) });
+    assert.equal(await page.getByRole('button', { name: 'Start job' }).isEnabled(), true);
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download results (CSV)' }).click()]);
     const csv = await readFile(await download.path());
     const lines = csv.toString('utf8').trim().split(/\r?\n/);
@@ -141,6 +194,7 @@ describe('email dashboard in chromium', { timeout: 120_000 }, () => {
     await page.locator('.deliveries').getByText('delivered').waitFor({ timeout: 15_000 });
     assert.match(await page.locator('.deliveries').innerText(), /#1 .*HTTP 204/);
     await b.shot('email-webhooks');
+    await checkLayout(b, 'email-webhooks', ['Deliveries']);
   });
 
   test('overview at phone width; sign-out returns to the form; nothing loaded from elsewhere, no console errors', async () => {
@@ -148,9 +202,7 @@ describe('email dashboard in chromium', { timeout: 120_000 }, () => {
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByRole('meter', { name: 'Verifications this month' }).waitFor();
     await b.shot('email-overview');
-    await page.setViewportSize({ width: 390, height: 844 });
-    await b.shot('email-overview-phone');
-    await page.setViewportSize({ width: 1280, height: 900 });
+    await checkLayout(b, 'email-overview');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     assert.equal((await page.request.get(`${svc.url}/api/v1/account`)).status(), 401);
@@ -188,10 +240,20 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     await page.getByTestId('detected').filter({ hasText: 'DOCX' }).waitFor();
     // The targets of the detected format arrive right after the upload's answer.
     await page.getByLabel('Convert to').waitFor();
-    const targets = await page.getByLabel('Convert to').locator('option').allInnerTexts();
-    assert.ok(targets.some((t) => t.startsWith('PDF')), targets.join());
+    // Grouped by kind with people's names, the common ones first, PDF chosen (issue 30: 46 targets as "EXT — mime/type" in one list).
+    const groups = await page.getByLabel('Convert to').evaluate((select: HTMLSelectElement) =>
+      Array.from(select.querySelectorAll('optgroup')).map((g) => ({ label: g.label, options: Array.from(g.querySelectorAll('option')).map((o) => o.textContent ?? '') })),
+    );
+    const offered = JSON.stringify(groups);
+    assert.equal(groups[0]?.label, 'Common', offered);
+    assert.deepEqual(groups[0]?.options, ['PDF document (.pdf)', 'Word document (.docx)', 'OpenDocument text (.odt)', 'Plain text (.txt)', 'Web page (HTML)'].filter((o) => groups[0]!.options.includes(o)), 'in this order');
+    for (const o of ['PDF document (.pdf)', 'OpenDocument text (.odt)', 'Plain text (.txt)', 'Web page (HTML)']) assert.ok(groups[0]!.options.includes(o), `${o} among the common targets: ${offered}`);
+    for (const g of ['Documents', 'Images', 'E-books']) assert.ok(groups.some((x) => x.label === g), `a group ${g}: ${offered}`);
+    assert.ok(groups.flatMap((g) => g.options).every((o) => !/\w\/\w/.test(o)), `no MIME types: ${offered}`);
+    assert.equal(await page.getByLabel('Convert to').inputValue(), 'pdf');
     await page.getByLabel('Convert to').selectOption('pdf');
     await b.shot('convert-options');
+    await checkLayout(b, 'convert-options');
     await page.getByRole('button', { name: 'Convert', exact: true }).click();
     const download = page.getByRole('link', { name: 'Download', exact: true }).first();
     await download.waitFor({ timeout: 90_000 });
@@ -203,6 +265,7 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     assert.equal(file.suggestedFilename().endsWith('.pdf'), true);
     conversionRow = (await page.locator('table tbody tr').first().innerText()).split('\t')[0]!.trim();
     await b.shot('convert-done');
+    await checkLayout(b, 'convert-done', ['Download', 'Share link', /^Shred conversion /]);
   });
 
   let sharedUrl = '';
@@ -242,6 +305,7 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     assert.match(secret, /^cv_live_/);
     assert.equal((await fetch(`${svc.url}/api/v1/account/limits`, { headers: { authorization: `Bearer ${secret}` } })).status, 200);
     await b.shot('convert-keys');
+    await checkLayout(b, 'convert-keys', ['Revoke key batch']);
     await page.getByRole('button', { name: 'Revoke key batch' }).click();
     await page.getByRole('row', { name: /batch/ }).waitFor({ state: 'detached' });
     assert.equal((await fetch(`${svc.url}/api/v1/account/limits`, { headers: { authorization: `Bearer ${secret}` } })).status, 401);
@@ -249,6 +313,7 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     await page.getByRole('meter', { name: 'Conversions this month' }).waitFor();
     assert.equal(await page.getByRole('meter', { name: 'Conversions this month' }).getAttribute('aria-valuenow'), '1', 'the conversion was charged (shredded after it finished)');
     await b.shot('convert-overview');
+    await checkLayout(b, 'convert-overview');
     assert.deepEqual(b.foreign, []);
     assert.deepEqual(b.problems, []);
   });
@@ -369,6 +434,7 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
       await page.locator('.deliveries').getByText('delivered').waitFor({ timeout: 15_000 });
       assert.match(await page.locator('.deliveries').innerText(), /conversion\.completed[\s\S]*#1 .*HTTP 204/);
       await b.shot('convert-webhooks');
+      await checkLayout(b, 'convert-webhooks', ['Deliveries']);
       assert.deepEqual(b.foreign, []);
       assert.deepEqual(b.problems, []);
     } finally {
@@ -401,5 +467,37 @@ describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
     assert.equal(lastPageText.trim(), '', 'the picture comes last, after the document');
     assert.deepEqual(b.foreign, []);
     assert.deepEqual(b.problems, []);
+  });
+});
+
+describe('a queued conversion in chromium', { timeout: 180_000 }, () => {
+  test('with no converter free it says it is waiting (no moving bar), then converts when a worker takes it', async () => {
+    // An API-only service runs no converter: what it accepts stays queued until a worker comes (issue 30).
+    const svc = await startConvertService({ CONVERT_ROLE: 'api' });
+    const b = await openBrowser(svc.url);
+    let worker: { close(): Promise<void> } | undefined;
+    try {
+      createUser('convert-api', svc.env, 'queue@example.test', 'pro', PASSWORD);
+      const { page } = b;
+      await signIn(page, svc.url, 'queue@example.test', PASSWORD);
+      await page.getByRole('link', { name: 'Convert' }).click();
+      await dropDocx(page, 'queued.docx');
+      await page.getByTestId('detected').filter({ hasText: 'DOCX' }).waitFor();
+      await page.getByRole('button', { name: 'Convert', exact: true }).click();
+      const status = page.getByTestId('conversion-status');
+      await status.filter({ hasText: 'waiting for a free converter' }).waitFor();
+      assert.match(await page.locator('main').innerText(), /starts as soon as one finishes/);
+      assert.equal(await page.locator('.spinner-bar').count(), 0, 'nothing moves yet, so no moving bar');
+      await b.shot('convert-queued');
+      worker = await startConvertWorker(svc.env);
+      await page.getByText(/^queued\.pdf, /).waitFor({ timeout: 90_000 });
+      assert.doesNotMatch(await status.innerText(), /waiting|converting/);
+      assert.deepEqual(b.foreign, []);
+      assert.deepEqual(b.problems, []);
+    } finally {
+      await b.close();
+      await worker?.close();
+      await svc.close();
+    }
   });
 });

@@ -72,8 +72,8 @@ export async function startEmailService(): Promise<RunningService & { rig: RigHa
   };
 }
 
-/** The conversion service on 127.0.0.1 with its real engines. */
-export async function startConvertService(): Promise<RunningService> {
+/** The conversion service on 127.0.0.1 with its real engines; `extra` settings win (`CONVERT_ROLE: 'api'`: no converter runs). */
+export async function startConvertService(extra: Record<string, string> = {}): Promise<RunningService> {
   const db = await createTestDatabase(testBackends()[0]!);
   const work = await mkdtemp(join(tmpdir(), 'dashboard-convert-'));
   const port = await freePort();
@@ -90,6 +90,7 @@ export async function startConvertService(): Promise<RunningService> {
     // Webhooks to the test's plain-HTTP receiver on 127.0.0.1, and nowhere else.
     CONVERT_WEBHOOKS_ALLOW_INSECURE: 'true',
     CONVERT_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128',
+    ...extra,
   };
   await writeFile(join(work, '.keep'), '');
   const app = await buildConvert(loadConvertConfig(env));
@@ -103,6 +104,17 @@ export async function startConvertService(): Promise<RunningService> {
       await rm(work, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A conversion worker on the database and storage of a service started by
+ * {@link startConvertService} (`CONVERT_ROLE=worker`, in this process, not listening): it
+ * claims the conversions that service queued.
+ */
+export async function startConvertWorker(env: Record<string, string>): Promise<{ close(): Promise<void> }> {
+  const app = await buildConvert(loadConvertConfig({ ...env, CONVERT_ROLE: 'worker' }));
+  await app.ready();
+  return { close: () => app.close() };
 }
 
 export interface Hit {

@@ -1,5 +1,5 @@
 import { runAdminMain } from '@mailconv/platform';
-import { CONVERT_KEY_PREFIX } from './app.js';
+import { CONVERT_KEY_PREFIX } from './key-prefix.js';
 import { loadConvertConfig } from './config.js';
 import { CONVERT_MIGRATIONS } from './db/migrations.js';
 import { convertPlans } from './plans.js';

@@ -19,8 +19,9 @@ import { registerConvertMetrics } from './metrics.js';
 import { createConvertRuntime, openEngines } from './runtime.js';
 import { KEY_LOCATIONS, SECURED, errors, secured } from './schemas.js';
 
-/** API key prefix of this service: `cv_live_` + 32 base62 characters. Never valid on the email service. */
-export const CONVERT_KEY_PREFIX = 'cv_live_';
+import { CONVERT_KEY_PREFIX } from './key-prefix.js';
+
+export { CONVERT_KEY_PREFIX };
 
 export interface ConvertAppOptions {
   /** The clock used for quota months and timestamps; tests move it. */

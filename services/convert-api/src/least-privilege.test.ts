@@ -7,8 +7,8 @@
 // fails and says why: making users needs root, and CI runs as root.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -20,6 +20,7 @@ const ROOT = findProjectRoot();
 const data = mkdtempSync(join(tmpdir(), 'least-privilege-'));
 // The data folders' parent must let the service user pass (a 0700 temp folder would not).
 chmodSync(data, 0o755);
+const PID_FILE = join(data, 'npm-start.pid');
 let start: ChildProcess;
 let output = '';
 let convertUrl = '';
@@ -68,6 +69,7 @@ before(async () => {
     CONVERT_DATA_DIR: join(data, 'data', 'convert'),
     CONVERT_PRESTART: 'true',
     CONVERT_LIBREOFFICE_INSTANCES: '1',
+    MAILCONV_PID_FILE: PID_FILE,
   };
   start = spawn(process.execPath, [join(ROOT, 'scripts', 'start.mjs')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   createInterface({ input: start.stderr! }).on('line', (l) => (output += `${l}\n`));
@@ -166,4 +168,17 @@ test('the engines run as mailconv-engine, and conversions through them work', { 
   for (const pid of browsers) assert.equal(proc(pid).uid, engine, `chromium ${pid} runs as the engine user`);
   // Every job folder was removed, what the engine user made in it included.
   assert.deepEqual(readdirSync(join(data, 'data', 'convert', 'storage', 'work')).filter((n) => n.startsWith('job-')), []);
+});
+
+test('npm stop ends the start from elsewhere, gracefully, and says so; a second npm stop finds nothing running', { timeout: 60_000 }, async () => {
+  assert.equal(readFileSync(PID_FILE, 'utf8').trim(), String(start.pid), 'npm start wrote its pid');
+  const exited = new Promise<number | null>((resolve) => start.once('exit', (code) => resolve(code)));
+  const stop = spawnSync(process.execPath, [join(ROOT, 'scripts', 'stop.mjs')], { cwd: ROOT, env: { ...process.env, MAILCONV_PID_FILE: PID_FILE }, encoding: 'utf8', timeout: 45_000 });
+  assert.equal(stop.status, 0, stop.stderr);
+  assert.match(stop.stdout, /^Stopped mailconv \(npm start, pid \d+\)\.\n$/);
+  assert.equal(await exited, 0, `npm start exits 0 on npm stop:\n${output}`);
+  assert.ok(!existsSync(PID_FILE), 'the pid file is gone with the start');
+  const again = spawnSync(process.execPath, [join(ROOT, 'scripts', 'stop.mjs')], { cwd: ROOT, env: { ...process.env, MAILCONV_PID_FILE: PID_FILE }, encoding: 'utf8', timeout: 45_000 });
+  assert.equal(again.status, 0, again.stderr);
+  assert.match(again.stdout, /not running/);
 });

@@ -1,5 +1,5 @@
 import { runAdminMain } from '@mailconv/platform';
-import { EMAIL_KEY_PREFIX } from './app.js';
+import { EMAIL_KEY_PREFIX } from './key-prefix.js';
 import { loadEmailConfig } from './config.js';
 import { EMAIL_MIGRATIONS } from './db/migrations.js';
 import { emailPlans } from './plans.js';

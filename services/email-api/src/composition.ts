@@ -15,8 +15,7 @@ import { BatchesService } from './verification/batches.service.js';
 import { VerificationService } from './verification/verification.service.js';
 import { WEBHOOK_EVENTS, WEBHOOK_USER_AGENT } from './webhooks/events.js';
 
-/** API key prefix of this service: `ev_live_` + 32 base62 characters (email-decisions.md item 7). */
-export const EMAIL_KEY_PREFIX = 'ev_live_';
+export { EMAIL_KEY_PREFIX } from './key-prefix.js';
 
 /**
  * The engine the settings describe: the configured resolvers, and SMTP probing when HELO

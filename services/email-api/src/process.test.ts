@@ -125,6 +125,13 @@ for (const backend of testBackends()) {
       const bad = await exec(ROOT_ADMIN, ['mail', 'create-account'], {});
       assert.equal(bad.code, 2);
       assert.match(bad.stderr, /use email or convert/);
+      // Asked for, the usage is the answer: on stdout, exit 0 (issue #30).
+      for (const args of [['help'], ['email', 'help'], ['convert', '--help']]) {
+        const help = await exec(ROOT_ADMIN, args, { EMAIL_DATABASE_URL: url });
+        assert.equal(help.code, 0, `${args.join(' ')}: ${help.stderr}`);
+        assert.match(help.stdout, /^Usage: npm run admin -- /, args.join(' '));
+      }
+      assert.match((await exec(ROOT_ADMIN, ['email', 'help'], {})).stdout, /create-key \(--account ID \| --email EMAIL\)/);
     });
 
     test('admin set-password reads the password piped on stdin, never argv', async () => {

@@ -1653,7 +1653,7 @@ export interface paths {
         };
         /**
          * The signed-in account and the session’s CSRF token
-         * @description Extension (dashboard): not part of the API contract; for the service’s own dashboard pages. Reads the `cv_session` cookie; 401 `unauthorized` when there is none or the session has ended.
+         * @description Extension (dashboard): not part of the API contract; for the service’s own dashboard pages. Reads the `cv_session` cookie. Without a live session (no cookie, or the session has ended) the answer is 200 `{"account": null, "csrf_token": null}`, not an error: asking whether one is signed in is how a page starts.
          */
         get: {
             parameters: {
@@ -1671,47 +1671,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Null without a live session (no cookie, or the session has ended). */
                             account: {
                                 email: string;
                                 /** @description `acct_…` */
                                 id: string;
                                 plan: string;
-                            };
-                            /** @description Send it as `X-CSRF-Token` on every POST, PUT, PATCH and DELETE made with the session cookie. */
-                            csrf_token: string;
-                        };
-                    };
-                };
-                /** @description Missing, malformed, unknown or revoked API key. */
-                401: {
-                    headers: {
-                        /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
-                        "WWW-Authenticate": string;
-                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
-                        "X-Request-Id": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description Stable machine-readable code from the closed list.
-                             * @enum {string}
-                             */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "gone" | "range_not_satisfiable" | "file_too_large" | "unsupported_format" | "unsupported_conversion" | "conversion_failed" | "output_too_large" | "password_required" | "fetch_failed";
-                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
-                            field?: string;
-                            /** @description `quota_exceeded`: conversions per month on the plan. */
-                            limit?: number;
-                            /** @description `file_too_large`: the plan’s file size limit. */
-                            max_file_bytes?: number;
-                            /** @description Human-readable explanation; wording may change. */
-                            message: string;
-                            /** @description `conflict` on a download: the conversion’s current status. */
-                            status?: string;
-                            /** @description `quota_exceeded`: conversions used this month. */
-                            used?: number;
-                        } & {
-                            [key: string]: unknown;
+                            } | null;
+                            /** @description Send it as `X-CSRF-Token` on every POST, PUT, PATCH and DELETE made with the session cookie. Null without a live session. */
+                            csrf_token: string | null;
                         };
                     };
                 };

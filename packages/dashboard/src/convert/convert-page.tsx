@@ -1,9 +1,10 @@
 import { useState, type FormEvent } from 'react';
-import { api, upload } from '../shared/api.js';
-import { Card, ErrorText, ProgressBar, ShownOnce, StatusPill, useInterval, useLoad } from '../shared/components.js';
+import { api, ApiError, upload } from '../shared/api.js';
+import { Card, ErrorText, ProgressBar, ShownOnce, StatusPill, useLoad, usePolling } from '../shared/components.js';
 import { DropZone } from '../shared/drop-zone.js';
 import { formatBytes, formatDate } from '../shared/format.js';
 import { MergeCard } from './merge-card.js';
+import { firstTarget, groupTargets, targetLabel } from './target-groups.js';
 import type { Conversion, ConversionList, Formats, Targets, Uploaded } from './types.js';
 
 /** Paper sizes the browser prints on (the API also takes a width x height). */
@@ -66,7 +67,7 @@ export function ConvertPage() {
       setUploaded(up);
       const t = await api<Targets>(`/api/v1/formats/${encodeURIComponent(up.format)}/targets`);
       setTargets(t.targets);
-      setTarget(t.targets[0]?.format ?? '');
+      setTarget(firstTarget(groupTargets(t.targets, formats.data?.formats)));
     } catch (err) {
       setError(err);
     } finally {
@@ -80,10 +81,13 @@ export function ConvertPage() {
       setCurrent(c);
       if (!RUNNING.has(c.status)) recent.reload();
     } catch (err) {
-      setError(err);
+      // Too many requests while polling: the next poll (later each time) asks again.
+      if (!(err instanceof ApiError && err.status === 429)) setError(err);
     }
   };
-  useInterval(() => current && void refresh(current.id), 1000, current !== null && RUNNING.has(current.status));
+  usePolling(async () => {
+    if (current) await refresh(current.id);
+  }, current !== null && RUNNING.has(current.status), current?.id);
 
   const convert = async (e: FormEvent) => {
     e.preventDefault();
@@ -188,7 +192,7 @@ export function ConvertPage() {
             <button type="submit" disabled={!pageUrl.trim()}>Convert page</button>
           </form>
           {uploaded && (
-            <p data-testid="detected">Detected <strong>{uploaded.format.toUpperCase()}</strong> ({uploaded.mime_type}), {formatBytes(uploaded.size_bytes)}. {targets.length === 0 && 'No conversion is available for this format.'}</p>
+            <p data-testid="detected">Detected <strong>{targetLabel(uploaded.format, formats.data?.formats)}</strong>, {formatBytes(uploaded.size_bytes)}. {targets.length === 0 && 'No conversion is available for this format.'}</p>
           )}
           {uploaded && targets.length > 0 && (
             <form onSubmit={convert} className="stack">
@@ -196,7 +200,11 @@ export function ConvertPage() {
                 <label>
                   Convert to
                   <select name="target" value={target} onChange={(e) => setTarget(e.target.value)}>
-                    {targets.map((t) => <option key={t.format} value={t.format}>{t.format.toUpperCase()} — {t.mime_type}</option>)}
+                    {groupTargets(targets, formats.data?.formats).map((g) => (
+                      <optgroup key={g.label} label={g.label}>
+                        {g.options.map((o) => <option key={o.value} value={o.value}>{o.label}</option>)}
+                      </optgroup>
+                    ))}
                   </select>
                 </label>
                 {presets.length > 0 && (
@@ -312,14 +320,16 @@ export function ConvertPage() {
       {current && (
         <Card title={`Conversion ${current.id}`} actions={<StatusPill status={current.status} />}>
           <div aria-live="polite">
-            <p>{current.source.format.toUpperCase()} → {current.target_format.toUpperCase()}{RUNNING.has(current.status) ? ' — converting…' : ''}</p>
-            {RUNNING.has(current.status) && <div className="spinner-bar" role="progressbar" aria-label="Converting" />}
+            <p data-testid="conversion-status">{current.source.format.toUpperCase()} → {current.target_format.toUpperCase()}{current.status === 'queued' ? ' — waiting for a free converter…' : current.status === 'processing' ? ' — converting…' : ''}</p>
+            {/* Queued: nothing moves yet, so no moving bar (issue 30); it starts when a conversion ahead of it finishes. */}
+            {current.status === 'queued' && <p className="muted small">Queued behind other conversions: every converter is busy, or your plan&apos;s conversions at once (see Overview) are running. It starts as soon as one finishes.</p>}
+            {current.status === 'processing' && <div className="spinner-bar" role="progressbar" aria-label="Converting" />}
             {current.status === 'completed' && current.output && (
               <p>{current.output.filename}, {formatBytes(current.output.size_bytes)}{current.output.pages ? `, ${current.output.pages} page${current.output.pages === 1 ? '' : 's'}` : ''}. SHA-256 <code className="hash">{current.output.sha256}</code>. Available until {formatDate(current.expires_at)}.</p>
             )}
             {current.status === 'failed' && current.error && <p className="error">{current.error.message} ({current.error.code})</p>}
           </div>
-          <div className="row">
+          <div className="row actions">
             {downloadHref(current) && <a className="button primary" href={downloadHref(current)!} download={current.output?.filename}>Download</a>}
             {downloadHref(current) && <button type="button" onClick={() => void share(current.id)}>Share link</button>}
             {current.status !== 'shredded' && <button type="button" className="danger" onClick={() => void shred(current.id)}>Shred</button>}
@@ -334,18 +344,18 @@ export function ConvertPage() {
         {recent.data && recent.data.conversions.length === 0 && <p className="muted">No conversions yet.</p>}
         {recent.data && recent.data.conversions.length > 0 && (
           <div className="table-wrap">
-            <table>
+            <table className="cards">
               <thead><tr><th scope="col">Conversion</th><th scope="col">Status</th><th scope="col">From → to</th><th scope="col">Result</th><th scope="col">Created</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
               <tbody>
                 {recent.data.conversions.map((c) => (
                   <tr key={c.id}>
-                    <td><button type="button" className="linkish" onClick={() => void refresh(c.id)}>{c.id}</button></td>
-                    <td><StatusPill status={c.status} /></td>
-                    <td>{c.source.format.toUpperCase()} → {c.target_format.toUpperCase()}</td>
-                    <td>{c.output ? `${c.output.filename} (${formatBytes(c.output.size_bytes)})` : '—'}</td>
-                    <td>{formatDate(c.created_at)}</td>
-                    <td>
-                      <div className="row nowrap">
+                    <td data-label="Conversion"><button type="button" className="linkish" onClick={() => void refresh(c.id)}>{c.id}</button></td>
+                    <td data-label="Status"><StatusPill status={c.status} /></td>
+                    <td data-label="From → to">{c.source.format.toUpperCase()} → {c.target_format.toUpperCase()}</td>
+                    <td data-label="Result">{c.output ? `${c.output.filename} (${formatBytes(c.output.size_bytes)})` : '—'}</td>
+                    <td data-label="Created">{formatDate(c.created_at)}</td>
+                    <td className="actions">
+                      <div className="row actions">
                         {downloadHref(c) && <a href={downloadHref(c)!} download={c.output?.filename}>Download</a>}
                         {c.status !== 'shredded' && c.status !== 'expired' && <button type="button" className="danger" onClick={() => void shred(c.id)} aria-label={`Shred conversion ${c.id}`}>Shred</button>}
                       </div>

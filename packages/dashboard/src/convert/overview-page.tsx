@@ -21,10 +21,10 @@ export function OverviewPage() {
             </dl>
             {u.api_keys.length > 0 && (
               <div className="table-wrap">
-                <table>
+                <table className="cards">
                   <caption>Requests per API key this month</caption>
                   <thead><tr><th scope="col">Key</th><th scope="col">Requests</th><th scope="col">Last used</th></tr></thead>
-                  <tbody>{u.api_keys.map((k) => <tr key={k.id}><td>{k.name} <code>{k.key_preview}</code></td><td>{formatNumber(k.requests_this_month)}</td><td>{formatDate(k.last_used)}</td></tr>)}</tbody>
+                  <tbody>{u.api_keys.map((k) => <tr key={k.id}><td data-label="Key">{k.name} <code>{k.key_preview}</code></td><td data-label="Requests">{formatNumber(k.requests_this_month)}</td><td data-label="Last used">{formatDate(k.last_used)}</td></tr>)}</tbody>
                 </table>
               </div>
             )}

@@ -92,17 +92,17 @@ export function JobsPage() {
         {jobs.data && jobs.data.jobs.length === 0 && <p className="muted">No jobs yet.</p>}
         {jobs.data && jobs.data.jobs.length > 0 && (
           <div className="table-wrap">
-            <table>
+            <table className="cards">
               <thead><tr><th scope="col">Job</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Valid / invalid / risky / unknown</th><th scope="col">Created</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
               <tbody>
                 {jobs.data.jobs.map((j) => (
                   <tr key={j.job_id}>
-                    <td><button type="button" className="linkish" onClick={() => void poll(j.job_id)}>{j.job_id}</button></td>
-                    <td><StatusPill status={j.status} /></td>
-                    <td>{formatNumber(j.processed)} / {formatNumber(j.total)}</td>
-                    <td>{formatNumber(j.valid_count)} / {formatNumber(j.invalid_count)} / {formatNumber(j.risky_count)} / {formatNumber(j.unknown_count)}</td>
-                    <td>{formatDate(j.created_at)}</td>
-                    <td>{j.status === 'completed' ? <a href={`/api/v1/jobs/${encodeURIComponent(j.job_id)}/results?format=csv`} download={`${j.job_id}.csv`}>CSV</a> : FINAL.has(j.status) ? null : <button type="button" className="danger" onClick={() => void cancel(j.job_id)}>Cancel</button>}</td>
+                    <td data-label="Job"><button type="button" className="linkish" onClick={() => void poll(j.job_id)}>{j.job_id}</button></td>
+                    <td data-label="Status"><StatusPill status={j.status} /></td>
+                    <td data-label="Progress">{formatNumber(j.processed)} / {formatNumber(j.total)}</td>
+                    <td data-label="Valid / invalid / risky / unknown">{formatNumber(j.valid_count)} / {formatNumber(j.invalid_count)} / {formatNumber(j.risky_count)} / {formatNumber(j.unknown_count)}</td>
+                    <td data-label="Created">{formatDate(j.created_at)}</td>
+                    <td className="actions">{j.status === 'completed' ? <a href={`/api/v1/jobs/${encodeURIComponent(j.job_id)}/results?format=csv`} download={`${j.job_id}.csv`}>CSV</a> : FINAL.has(j.status) ? null : <button type="button" className="danger" onClick={() => void cancel(j.job_id)}>Cancel</button>}</td>
                   </tr>
                 ))}
               </tbody>

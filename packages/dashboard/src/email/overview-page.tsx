@@ -64,10 +64,12 @@ function DailyChart({ days }: { days: DailyUsage['days'] }) {
         <text x={2} y={14} className="tick">{formatNumber(max)}</text>
       </svg>
       <figcaption className="muted">{formatNumber(total)} verifications this month (UTC days).</figcaption>
-      <table className="sr-only">
-        <caption>Verifications per day</caption>
-        <tbody>{days.map((d) => <tr key={d.date}><th scope="row">{d.date}</th><td>{d.verifications}</td></tr>)}</tbody>
-      </table>
+      <div className="sr-only">
+        <table>
+          <caption>Verifications per day</caption>
+          <tbody>{days.map((d) => <tr key={d.date}><th scope="row">{d.date}</th><td>{d.verifications}</td></tr>)}</tbody>
+        </table>
+      </div>
     </figure>
   );
 }

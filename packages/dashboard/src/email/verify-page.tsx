@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api } from '../shared/api.js';
 import { Card, ErrorText, StatusPill } from '../shared/components.js';
+import { explainChecks } from './checks.js';
 import type { Verification } from './types.js';
 
 const REASONS: Record<string, string> = {
@@ -27,23 +28,6 @@ const STATUS: Record<string, string> = {
   risky: 'Mail may be delivered but the address is risky (see the reason).',
   unknown: 'The address could not be checked conclusively.',
 };
-
-type Check = { name: string; result: 'pass' | 'fail' | 'info' | 'skipped'; value: string; explain: string };
-
-function explainChecks(v: Verification): Check[] {
-  const c = v.checks;
-  const out: Check[] = [
-    { name: 'Syntax', result: c.syntax ? 'pass' : 'fail', value: c.syntax ? 'valid' : 'invalid', explain: c.syntax ? 'The address is well formed.' : 'The address is not well formed, so no other check was needed.' },
-    { name: 'Domain and DNS', result: c.dns ? 'pass' : 'fail', value: c.dns ? 'mail server found' : 'no mail server', explain: c.dns ? `The domain publishes ${c.mx.count} mail server${c.mx.count === 1 ? '' : 's'}${c.mx.providers.length ? ` (${c.mx.providers.join(', ')})` : ''}.` : 'The domain does not exist or publishes no mail server.' },
-    { name: 'Mail server grade', result: 'info', value: c.mx.grade, explain: 'How trustworthy the domain\u2019s mail setup looks, from A (best) to F.' },
-    { name: 'SMTP mailbox check', result: c.smtp === null ? 'skipped' : c.smtp ? 'pass' : 'fail', value: c.smtp === null ? 'not run' : c.smtp ? 'accepted' : 'refused', explain: c.smtp === null ? 'The mail server was not asked (SMTP probing off, not in your plan, or not needed).' : c.smtp ? 'The mail server accepted the recipient.' : 'The mail server refused the recipient or could not be asked.' },
-    { name: 'Catch-all domain', result: c.catch_all === null ? 'skipped' : c.catch_all ? 'fail' : 'pass', value: c.catch_all === null ? 'not checked' : c.catch_all ? 'yes' : 'no', explain: c.catch_all === null ? 'Not tested (needs SMTP probing and a plan with catch-all detection).' : c.catch_all ? 'The server accepts any address, so acceptance proves little.' : 'The server refuses unknown addresses, so its answer is meaningful.' },
-    { name: 'Disposable provider', result: c.disposable ? 'fail' : 'pass', value: c.disposable ? 'yes' : 'no', explain: c.disposable ? 'Throw-away addresses usually stop working within hours.' : 'The domain is not on the disposable-provider list.' },
-    { name: 'Role address', result: c.role_based ? 'fail' : 'pass', value: c.role_based ? 'yes' : 'no', explain: c.role_based ? 'Shared by a team; often a poor target for marketing mail.' : 'The local part is not a role name (info, admin, …).' },
-    { name: 'Free provider', result: 'info', value: c.free_provider ? 'yes' : 'no', explain: c.free_provider ? 'A free webmail provider (Gmail, Outlook, …): a personal rather than a business address.' : 'Not a free webmail provider.' },
-  ];
-  return out;
-}
 
 export function VerifyPage() {
   const [email, setEmail] = useState('');
@@ -92,14 +76,15 @@ export function VerifyPage() {
           <p>{STATUS[result.status]} {result.reason ? REASONS[result.reason] ?? result.reason : ''}</p>
           {result.suggestion && <p className="suggestion">Did you mean <strong>{result.suggestion}</strong>?</p>}
           <div className="table-wrap">
-            <table className="checks">
-              <thead><tr><th scope="col">Check</th><th scope="col">Result</th><th scope="col">What it means</th></tr></thead>
+            <table className="checks cards">
+              <thead><tr><th scope="col">Check</th><th scope="col">Result</th><th scope="col">What was found</th><th scope="col">Why it matters</th></tr></thead>
               <tbody>
                 {explainChecks(result).map((c) => (
                   <tr key={c.name} data-check={c.name}>
                     <th scope="row">{c.name}</th>
-                    <td><span className={`mark mark-${c.result}`}>{c.value}</span></td>
-                    <td>{c.explain}</td>
+                    <td data-label="Result"><span className={`mark mark-${c.result}`}>{c.value}</span></td>
+                    <td data-label="Found">{c.found}</td>
+                    <td data-label="Why it matters" className="muted">{c.matters}</td>
                   </tr>
                 ))}
               </tbody>

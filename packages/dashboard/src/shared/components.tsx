@@ -149,6 +149,33 @@ export function useInterval(fn: () => void, ms: number, active: boolean): void {
   }, [ms, active]);
 }
 
+/**
+ * Calls `fn` while `active`: after 1 s, then less and less often (×1.5 each time, at most
+ * every `maxMs`), so waiting for a long queue does not spend the plan's requests per minute.
+ * A new `key` starts the schedule again.
+ */
+export function usePolling(fn: () => Promise<void>, active: boolean, key: unknown, maxMs = 5000): void {
+  const ref = useRef(fn);
+  ref.current = fn;
+  useEffect(() => {
+    if (!active) return;
+    let live = true;
+    let delay = 1000;
+    let timer: ReturnType<typeof setTimeout>;
+    const tick = async () => {
+      await ref.current();
+      if (!live) return;
+      delay = Math.min(delay * 1.5, maxMs);
+      timer = setTimeout(() => void tick(), delay);
+    };
+    timer = setTimeout(() => void tick(), delay);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [active, key, maxMs]);
+}
+
 /** Status words in a coloured pill (the word carries the meaning; colour only helps). */
 export function StatusPill({ status }: { status: string }) {
   return <span className={`pill pill-${status}`}>{status}</span>;

@@ -1,4 +1,4 @@
-import { useId, useRef, useState, type DragEvent } from 'react';
+import { useEffect, useId, useRef, useState, type DragEvent } from 'react';
 import { formatBytes } from './format.js';
 
 /**
@@ -30,6 +30,11 @@ export function DropZone({
   const id = useId();
   const input = useRef<HTMLInputElement>(null);
   const [over, setOver] = useState(false);
+  // The caller let go of the file (a job was started with it): empty the picker too, or it
+  // would still show the old name next to a disabled "Start job" (issue 30).
+  useEffect(() => {
+    if (!multiple && file === null && input.current) input.current.value = '';
+  }, [file, multiple]);
   const take = (list: FileList | null) => {
     const files = Array.from(list ?? []);
     if (multiple) {

@@ -71,18 +71,18 @@ export function KeysPage({ keyPrefix }: { keyPrefix: string }) {
         {keys.data && keys.data.keys.length === 0 && <p className="muted">No active keys.</p>}
         {keys.data && keys.data.keys.length > 0 && (
           <div className="table-wrap">
-            <table>
+            <table className="cards">
               <thead>
                 <tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
               </thead>
               <tbody>
                 {keys.data.keys.map((k) => (
                   <tr key={k.id}>
-                    <td>{k.name}</td>
-                    <td><code>{k.key_preview}</code></td>
-                    <td>{formatDate(k.created_at)}</td>
-                    <td>{formatDate(k.last_used)}</td>
-                    <td><button type="button" className="danger" onClick={() => void revoke(k)} aria-label={`Revoke key ${k.name}`}>Revoke</button></td>
+                    <td data-label="Name">{k.name}</td>
+                    <td data-label="Key"><code>{k.key_preview}</code></td>
+                    <td data-label="Created">{formatDate(k.created_at)}</td>
+                    <td data-label="Last used">{formatDate(k.last_used)}</td>
+                    <td className="actions"><button type="button" className="danger" onClick={() => void revoke(k)} aria-label={`Revoke key ${k.name}`}>Revoke</button></td>
                   </tr>
                 ))}
               </tbody>

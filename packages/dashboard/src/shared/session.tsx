@@ -12,6 +12,9 @@ interface SessionAnswer {
   csrf_token: string;
 }
 
+/** `GET /api/dashboard/session`: nulls when nobody is signed in (a 200, so the browser logs no error). */
+type SessionProbe = SessionAnswer | { account: null; csrf_token: null };
+
 interface SessionState {
   account: SessionAccount;
   signOut(): Promise<void>;
@@ -44,8 +47,8 @@ export function SessionGate({ product, children }: { product: string; children: 
       setCsrfToken(null);
       setAccount(null);
     });
-    api<SessionAnswer>('/api/dashboard/session', { quiet401: true })
-      .then(accept)
+    api<SessionProbe>('/api/dashboard/session', { quiet401: true })
+      .then((s) => (s.account === null ? setAccount(null) : accept(s)))
       .catch((err: unknown) => {
         if (err instanceof ApiError && err.status === 401) setAccount(null);
         else setLoadError(describeError(err));

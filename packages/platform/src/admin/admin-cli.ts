@@ -44,9 +44,14 @@ const EMAIL_RE = /^[^\s@]+@[^\s@]+$/;
  */
 export async function runAdminCli(argv: readonly string[], target: AdminTarget, io: Io): Promise<number> {
   const [command, ...rest] = argv;
-  if (!command || command === 'help' || command === '--help' || command === '-h') {
+  if (!command) {
     io.err(USAGE(target.service));
-    return command ? 0 : 2;
+    return 2;
+  }
+  if (command === 'help' || command === '--help' || command === '-h') {
+    // Asked for: the usage is the answer (stdout, exit 0), so it can be paged or searched.
+    io.out(USAGE(target.service));
+    return 0;
   }
   let values: Record<string, string | boolean | undefined>;
   try {

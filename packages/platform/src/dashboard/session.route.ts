@@ -1,10 +1,10 @@
 import { Type, type TSchema } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors/app-error.js';
-import { BEARER_CHALLENGE, csrfRefusal, csrfTokenMatches } from '../http/auth.js';
+import { csrfRefusal, csrfTokenMatches } from '../http/auth.js';
 import { clearedCookie, readCookie, sessionCookie } from '../http/cookies.js';
 import type { ServiceApp } from '../http/create-app.js';
-import { required, withHeaders } from '../http/schemas.js';
+import { Nullable, required, withHeaders } from '../http/schemas.js';
 import type { DashboardAuthService, StartedSession } from './dashboard-auth.service.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './passwords.js';
 
@@ -31,6 +31,16 @@ const Credentials = Type.Object(
 const SessionBody = Type.Object({
   account: Type.Object({ id: Type.String({ description: '`acct_…`' }), email: Type.String(), plan: Type.String() }),
   csrf_token: Type.String({ description: 'Send it as `X-CSRF-Token` on every POST, PUT, PATCH and DELETE made with the session cookie.' }),
+});
+
+/**
+ * `GET /api/dashboard/session`: the signed-in account, or nulls without a live session — not an
+ * error, since asking is how every page load starts (a 401 there was logged as an error by
+ * every browser console, issue 30).
+ */
+const SessionState = Type.Object({
+  account: Nullable(Type.Object({ id: Type.String({ description: '`acct_…`' }), email: Type.String(), plan: Type.String() }, { description: 'Null without a live session (no cookie, or the session has ended).' })),
+  csrf_token: Nullable(Type.String({ description: 'Send it as `X-CSRF-Token` on every POST, PUT, PATCH and DELETE made with the session cookie. Null without a live session.' })),
 });
 
 const SET_COOKIE = (name: string) => ({
@@ -83,15 +93,15 @@ export function registerDashboardSessionRoutes(app: ServiceApp, options: Dashboa
       schema: {
         tags,
         summary: 'The signed-in account and the session’s CSRF token',
-        description: `${EXTENSION} Reads the \`${cookieName}\` cookie; 401 \`unauthorized\` when there is none or the session has ended.`,
+        description: `${EXTENSION} Reads the \`${cookieName}\` cookie. Without a live session (no cookie, or the session has ended) the answer is 200 \`{"account": null, "csrf_token": null}\`, not an error: asking whether one is signed in is how a page starts.`,
         security: [],
-        response: { 200: SessionBody, ...errors(401, 500) },
+        response: { 200: SessionState, ...errors(500) },
       },
     },
     async (request) => {
       const id = cookieOf(request);
       const current = id ? await auth.current(id) : null;
-      if (!current) throw new AppError('unauthorized', 'Not signed in to the dashboard (no session, or it has ended).', undefined, BEARER_CHALLENGE);
+      if (!current) return { account: null, csrf_token: null };
       return { account: current.account, csrf_token: current.csrfToken };
     },
   );

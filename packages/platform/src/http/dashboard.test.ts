@@ -51,6 +51,10 @@ describe('dashboard static files', () => {
     const bare = await app.inject('/dashboard');
     assert.equal(bare.statusCode, 301);
     assert.equal(bare.headers.location, '/dashboard/');
+    // The bare host leads to the dashboard rather than a JSON 404 (issue 30).
+    const root = await app.inject('/');
+    assert.deepEqual([root.statusCode, root.headers.location], [302, '/dashboard/']);
+    assert.deepEqual(Object.keys(((await app.inject('/openapi.json')).json() as { paths: Record<string, unknown> }).paths).filter((p) => p === '/'), [], 'a page, not API: not in the document');
     assert.equal((await app.inject({ method: 'HEAD', url: '/dashboard/jobs' })).statusCode, 200);
   });
 

@@ -60,7 +60,8 @@ async function fileAt(path: string): Promise<{ size: number; mtime: Date } | nul
  * Serves a built single-page app (packages/dashboard) under `/dashboard/`: files of `root`
  * with their content type; hashed `assets/` cached for a year, everything else revalidated;
  * any other page path answered with `index.html` (the app routes in the browser); nothing
- * outside `root`. Hidden from the OpenAPI document: these are pages, not API.
+ * outside `root`; `/` redirects (302) to `/dashboard/`. Hidden from the OpenAPI document:
+ * these are pages, not API.
  */
 export function registerDashboard(app: ServiceApp, root: string): void {
   const base = resolve(root);
@@ -79,6 +80,9 @@ export function registerDashboard(app: ServiceApp, root: string): void {
 
   const page = async (reply: FastifyReply) => (await send(reply, join(base, 'index.html'), false)) ?? Promise.reject(notBuilt());
 
+  // A person who types the bare host reaches the dashboard, not a JSON 404 (issue 30). A 302:
+  // the root may one day answer something else.
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect(`${DASHBOARD_PATH}/`, 302));
   app.get(DASHBOARD_PATH, { schema: { hide: true } }, async (_request, reply) => reply.redirect(`${DASHBOARD_PATH}/`, 301));
   app.get(`${DASHBOARD_PATH}/`, { schema: { hide: true } }, async (_request, reply) => page(reply));
   app.get(`${DASHBOARD_PATH}/*`, { schema: { hide: true } }, async (request, reply) => {

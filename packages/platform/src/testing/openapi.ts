@@ -46,6 +46,8 @@ export interface RecordedAnswer {
  */
 export function recordAnswers(app: FastifyInstance, answers: RecordedAnswer[] = []): RecordedAnswer[] {
   app.addHook('onSend', async (request, reply, payload) => {
+    // Routes hidden from the document (the dashboard's pages, `/`) are not API: the answer guard skips them too.
+    if ((request.routeOptions.schema as { hide?: boolean } | undefined)?.hide) return payload;
     const route = request.routeOptions.url;
     const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? '' : undefined;
     answers.push({ method: request.method, route: route ?? (request.url.split('?')[0] ?? '/'), matched: route !== undefined, status: reply.statusCode, headers: { ...reply.getHeaders() }, body });

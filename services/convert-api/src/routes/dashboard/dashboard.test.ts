@@ -74,7 +74,8 @@ for (const backend of testBackends()) {
       assert.ok(m, header);
       cookie = m[1]!;
       csrf = res.json().csrf_token;
-      assert.equal((await app.inject({ method: 'GET', url: '/api/dashboard/session', headers: { cookie: `ev_session=${cookie}` } })).statusCode, 401, 'the email service’s cookie name means nothing here');
+      const foreign = await app.inject({ method: 'GET', url: '/api/dashboard/session', headers: { cookie: `ev_session=${cookie}` } });
+      assert.deepEqual([foreign.statusCode, foreign.json()], [200, { account: null, csrf_token: null }], 'the email service’s cookie name means nothing here: no session (not an error, issue 30)');
       const wrong = await app.inject({ method: 'POST', url: '/api/dashboard/session', payload: { email: 'cleo@example.test', password: 'not the password' } });
       const unknown = await app.inject({ method: 'POST', url: '/api/dashboard/session', payload: { email: 'who@example.test', password: PASSWORD } });
       assert.deepEqual([wrong.statusCode, unknown.statusCode], [401, 401]);
@@ -168,6 +169,12 @@ for (const backend of testBackends()) {
       assert.equal(form.statusCode, 415, form.body);
       // Without wait, the default applies.
       assert.equal((await app.inject({ method: 'GET', url: '/api/dashboard/conversions', headers: { authorization: `Bearer ${firstKey}` } })).statusCode, 200);
+    });
+
+    test('the bare host leads to the dashboard: GET / is a 302 to /dashboard/ (issue 30)', async () => {
+      const res = await app.inject({ method: 'GET', url: '/' });
+      assert.deepEqual([res.statusCode, res.headers.location], [302, '/dashboard/']);
+      assert.equal(((await app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, unknown> }).paths['/'], undefined, 'a page, not API');
     });
 
     test('every answer matches the OpenAPI document (status, headers, body)', async () => {

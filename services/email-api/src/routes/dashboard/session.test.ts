@@ -11,6 +11,8 @@ import type { EmailTables } from '../../db/schema.js';
 
 const HOUR = 3_600_000;
 const PASSWORD = 'correct horse battery';
+/** `GET /api/dashboard/session` without a live session (issue 30: a 200, not a 401 every browser console logs). */
+const SIGNED_OUT = { account: null, csrf_token: null };
 
 /** The `ev_session` value of an answer's Set-Cookie, and the whole header. */
 function cookieOf(res: { headers: Record<string, unknown> }): { value: string; header: string } {
@@ -188,7 +190,7 @@ for (const backend of testBackends()) {
       offsetMs += 12 * HOUR + 1000;
       assert.equal((await withCookie('GET', '/api/v1/account', idle.cookie)).statusCode, 401, 'idle for more than 12 h');
       const idleEnded = await withCookie('GET', '/api/dashboard/session', idle.cookie);
-      assert.deepEqual([idleEnded.statusCode, idleEnded.headers['www-authenticate']], [401, 'Bearer']);
+      assert.deepEqual([idleEnded.statusCode, idleEnded.json()], [200, SIGNED_OUT], 'the session probe says "no session" without an error (issue 30)');
       assert.equal((await withCookie('GET', '/api/v1/account', idle.cookie)).headers['www-authenticate'], 'Bearer');
 
       const hashOf = (id: string) => createHash('sha256').update(id).digest('hex');
@@ -217,10 +219,11 @@ for (const backend of testBackends()) {
       assert.equal(out.statusCode, 204);
       assert.equal(out.body, '');
       assert.match(String(out.headers['set-cookie']), /^ev_session=; HttpOnly; SameSite=Strict; Path=\/; Max-Age=0/);
-      assert.equal((await withCookie('GET', '/api/dashboard/session', cookie)).statusCode, 401);
+      assert.deepEqual((await withCookie('GET', '/api/dashboard/session', cookie)).json(), SIGNED_OUT);
       assert.equal((await withCookie('GET', '/api/v1/account', cookie)).statusCode, 401);
       assert.equal((await withCookie('DELETE', '/api/dashboard/session', cookie, { 'x-csrf-token': csrf })).statusCode, 204);
-      assert.equal((await app.inject({ method: 'GET', url: '/api/dashboard/session' })).statusCode, 401, 'no cookie at all');
+      const noCookie = await app.inject({ method: 'GET', url: '/api/dashboard/session' });
+      assert.deepEqual([noCookie.statusCode, noCookie.json()], [200, SIGNED_OUT], 'no cookie at all: not an error (issue 30)');
       assert.equal((await withCookie('GET', '/api/v1/account', 'x'.repeat(43))).statusCode, 401, 'an id never issued');
     });
 
@@ -230,7 +233,7 @@ for (const backend of testBackends()) {
       assert.equal((await withCookie('GET', '/api/v1/account', s.cookie)).statusCode, 200);
       await admin.database.db.deleteFrom('accounts').where('id', '=', doomed.id).execute();
       assert.equal((await withCookie('GET', '/api/v1/account', s.cookie)).statusCode, 401);
-      assert.equal((await withCookie('GET', '/api/dashboard/session', s.cookie)).statusCode, 401);
+      assert.deepEqual((await withCookie('GET', '/api/dashboard/session', s.cookie)).json(), SIGNED_OUT);
 
       const moved = await makeAccount('moved@example.test');
       const old = await session('moved@example.test');
@@ -286,6 +289,12 @@ for (const backend of testBackends()) {
       assert.ok(doc.paths['/api/v1/verify-single'].post.security.some((s: Record<string, unknown>) => 'dashboardSession' in s));
       assert.ok(doc.paths['/api/v1/verify-single'].post.responses['403']);
       assert.ok(doc.paths['/api/dashboard/api-keys'].delete.responses['403']);
+    });
+
+    test('the bare host leads to the dashboard: GET / is a 302 to /dashboard/ (issue 30)', async () => {
+      const res = await app.inject({ method: 'GET', url: '/' });
+      assert.deepEqual([res.statusCode, res.headers.location], [302, '/dashboard/']);
+      assert.equal(((await app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, unknown> }).paths['/'], undefined, 'a page, not API');
     });
 
     // Last: every answer the tests above provoked, checked against the served document.
