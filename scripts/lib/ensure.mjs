@@ -129,8 +129,8 @@ export function ensureBuild() {
 export function ensureDashboard() {
   const dir = join(ROOT, 'packages', 'dashboard');
   const stamp = join(dir, 'dist', 'web', '.built');
-  const inputs = ['src', 'build.mjs', 'package.json', 'tsconfig.json'].map((p) => join(dir, p)).concat([join(ROOT, 'packages', 'client', 'src', 'generated'), join(ROOT, 'package-lock.json')]);
-  if (existsSync(stamp) && Math.max(...inputs.map(newestMtime)) <= statSync(stamp).mtimeMs) return;
+  const inputs = ['src', 'public', 'build.mjs', 'package.json', 'tsconfig.json'].map((p) => join(dir, p)).concat([join(ROOT, 'packages', 'client', 'src', 'generated'), join(ROOT, 'package-lock.json')]);
+  if (existsSync(stamp) && Math.max(...inputs.map((path) => newestMtime(path))) <= statSync(stamp).mtimeMs) return;
   log('building the dashboards (packages/dashboard)');
   run(process.execPath, [join(dir, 'build.mjs')]);
   writeFileSync(stamp, `${new Date().toISOString()}\n`);

@@ -8,7 +8,7 @@ import { DASHBOARD_PATH } from '../http/dashboard.js';
 
 /**
  * Validates the app's served `/openapi.json` with a real OpenAPI validator and checks that
- * every registered route (but HEAD twins, and the dashboard's pages: HTML, not API) is
+ * every registered route (but HEAD twins, and the dashboard's pages and the `/` that leads to them: HTML, not API) is
  * documented with its method.
  */
 export async function assertOpenApiComplete(app: FastifyInstance): Promise<Record<string, unknown>> {
@@ -19,7 +19,7 @@ export async function assertOpenApiComplete(app: FastifyInstance): Promise<Recor
   await SwaggerParser.validate(structuredClone(doc) as never);
   const missing: string[] = [];
   for (const r of app.routeIndex.list()) {
-    if (r.method === 'HEAD' || r.url === DASHBOARD_PATH || r.url.startsWith(`${DASHBOARD_PATH}/`)) continue;
+    if (r.method === 'HEAD' || r.url === '/' || r.url === DASHBOARD_PATH || r.url.startsWith(`${DASHBOARD_PATH}/`)) continue;
     const path = r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
     if (!doc.paths[path]?.[r.method.toLowerCase()]) missing.push(`${r.method} ${path}`);
   }
