@@ -45,6 +45,7 @@ import { TypstEngine } from './engines/typst.engine.js';
 import { QoiEngine } from './engines/qoi.engine.js';
 import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { PAGE_OPTION_NAMES } from './page-options.js';
+import { ANIMATION_ONLY_OPTIONS, makesAnimation, VIDEO_OPTION_NAMES } from './video-options.js';
 import { effectiveQuality, parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { provenPairs, readProof } from './proven-pairs.js';
 import { Registry, type Route } from './registry.js';
@@ -296,6 +297,17 @@ export class Converter {
     if (options.page && source.ext === 'svg') {
       const field = PAGE_OPTION_NAMES.find((n) => rawOptions[n] !== undefined && rawOptions[n] !== null && rawOptions[n] !== '' && !(SVG_PAGE_OPTIONS as readonly string[]).includes(n));
       if (field) throw invalid(field, `${field} does not apply to an SVG: it is drawn at its own size (${SVG_PAGE_OPTIONS.join(', ')} do).`);
+    }
+    if (options.video) {
+      const field = VIDEO_OPTION_NAMES.find((n) => options.video?.[n] !== undefined) ?? 'start';
+      if (source.family !== 'video' || !['gif', 'webp', 'jpg', 'png'].includes(target.ext) || first.steps[0]?.engine !== 'ffmpeg') {
+        throw invalid(field, `${field} applies to video sources (mp4, mov, webm, …) converted to gif, webp, jpg or png; ${source.ext} to ${target.ext} is not.`);
+      }
+      const still = ANIMATION_ONLY_OPTIONS.find((n) => options.video?.[n] !== undefined);
+      if (still && !makesAnimation(target.ext, options.video)) {
+        throw invalid(still, `${still} applies to animations (gif, webp); a ${target.ext}${options.video.animated === false ? ' with animated false' : ''} is one still frame.`);
+      }
+      if (options.video.animated === true && !makesAnimation(target.ext, options.video)) throw invalid('animated', `animated applies to gif and webp targets; a ${target.ext} is one still frame.`);
     }
     if (options.preset?.pdfa && target.ext === 'pdf' && options.setPassword !== undefined) {
       throw invalid('set_password', 'PDF/A (preset "archive") forbids encryption: set_password cannot be combined with it.');

@@ -6,6 +6,7 @@
 import { invalid, quote } from './errors.js';
 import type { FormatFamily } from './formats/catalogue.js';
 import { PAGE_OPTION_NAMES, parsePageOptions, type PageOptions } from './page-options.js';
+import { parseVideoOptions, VIDEO_OPTION_NAMES, type VideoFrameOptions } from './video-options.js';
 
 /** The 12 OCR languages, as tesseract codes, with their ISO 639-1 aliases. */
 export const OCR_LANGUAGES: Readonly<Record<string, string>> = {
@@ -105,9 +106,11 @@ export interface ConversionOptions {
    * delivered as a zip of the results and a `manifest.json` (extension, issue 24).
    */
   readonly batch?: boolean;
+  /** Video sources to gif, webp, jpg, png: start, duration, fps, width, loop, animated (extension, issue 31). */
+  readonly video?: VideoFrameOptions;
 }
 
-const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', 'batch', ...PAGE_OPTION_NAMES]);
+const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', 'batch', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES]);
 /** Longest `title` or `author`. */
 export const MAX_METADATA_CHARS = 300;
 
@@ -275,6 +278,8 @@ export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamil
   if (present('max_output_bytes')) opts.maxOutputBytes = integer('max_output_bytes', raw.max_output_bytes, 1, Number.MAX_SAFE_INTEGER);
   const page = parsePageOptions(raw, present, targetFamily);
   if (page) opts.page = page;
+  const video = parseVideoOptions(raw, present, targetFamily);
+  if (video) opts.video = video;
   return opts;
 }
 

@@ -1258,6 +1258,8 @@ export interface paths {
                                 /** @description `cnv_…`; conversions and jobs share the id space. */
                                 id: string;
                                 options: {
+                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                    animated?: boolean;
                                     /** @description Extension: the PDF author asked for. */
                                     author?: string;
                                     /**
@@ -1271,12 +1273,18 @@ export interface paths {
                                     css?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                     device_scale?: number;
+                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                    duration?: number;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                     footer_html?: string;
+                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                    fps?: number;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                     header_html?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                     landscape?: boolean;
+                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                    loop?: number;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                     margin?: string;
                                     max_output_bytes: number | null;
@@ -1319,6 +1327,8 @@ export interface paths {
                                      * @enum {boolean}
                                      */
                                     split?: true;
+                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                    start?: number;
                                     /** @description Extension: the PDF title asked for. */
                                     title?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
@@ -1327,6 +1337,8 @@ export interface paths {
                                     wait_for?: string;
                                     /** @description Extension: present when a watermark was asked for. */
                                     watermark?: string;
+                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                    width?: number;
                                 };
                                 output: {
                                     /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */
@@ -6145,6 +6157,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                        animated?: boolean;
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         author?: string;
                         /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
@@ -6158,6 +6172,8 @@ export interface paths {
                         css?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                         device_scale?: number;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                        duration?: number;
                         /** @description Extension (issue 24): upload the output, once made, to S3-compatible storage (AWS S3, MinIO, R2, Ceph, …) with the AWS SDK — multipart past one part. The record answers its status and ETag; the credentials are sealed with the service’s key until the export ran, then removed, and never answered. The endpoint goes through the egress guard (public https only unless the operator allows otherwise: 400 naming export.endpoint). A failed export leaves the conversion completed (and charged) with export.status failed and its error; the output stays downloadable. */
                         export?: {
                             /** @description Never answered or logged. */
@@ -6185,10 +6201,14 @@ export interface paths {
                         };
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                        fps?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                         landscape?: boolean;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                        loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
                         /** @description The output must not be larger; quality is lowered where the engine can, else output_too_large. */
@@ -6232,6 +6252,8 @@ export interface paths {
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                        start?: number;
                         /** @description An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format. */
                         target_format: string;
                         /** @description Extension (issue 22): PDF targets. The document's title (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
@@ -6248,8 +6270,12 @@ export interface paths {
                         watermark?: string;
                         /** @description Extension (issue 24): also tell this URL when the conversion completes or fails (`conversion.completed` / `conversion.failed`), besides the account’s endpoints. Checked like an endpoint’s URL (public HTTPS unless the operator allows otherwise; refused → 400 naming `webhook_url`) and signed with the account’s request signing secret (POST /api/dashboard/webhooks/request-secret; without one → 400). */
                         webhook_url?: string;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                        width?: number;
                     };
                     "multipart/form-data": {
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                        animated?: boolean;
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         author?: string;
                         /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
@@ -6261,6 +6287,8 @@ export interface paths {
                         compression?: "screen" | "ebook" | "printer" | "prepress";
                         css?: string;
                         device_scale?: number;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                        duration?: number;
                         /** @description Extension (issue 24): upload the output, once made, to S3-compatible storage (AWS S3, MinIO, R2, Ceph, …) with the AWS SDK — multipart past one part. The record answers its status and ETag; the credentials are sealed with the service’s key until the export ran, then removed, and never answered. The endpoint goes through the egress guard (public https only unless the operator allows otherwise: 400 naming export.endpoint). A failed export leaves the conversion completed (and charged) with export.status failed and its error; the output stays downloadable. In a form: the export object as JSON text. */
                         export?: string;
                         /**
@@ -6270,9 +6298,13 @@ export interface paths {
                         file: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                        fps?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         landscape?: boolean;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                        loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
                         max_output_bytes?: number;
@@ -6304,6 +6336,8 @@ export interface paths {
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                        start?: number;
                         target_format: string;
                         /** @description Extension (issue 22): PDF targets. The document's title (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         title?: string;
@@ -6313,6 +6347,8 @@ export interface paths {
                         watermark?: string;
                         /** @description Extension (issue 24): also tell this URL when the conversion completes or fails (`conversion.completed` / `conversion.failed`), besides the account’s endpoints. Checked like an endpoint’s URL (public HTTPS unless the operator allows otherwise; refused → 400 naming `webhook_url`) and signed with the account’s request signing secret (POST /api/dashboard/webhooks/request-secret; without one → 400). */
                         webhook_url?: string;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                        width?: number;
                     } | null;
                 };
             };
@@ -6374,6 +6410,8 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                animated?: boolean;
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
                                 /**
@@ -6387,12 +6425,18 @@ export interface paths {
                                 css?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                duration?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                fps?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
@@ -6435,6 +6479,8 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                start?: number;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
@@ -6443,6 +6489,8 @@ export interface paths {
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                width?: number;
                             };
                             output: {
                                 /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */
@@ -6546,6 +6594,8 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                animated?: boolean;
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
                                 /**
@@ -6559,12 +6609,18 @@ export interface paths {
                                 css?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                duration?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                fps?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
@@ -6607,6 +6663,8 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                start?: number;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
@@ -6615,6 +6673,8 @@ export interface paths {
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                width?: number;
                             };
                             output: {
                                 /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */
@@ -7220,6 +7280,8 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                animated?: boolean;
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
                                 /**
@@ -7233,12 +7295,18 @@ export interface paths {
                                 css?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                duration?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                fps?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
@@ -7281,6 +7349,8 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                start?: number;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
@@ -7289,6 +7359,8 @@ export interface paths {
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                width?: number;
                             };
                             output: {
                                 /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */
@@ -8703,6 +8775,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                        animated?: boolean;
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         author?: string;
                         /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
@@ -8716,6 +8790,8 @@ export interface paths {
                         css?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                         device_scale?: number;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                        duration?: number;
                         /** @description Extension (issue 24): upload the output, once made, to S3-compatible storage (AWS S3, MinIO, R2, Ceph, …) with the AWS SDK — multipart past one part. The record answers its status and ETag; the credentials are sealed with the service’s key until the export ran, then removed, and never answered. The endpoint goes through the egress guard (public https only unless the operator allows otherwise: 400 naming export.endpoint). A failed export leaves the conversion completed (and charged) with export.status failed and its error; the output stays downloadable. */
                         export?: {
                             /** @description Never answered or logged. */
@@ -8743,10 +8819,14 @@ export interface paths {
                         };
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                        fps?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                         landscape?: boolean;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                        loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
                         /** @description The output must not be larger; quality is lowered where the engine can, else output_too_large. */
@@ -8790,6 +8870,8 @@ export interface paths {
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                        start?: number;
                         /** @description An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format. */
                         target_format: string;
                         /** @description Extension (issue 22): PDF targets. The document's title (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
@@ -8806,8 +8888,12 @@ export interface paths {
                         watermark?: string;
                         /** @description Extension (issue 24): also tell this URL when the conversion completes or fails (`conversion.completed` / `conversion.failed`), besides the account’s endpoints. Checked like an endpoint’s URL (public HTTPS unless the operator allows otherwise; refused → 400 naming `webhook_url`) and signed with the account’s request signing secret (POST /api/dashboard/webhooks/request-secret; without one → 400). */
                         webhook_url?: string;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                        width?: number;
                     };
                     "multipart/form-data": {
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                        animated?: boolean;
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         author?: string;
                         /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
@@ -8819,6 +8905,8 @@ export interface paths {
                         compression?: "screen" | "ebook" | "printer" | "prepress";
                         css?: string;
                         device_scale?: number;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                        duration?: number;
                         /** @description Extension (issue 24): upload the output, once made, to S3-compatible storage (AWS S3, MinIO, R2, Ceph, …) with the AWS SDK — multipart past one part. The record answers its status and ETag; the credentials are sealed with the service’s key until the export ran, then removed, and never answered. The endpoint goes through the egress guard (public https only unless the operator allows otherwise: 400 naming export.endpoint). A failed export leaves the conversion completed (and charged) with export.status failed and its error; the output stays downloadable. In a form: the export object as JSON text. */
                         export?: string;
                         /**
@@ -8828,9 +8916,13 @@ export interface paths {
                         file: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                        fps?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         landscape?: boolean;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                        loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
                         max_output_bytes?: number;
@@ -8862,6 +8954,8 @@ export interface paths {
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                        start?: number;
                         target_format: string;
                         /** @description Extension (issue 22): PDF targets. The document's title (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         title?: string;
@@ -8871,6 +8965,8 @@ export interface paths {
                         watermark?: string;
                         /** @description Extension (issue 24): also tell this URL when the conversion completes or fails (`conversion.completed` / `conversion.failed`), besides the account’s endpoints. Checked like an endpoint’s URL (public HTTPS unless the operator allows otherwise; refused → 400 naming `webhook_url`) and signed with the account’s request signing secret (POST /api/dashboard/webhooks/request-secret; without one → 400). */
                         webhook_url?: string;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                        width?: number;
                     } | null;
                 };
             };
@@ -8934,6 +9030,8 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                animated?: boolean;
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
                                 /**
@@ -8947,12 +9045,18 @@ export interface paths {
                                 css?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                duration?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                fps?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
@@ -8995,6 +9099,8 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                start?: number;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
@@ -9003,6 +9109,8 @@ export interface paths {
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                width?: number;
                             };
                             output: {
                                 /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */
@@ -9608,6 +9716,8 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                animated?: boolean;
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
                                 /**
@@ -9621,12 +9731,18 @@ export interface paths {
                                 css?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                duration?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                fps?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
@@ -9669,6 +9785,8 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                start?: number;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
@@ -9677,6 +9795,8 @@ export interface paths {
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                width?: number;
                             };
                             output: {
                                 /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */
@@ -10058,6 +10178,8 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                animated?: boolean;
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
                                 /**
@@ -10071,12 +10193,18 @@ export interface paths {
                                 css?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                duration?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                fps?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
@@ -10119,6 +10247,8 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                start?: number;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
@@ -10127,6 +10257,8 @@ export interface paths {
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                width?: number;
                             };
                             output: {
                                 /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */
@@ -12387,6 +12519,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                        animated?: boolean;
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         author?: string;
                         /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
@@ -12400,6 +12534,8 @@ export interface paths {
                         css?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                         device_scale?: number;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                        duration?: number;
                         /** @description Extension (issue 24): upload the output, once made, to S3-compatible storage (AWS S3, MinIO, R2, Ceph, …) with the AWS SDK — multipart past one part. The record answers its status and ETag; the credentials are sealed with the service’s key until the export ran, then removed, and never answered. The endpoint goes through the egress guard (public https only unless the operator allows otherwise: 400 naming export.endpoint). A failed export leaves the conversion completed (and charged) with export.status failed and its error; the output stays downloadable. */
                         export?: {
                             /** @description Never answered or logged. */
@@ -12427,10 +12563,14 @@ export interface paths {
                         };
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                        fps?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                         landscape?: boolean;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                        loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
                         /** @description The output must not be larger; quality is lowered where the engine can, else output_too_large. */
@@ -12474,6 +12614,8 @@ export interface paths {
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                        start?: number;
                         /** @description Extension (issue 22): PDF targets. The document's title (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         title?: string;
                         /** @description Two to 50 of the caller’s uploads (from POST /api/v1/upload), merged in this order: PDFs as they are, any other upload that converts to PDF (documents, slides, sheets, images, HTML, Markdown, …) converted to PDF first. */
@@ -12486,6 +12628,8 @@ export interface paths {
                         watermark?: string;
                         /** @description Extension (issue 24): also tell this URL when the conversion completes or fails (`conversion.completed` / `conversion.failed`), besides the account’s endpoints. Checked like an endpoint’s URL (public HTTPS unless the operator allows otherwise; refused → 400 naming `webhook_url`) and signed with the account’s request signing secret (POST /api/dashboard/webhooks/request-secret; without one → 400). */
                         webhook_url?: string;
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                        width?: number;
                     };
                 };
             };
@@ -12547,6 +12691,8 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                animated?: boolean;
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
                                 /**
@@ -12560,12 +12706,18 @@ export interface paths {
                                 css?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                duration?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                fps?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
@@ -12608,6 +12760,8 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                start?: number;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
@@ -12616,6 +12770,8 @@ export interface paths {
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                width?: number;
                             };
                             output: {
                                 /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */
@@ -12719,6 +12875,8 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                animated?: boolean;
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
                                 /**
@@ -12732,12 +12890,18 @@ export interface paths {
                                 css?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                duration?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                fps?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
                                 max_output_bytes: number | null;
@@ -12780,6 +12944,8 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                start?: number;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: the window width in CSS pixels (1280); the picture is the whole page at that width (at most 16,384 high). */
@@ -12788,6 +12954,8 @@ export interface paths {
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                width?: number;
                             };
                             output: {
                                 /** @description Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none. */

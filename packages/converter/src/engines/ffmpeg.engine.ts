@@ -2,8 +2,12 @@
  * FFmpeg for audio and video. Inputs are read with `-protocol_whitelist file` and the
  * demuxer forced to the detected format where one maps, so a playlist or concat file in
  * disguise cannot pull in other files or URLs (field notes §d.4). What each target is made
- * of (codecs, muxer, fixed rates) is one row of {@link TARGETS}.
+ * of (codecs, muxer, fixed rates) is one row of {@link TARGETS}. Video also becomes pictures
+ * (issue 31): an animated GIF or WebP of a stretch of the clip, or one still frame.
  */
+import { stat } from 'node:fs/promises';
+import { ConversionError, invalid } from '../errors.js';
+import { makesAnimation, VIDEO_FRAME_DEFAULTS as D } from '../video-options.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
 const FFMPEG = '/usr/bin/ffmpeg';
@@ -19,6 +23,9 @@ const VIDEO = [
   'flv', 'wmv', 'asf', 'mpg', 'vob', 'ts', 'm2ts', 'm4v', '3gp', '3g2', 'f4v', 'ogv', 'mxf', 'dv', 'nut', 'y4m',
 ] as const;
 const VIDEO_SET = new Set<string>(VIDEO);
+/** Pictures made of video: animations (gif, webp) and still frames (jpg, png, webp). */
+const PICTURES = ['gif', 'webp', 'jpg', 'png'] as const;
+const PICTURE_SET = new Set<string>(PICTURES);
 const AUDIO_SET = new Set<string>([...AUDIO, ...AUDIO_READ_ONLY]);
 /** Video without sound: nothing audio can be made from it. */
 const SILENT_VIDEO = new Set(['y4m']);
@@ -142,17 +149,19 @@ const TARGETS: Readonly<Record<string, TargetArgs>> = {
 export class FfmpegEngine implements Engine {
   readonly name = 'ffmpeg';
   readonly reads = [...AUDIO, ...AUDIO_READ_ONLY, ...VIDEO];
-  readonly writes = [...AUDIO, ...VIDEO];
+  readonly writes = [...AUDIO, ...VIDEO, ...PICTURES];
 
   supports(from: string, to: string): boolean {
     if (from === to) return false;
+    if (PICTURE_SET.has(to)) return VIDEO_SET.has(from);
     // Audio cannot become video; video can become audio (its soundtrack) or other video.
     if (AUDIO_SET.has(from) && VIDEO_SET.has(to)) return false;
     return !(SILENT_VIDEO.has(from) && AUDIO_SET.has(to));
   }
 
   tradesQualityForSize(to: string): boolean {
-    return !FIXED_QUALITY.has(to);
+    // GIF and PNG frames are lossless (the palette is the palette); JPEG and WebP take a quality.
+    return !FIXED_QUALITY.has(to) && to !== 'gif' && to !== 'png';
   }
 
   probe(): Promise<EngineProbe> {
@@ -160,6 +169,7 @@ export class FfmpegEngine implements Engine {
   }
 
   async convert(step: Step): Promise<void> {
+    if (PICTURE_SET.has(step.to)) return this.picture(step);
     const target = TARGETS[step.to];
     if (!target) throw new Error(`ffmpeg: no arguments for ${step.to}`);
     const args = ['-hide_banner', '-nostdin', '-y', '-protocol_whitelist', 'file', '-threads', '1'];
@@ -170,5 +180,101 @@ export class FfmpegEngine implements Engine {
     if (maxH) args.push('-vf', `scale=-2:'min(${maxH},ih)'`);
     args.push(...target.args(step.quality), step.output);
     await runStep(step, FFMPEG, args);
+  }
+
+  /** What a picture is made from: the clip's length and displayed size (rotation applied), when the container says. */
+  private async clip(step: Step): Promise<{ duration?: number; width?: number; height?: number }> {
+    const args = ['-v', 'error', '-protocol_whitelist', 'file'];
+    const demuxer = FFMPEG_DEMUXERS[step.from];
+    if (demuxer) args.push('-f', demuxer);
+    args.push('-select_streams', 'v:0', '-show_entries', 'format=duration:stream=width,height:stream_side_data=rotation', '-of', 'json', step.input);
+    const r = await runStep(step, '/usr/bin/ffprobe', args, { maxStdoutBytes: 64 * 1024 });
+    // ffprobe's answer about a hostile file is data: only finite numbers are taken from it.
+    let info: { format?: { duration?: unknown }; streams?: { width?: unknown; height?: unknown; side_data_list?: { rotation?: unknown }[] }[] } = {};
+    try {
+      info = JSON.parse(r.stdout.toString('utf8') || '{}') as typeof info;
+    } catch {
+      // no facts: the run below still decides
+    }
+    const num = (v: unknown): number | undefined => {
+      const n = typeof v === 'number' || typeof v === 'string' ? Number(v) : NaN;
+      return Number.isFinite(n) && n > 0 ? n : undefined;
+    };
+    const v = Array.isArray(info.streams) ? info.streams[0] : undefined;
+    const rotation = Number(Array.isArray(v?.side_data_list) ? v.side_data_list.find((d) => d && typeof d === 'object' && 'rotation' in d)?.rotation : 0);
+    const w = num(v?.width);
+    const h = num(v?.height);
+    const turned = Math.abs(Math.round(rotation / 90)) % 2 === 1;
+    return { ...(num(info.format?.duration) ? { duration: num(info.format?.duration) } : {}), ...(w && h ? (turned ? { width: h, height: w } : { width: w, height: h }) : {}) };
+  }
+
+  /**
+   * A video to a picture. ffmpeg turns frames upright by the clip's rotation (display matrix)
+   * before the filters run, so `iw`/`ih` below are the displayed sides; non-square pixels are
+   * made square first. Animations: `fps`, at most `width` wide, `duration` seconds from
+   * `start`; a GIF gets a palette generated for the clip (palettegen → paletteuse). A still:
+   * the frame at `start`, else the most representative frame of the first seconds.
+   */
+  private async picture(step: Step): Promise<void> {
+    const o = step.options.video ?? {};
+    const animated = makesAnimation(step.to, o);
+    const clip = await this.clip(step);
+    const start = o.start ?? 0;
+    if (clip.duration !== undefined && start >= clip.duration) {
+      throw invalid('start', `start is ${start} s but the clip is ${Math.round(clip.duration * 1000) / 1000} s long.`);
+    }
+    const maxDim = step.options.preset?.maxDimension;
+    const filters = ["scale='trunc(iw*sar)':ih", 'setsar=1'];
+    const args = ['-hide_banner', '-nostdin', '-y', '-protocol_whitelist', 'file', '-threads', '1'];
+    if (o.start !== undefined) args.push('-ss', String(start));
+    const demuxer = FFMPEG_DEMUXERS[step.from];
+    if (demuxer) args.push('-f', demuxer);
+    let cap = step.job.maxFileBytes;
+    if (animated) {
+      const fps = o.fps ?? D.fps;
+      const duration = o.duration ?? D.durationS;
+      const width = Math.min(o.width ?? D.animationWidth, maxDim ?? Infinity);
+      // The palette pass holds every frame until the last: the frames × pixels are bounded up front.
+      if (clip.width && clip.height) {
+        const w = Math.min(width, clip.width);
+        const frames = Math.ceil(fps * Math.min(duration, clip.duration !== undefined ? clip.duration - start : duration));
+        const pixels = frames * w * Math.ceil((w * clip.height) / clip.width);
+        if (pixels > D.maxAnimationPixels) {
+          throw invalid('duration', `The animation would hold ${frames} frames of ${w} px wide (${Math.round(pixels / 1e6)} million pixels, over ${D.maxAnimationPixels / 1e6} million): ask for a shorter duration, a lower fps or a smaller width.`);
+        }
+      }
+      args.push('-i', step.input, '-map_metadata', '-1', '-map', '0:v:0', '-an', '-sn', '-dn', '-t', String(duration));
+      filters.push(`fps=${fps}`, `scale='min(${width},iw)':-2:flags=lanczos`);
+      // 0 loops forever; n plays n times: GIF's NETSCAPE2.0 count is repeats after the first (-1: no loop block), WebP's ANIM count is plays.
+      const loop = o.loop ?? 0;
+      if (step.to === 'gif') {
+        const graph = `${filters.join(',')},split[a][b];[a]palettegen=stats_mode=diff[p];[b][p]paletteuse=dither=bayer:bayer_scale=5`;
+        args.push('-vf', graph, '-c:v', 'gif', '-loop', String(loop === 0 ? 0 : loop === 1 ? -1 : loop - 1), '-f', 'gif');
+      } else {
+        args.push('-vf', filters.join(','), '-c:v', 'libwebp_anim', '-quality', String(step.quality), '-loop', String(loop), '-f', 'webp');
+      }
+      // ffmpeg stops writing at the cap; a file that reached it is refused below.
+      cap = Math.min(cap, D.maxAnimationBytes);
+      args.push('-fs', String(cap));
+    } else {
+      // Without start: the most representative frame (closest to the mean histogram, so not a fade from black) of the first seconds, sampled at 10 fps.
+      if (o.start === undefined) args.push('-t', String(D.stillWindowS));
+      args.push('-i', step.input, '-map_metadata', '-1', '-map', '0:v:0', '-an', '-sn', '-dn');
+      if (o.start === undefined) filters.push('fps=10', `thumbnail=n=${D.stillWindowS * 10}`);
+      if (o.width) filters.push(`scale='min(${o.width},iw)':-2:flags=lanczos`);
+      if (maxDim) filters.push(`scale='min(${maxDim},iw)':'min(${maxDim},ih)':force_original_aspect_ratio=decrease:flags=lanczos`);
+      args.push('-vf', filters.join(','), '-frames:v', '1');
+      if (step.to === 'jpg') args.push('-c:v', 'mjpeg', '-q:v', String(Math.max(2, Number(qscale(step.quality)))), '-f', 'image2', '-update', '1');
+      else if (step.to === 'png') args.push('-c:v', 'png', '-f', 'image2', '-update', '1');
+      else args.push('-c:v', 'libwebp', '-quality', String(step.quality), '-f', 'webp');
+    }
+    args.push(step.output);
+    await runStep(step, FFMPEG, args);
+    const size = await stat(step.output).then((s) => s.size, () => 0);
+    // No frame at start (a clip whose length the container did not say): nothing was written.
+    if (size === 0) throw invalid('start', `There is no frame at ${start} s: the clip ends before it.`);
+    if (animated && size >= cap) {
+      throw new ConversionError('output_too_large', `The ${step.to} animation reached the ${Math.round(cap / 1024 ** 2)} MiB cap for animations: ask for a shorter duration, a lower fps or a smaller width.`);
+    }
   }
 }

@@ -30,12 +30,14 @@ export class Img2PdfEngine implements Engine {
     try {
       meta = await sharp(step.input, limit).metadata();
       // img2pdf refuses alpha channels (PDF images have none), more than 8 bits a sample
-      // (PIL cannot keep them) and mirrored EXIF orientations (2, 4, 5, 7): such pictures
-      // are re-encoded first, laid over white, at 8 bits, turned upright. Found by real
-      // files of the corpus (issue 12): a 16-bit TIFF, a mirrored-orientation JPEG.
+      // (PIL cannot keep them) and mirrored EXIF orientations (2, 4, 5, 7), and ignores a
+      // TIFF's orientation (a photo tagged "Rotate 90 CW" came out on its side): such
+      // pictures are re-encoded first, laid over white, at 8 bits, turned upright, so the page
+      // shows the pixels as they are (no /Rotate, no EXIF embedded). Found by real files of
+      // the corpus (issue 12): a 16-bit TIFF, a mirrored-orientation JPEG; issue 31.
       const deep = meta.depth !== undefined && meta.depth !== 'uchar' && meta.depth !== 'char';
-      const mirrored = [2, 4, 5, 7].includes(meta.orientation ?? 1);
-      if (meta.hasAlpha || deep || mirrored) {
+      const turned = (meta.orientation ?? 1) !== 1;
+      if (meta.hasAlpha || deep || turned) {
         input = join(step.job.dir, 'flattened.png');
         let img = sharp(step.input, limit).rotate().flatten({ background: '#ffffff' });
         if (deep) img = img.toColourspace((meta.channels ?? 3) <= 2 ? 'b-w' : 'srgb');

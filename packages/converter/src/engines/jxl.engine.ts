@@ -1,8 +1,16 @@
 /**
  * libjxl's reference tools: `cjxl` writes JPEG XL from PNG, JPEG (recompressed losslessly),
  * GIF, PPM or PGM; `djxl` reads it to PNG, JPEG, PPM or PGM. One thread each.
+ *
+ * djxl turns the pixels by the codestream's orientation but copies the file's Exif box as is:
+ * into a JPEG as a malformed APP1 segment (exiftool: "Malformed APP1 EXIF segment"), into a PNG
+ * as a raw-profile chunk that still says the old orientation. PNG and JPEG targets are decoded
+ * to a PNG in the job's folder and written by sharp from those pixels, without the EXIF
+ * (sharpEncode; docs/decisions.md, "Photos are turned once").
  */
+import { join } from 'node:path';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
+import { sharpEncode } from './sharp.engine.js';
 
 const CJXL = '/usr/bin/cjxl';
 const DJXL = '/usr/bin/djxl';
@@ -36,6 +44,9 @@ export class JxlEngine implements Engine {
       return;
     }
     // 8 bits a sample: djxl 0.7 refuses to write a 16-bit picture with alpha ("Alpha bit depth does not match").
-    await runStep(step, DJXL, ['--num_threads=1', '--bits_per_sample=8', ...(step.to === 'jpg' ? [`--jpeg_quality=${step.quality}`] : []), step.input, step.output]);
+    const pixels = step.to === 'png' || step.to === 'jpg';
+    const decoded = pixels ? join(step.job.dir, 'jxl-decoded.png') : step.output;
+    await runStep(step, DJXL, ['--num_threads=1', '--bits_per_sample=8', step.input, decoded]);
+    if (pixels) await sharpEncode(step, decoded, { autoOrient: false });
   }
 }

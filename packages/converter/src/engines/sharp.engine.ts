@@ -28,38 +28,50 @@ export class SharpEngine implements Engine {
   }
 
   async convert(step: Step): Promise<void> {
-    const maxDim = step.options.preset?.maxDimension;
-    let img = sharp(step.input, { limitInputPixels: step.job.maxInputPixels, failOn: 'error' }).rotate();
-    if (maxDim) img = img.resize({ width: maxDim, height: maxDim, fit: 'inside', withoutEnlargement: true });
-    const q = step.quality;
-    switch (step.to) {
-      case 'png':
-        img = step.qualityRequested && q < 100 ? img.png({ palette: true, quality: q, compressionLevel: 9 }) : img.png({ compressionLevel: 9 });
-        break;
-      case 'jpg':
-        img = img.flatten({ background: '#ffffff' }).jpeg({ quality: q, mozjpeg: true });
-        break;
-      case 'webp':
-        img = img.webp(q >= 100 ? { lossless: true } : { quality: q });
-        break;
-      case 'avif':
-        img = img.avif(q >= 100 ? { lossless: true } : { quality: q, effort: 2 });
-        break;
-      case 'gif':
-        img = img.gif();
-        break;
-      case 'tiff':
-        img = img.tiff({ compression: 'lzw' });
-        break;
-      default:
-        throw failed(`sharp cannot write ${step.to}.`);
-    }
-    if (step.job.signal?.aborted) throw failed('The conversion was cancelled.', 'aborted');
-    try {
-      // sharp's own time-out stops libvips (a Promise.race would leave it running).
-      await img.timeout({ seconds: Math.max(1, Math.ceil(step.job.timeoutMs / 1000)) }).toFile(step.output);
-    } catch (e) {
-      throw failed(`The ${step.from} image could not be converted to ${step.to}.`, `sharp: ${(e as Error).message}`);
-    }
+    await sharpEncode(step, step.input, { autoOrient: true });
+  }
+}
+
+/**
+ * Writes `step.output` (png, jpg, webp, avif, gif or tiff) from `input` with sharp. The
+ * output carries no EXIF or XMP: the picture is upright (`autoOrient` turns it by its EXIF
+ * orientation; without it the pixels are taken as they are, already turned by a decoder) and
+ * its colours are converted to sRGB, so no orientation tag, location or camera data is
+ * carried over (docs/decisions.md, "Photos are turned once").
+ */
+export async function sharpEncode(step: Step, input: string, opts: { autoOrient: boolean }): Promise<void> {
+  const maxDim = step.options.preset?.maxDimension;
+  let img = sharp(input, { limitInputPixels: step.job.maxInputPixels, failOn: 'error' });
+  if (opts.autoOrient) img = img.rotate();
+  if (maxDim) img = img.resize({ width: maxDim, height: maxDim, fit: 'inside', withoutEnlargement: true });
+  const q = step.quality;
+  switch (step.to) {
+    case 'png':
+      img = step.qualityRequested && q < 100 ? img.png({ palette: true, quality: q, compressionLevel: 9 }) : img.png({ compressionLevel: 9 });
+      break;
+    case 'jpg':
+      img = img.flatten({ background: '#ffffff' }).jpeg({ quality: q, mozjpeg: true });
+      break;
+    case 'webp':
+      img = img.webp(q >= 100 ? { lossless: true } : { quality: q });
+      break;
+    case 'avif':
+      img = img.avif(q >= 100 ? { lossless: true } : { quality: q, effort: 2 });
+      break;
+    case 'gif':
+      img = img.gif();
+      break;
+    case 'tiff':
+      img = img.tiff({ compression: 'lzw' });
+      break;
+    default:
+      throw failed(`sharp cannot write ${step.to}.`);
+  }
+  if (step.job.signal?.aborted) throw failed('The conversion was cancelled.', 'aborted');
+  try {
+    // sharp's own time-out stops libvips (a Promise.race would leave it running).
+    await img.timeout({ seconds: Math.max(1, Math.ceil(step.job.timeoutMs / 1000)) }).toFile(step.output);
+  } catch (e) {
+    throw failed(`The ${step.from} image could not be converted to ${step.to}.`, `sharp: ${(e as Error).message}`);
   }
 }

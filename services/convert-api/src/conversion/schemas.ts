@@ -113,6 +113,24 @@ const pageOptionFields = {
   css: Type.Optional(Type.String({ maxLength: 65536, description: `${BROWSER} (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either.` })),
 };
 
+const VIDEO = 'Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field.';
+const VIDEO_DESCRIPTIONS = {
+  start: `${VIDEO} Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start.`,
+  duration: `${VIDEO} Animations: seconds of the clip from start (default 10, at most 60).`,
+  fps: `${VIDEO} Animations: frames per second (default 12).`,
+  width: `${VIDEO} Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size).`,
+  loop: `${VIDEO} Animations: 0 loops forever (default); n plays the animation n times in all.`,
+  animated: `${VIDEO} gif and webp targets are animations (default true); false makes one still frame.`,
+};
+const videoOptionFields = {
+  start: Type.Optional(Type.Number({ minimum: 0, maximum: 86400, description: VIDEO_DESCRIPTIONS.start })),
+  duration: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 60, description: VIDEO_DESCRIPTIONS.duration })),
+  fps: Type.Optional(Type.Integer({ minimum: 1, maximum: 30, description: VIDEO_DESCRIPTIONS.fps })),
+  width: Type.Optional(Type.Integer({ minimum: 16, maximum: 1920, description: VIDEO_DESCRIPTIONS.width })),
+  loop: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: VIDEO_DESCRIPTIONS.loop })),
+  animated: Type.Optional(Type.Boolean({ description: VIDEO_DESCRIPTIONS.animated })),
+};
+
 const optionFields = {
   preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target.' })),
   quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Images, lossy audio/video, PDF compression.' })),
@@ -130,6 +148,7 @@ const optionFields = {
   title: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: METADATA('title') })),
   author: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: METADATA('author') })),
   ...pageOptionFields,
+  ...videoOptionFields,
   webhook_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: NO_NUL, description: WEBHOOK_URL })),
   export: Type.Optional(ExportRequest),
 };
@@ -212,6 +231,12 @@ export const MultipartBody = Type.Unsafe({
     viewport_width: { type: 'integer', minimum: 320, maximum: 3840 },
     device_scale: { type: 'number', minimum: 1, maximum: 3 },
     css: { type: 'string', maxLength: 65536 },
+    start: { type: 'number', minimum: 0, maximum: 86400, description: VIDEO_DESCRIPTIONS.start },
+    duration: { type: 'number', exclusiveMinimum: 0, maximum: 60, description: VIDEO_DESCRIPTIONS.duration },
+    fps: { type: 'integer', minimum: 1, maximum: 30, description: VIDEO_DESCRIPTIONS.fps },
+    width: { type: 'integer', minimum: 16, maximum: 1920, description: VIDEO_DESCRIPTIONS.width },
+    loop: { type: 'integer', minimum: 0, maximum: 65535, description: VIDEO_DESCRIPTIONS.loop },
+    animated: { type: 'boolean', description: VIDEO_DESCRIPTIONS.animated },
     webhook_url: { type: 'string', minLength: 1, maxLength: 2048, description: WEBHOOK_URL },
     export: { type: 'string', maxLength: 8192, description: `${EXPORT} In a form: the export object as JSON text.` },
   },
@@ -256,6 +281,8 @@ export const ConversionRecordSchema = Type.Object({
     author: Type.Optional(Type.String({ description: 'Extension: the PDF author asked for.' })),
     // Extensions (issue 22): the browser's page options, present when given.
     ...pageOptionFields,
+    // Extensions (issue 31): the video → picture options, present when given.
+    ...videoOptionFields,
   }),
   output: Nullable(
     Type.Object({

@@ -454,6 +454,41 @@ for (const backend of testBackends()) {
       assert.equal(waitBad.json().field, 'wait');
     });
 
+    test('video → gif (issue 31): the form fields start, duration, fps, width and loop reach ffmpeg and the record; bad ones are 400 naming the field', async () => {
+      const clip = join(await mkdtemp(join(tmpdir(), 'clip-')), 'clip.mp4');
+      // Generated: 2 s of ffmpeg's testsrc2 at 25 fps, 320×180.
+      execFileSync('/usr/bin/ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=duration=2:size=320x180:rate=25', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', clip]);
+      const bytes = await readFile(clip);
+      const res = await postForm('/api/v1/convert?wait=60', { target_format: 'gif', start: '0.5', duration: '1', fps: '6', width: '160', loop: '2' }, { name: 'clip.mp4', bytes });
+      charged++;
+      assert.equal(res.statusCode, 200, res.body);
+      const rec = res.json();
+      assert.equal(rec.status, 'completed', JSON.stringify(rec.error));
+      assert.deepEqual(rec.options, { preset: null, quality: null, page_range: null, ocr_language: null, max_output_bytes: null, start: 0.5, duration: 1, fps: 6, width: 160, loop: 2 });
+      assert.deepEqual(rec.output.engines, ['ffmpeg']);
+      assert.equal(rec.output.width, 160);
+      const gif = join(await mkdtemp(join(tmpdir(), 'gif-')), 'out.gif');
+      await writeFile(gif, (await get(`/api/v1/download/${rec.download_token}`)).rawPayload);
+      const frames = execFileSync('/usr/bin/identify', ['-format', '%m %w %h\n', gif], { encoding: 'utf8' }).trim().split('\n');
+      assert.ok(Math.abs(frames.length - 6) <= 1, `${frames.length} frames`);
+      assert.equal(frames[0], 'GIF 160 90');
+      const mp4 = (await upload('clip.mp4', bytes)).json();
+      const docx = (await upload('sample.docx')).json();
+      const cases: Array<[Record<string, unknown>, string]> = [
+        [{ upload_id: mp4.upload_id, target_format: 'gif', fps: 0 }, 'fps'],
+        [{ upload_id: mp4.upload_id, target_format: 'gif', width: 4000 }, 'width'],
+        [{ upload_id: mp4.upload_id, target_format: 'gif', duration: 0 }, 'duration'],
+        [{ upload_id: mp4.upload_id, target_format: 'jpg', loop: 3 }, 'loop'],
+        [{ upload_id: docx.upload_id, target_format: 'png', start: 1 }, 'start'],
+      ];
+      for (const [body, field] of cases) {
+        const bad = await convertJson(body, 0);
+        assert.equal(bad.statusCode, 400, `${JSON.stringify(body)} → ${bad.body}`);
+        assert.equal(bad.json().error, 'invalid_request');
+        assert.equal(bad.json().field, field, JSON.stringify(body));
+      }
+    });
+
     test('GET /account/usage counts one per accepted conversion, nothing for refusals, uploads or downloads', async () => {
       const res = await get('/api/v1/account/usage');
       assert.equal(res.statusCode, 200);

@@ -1,0 +1,106 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Converter } from './converter.js';
+import { packageFile } from './engines/engine.js';
+import { tool } from './testing/tools.js';
+
+// Issue 31: a photo is turned once. A source tagged EXIF orientation 6 ("Rotate 90 CW") must
+// come out with its pixels turned (the sides swapped) and without an orientation other than 1,
+// so no viewer turns it again; its EXIF location is not carried over, and exiftool finds
+// nothing wrong with the output's metadata. Read by exiftool and poppler, not by our engines.
+const CORPUS = packageFile('test/corpus');
+const EXIFTOOL = '/usr/bin/exiftool';
+/** A real iPhone XR portrait photo: stored 4032×3024, irot 270°, EXIF orientation 6, GPS. */
+const IPHONE_HEIC = join(CORPUS, 'heic/metadata-extractor-iphone-xr-portrait.heic');
+
+let converter: Converter;
+let work: string;
+const sources: { name: string; from: string; path: string; upright: { width: number; height: number } }[] = [];
+
+before(async () => {
+  work = await mkdtemp(join(tmpdir(), 'orientation-'));
+  converter = await Converter.create({ workDir: join(work, 'jobs') });
+  // A JPEG (320×240) and a TIFF (512×384) of the corpus, tagged orientation 6 by exiftool.
+  const jpg = join(work, 'cat-6.jpg');
+  await copyFile(join(CORPUS, 'jpg/image-rs-progressive-cat.jpg'), jpg);
+  tool(EXIFTOOL, ['-q', '-overwrite_original', '-n', '-Orientation=6', '-GPSLatitude=48.85', '-GPSLatitudeRef=N', jpg]);
+  const tiff = join(work, 'ycbcr-6.tiff');
+  await copyFile(join(CORPUS, 'tiff/image-rs-ycbcr_jpeg_8bit.tif'), tiff);
+  tool(EXIFTOOL, ['-q', '-overwrite_original', '-n', '-Orientation=6', tiff]);
+  // The JPEG as JPEG XL, repacked losslessly (djxl wrote a malformed APP1 from it) and as
+  // pixels: cjxl keeps its Exif box either way.
+  const repacked = join(work, 'cat-6-repacked.jxl');
+  tool('/usr/bin/cjxl', ['--num_threads=1', jpg, repacked]);
+  const jxl = join(work, 'cat-6.jxl');
+  tool('/usr/bin/cjxl', ['--lossless_jpeg=0', '-d', '1', '--num_threads=1', jpg, jxl]);
+  sources.push(
+    { name: 'iPhone HEIC', from: 'heic', path: IPHONE_HEIC, upright: { width: 3024, height: 4032 } },
+    { name: 'JPEG', from: 'jpg', path: jpg, upright: { width: 240, height: 320 } },
+    { name: 'TIFF', from: 'tiff', path: tiff, upright: { width: 384, height: 512 } },
+    { name: 'JPEG XL', from: 'jxl', path: jxl, upright: { width: 240, height: 320 } },
+    { name: 'JPEG XL (repacked JPEG)', from: 'jxl', path: repacked, upright: { width: 240, height: 320 } },
+  );
+  // The sources really are tagged 6 (the HEIC also by its irot box).
+  for (const s of sources.filter((x) => x.from !== 'jxl')) assert.equal(exif(s.path, 'Orientation'), '6', s.name);
+});
+after(async () => {
+  await converter.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+/** One tag's value as exiftool reads it (`-n`: numbers), '' when absent. */
+function exif(path: string, tag: string): string {
+  return tool(EXIFTOOL, ['-n', '-s3', `-${tag}`, path]).trim();
+}
+
+/** exiftool's warnings on a file (its own reading, and its validation of the metadata: 'OK' when valid). */
+function warnings(path: string): string[] {
+  return tool(EXIFTOOL, ['-a', '-validate', '-warning', '-s3', path]).split('\n').map((l) => l.trim()).filter((l) => l && l !== 'OK');
+}
+
+for (const target of ['jpg', 'png', 'webp', 'pdf']) {
+  test(`orientation 6 → ${target}: the pixels are turned once, the output says orientation 1 or nothing, keeps no location and has valid metadata`, { timeout: 180_000 }, async () => {
+    const problems: string[] = [];
+    for (const s of sources) {
+      if (s.from === target) continue;
+      const out = join(work, `${s.name.replace(/\W+/g, '-')}.${target}`);
+      const r = await converter.convert({ inputPath: s.path, sourceFormat: s.from, targetFormat: target, outputPath: out });
+      if (!r.ok) {
+        problems.push(`${s.name} → ${target}: ${r.error.message}`);
+        continue;
+      }
+      const label = `${s.name} → ${target} (${r.engines.join(' > ')})`;
+      if (target === 'pdf') {
+        // poppler renders the page as a viewer shows it (with any /Rotate): upright.
+        const png = `${out}-page`;
+        tool('/usr/bin/pdftoppm', ['-r', '8', '-png', '-singlefile', out, png]);
+        const [w, h] = tool('/usr/bin/identify', ['-format', '%w %h', `${png}.png`]).split(' ').map(Number);
+        if (!(w! < h!)) problems.push(`${label}: page ${w}×${h} is not upright`);
+        if (!/^Page rot:\s+0$/m.test(tool('/usr/bin/pdfinfo', [out]))) problems.push(`${label}: the page is turned by /Rotate`);
+        continue;
+      }
+      const size = `${exif(out, 'ImageWidth')}×${exif(out, 'ImageHeight')}`;
+      if (size !== `${s.upright.width}×${s.upright.height}`) problems.push(`${label}: ${size}`);
+      const orientation = exif(out, 'Orientation');
+      if (!['', '1'].includes(orientation)) problems.push(`${label}: orientation ${orientation}`);
+      // ImageMagick's reading of the orientation agrees (Undefined or TopLeft).
+      const im = tool('/usr/bin/identify', ['-format', '%[orientation]', out]);
+      if (!/^(Undefined|TopLeft)$/.test(im)) problems.push(`${label}: identify says ${im}`);
+      if (exif(out, 'GPSLatitude') !== '') problems.push(`${label}: the location was carried over`);
+      for (const w of warnings(out)) problems.push(`${label}: exiftool: ${w}`);
+    }
+    assert.deepEqual(problems, []);
+  });
+}
+
+test('JPEG XL → jpg writes no malformed EXIF segment (exiftool warned on the APP1)', async () => {
+  for (const s of sources.filter((x) => x.from === 'jxl')) {
+    const out = join(work, `${s.name.replace(/\W+/g, '-')}-app1.jpg`);
+    const r = await converter.convert({ inputPath: s.path, sourceFormat: 'jxl', targetFormat: 'jpg', outputPath: out });
+    assert.ok(r.ok, s.name);
+    assert.doesNotMatch(tool(EXIFTOOL, ['-a', '-warning', out]), /APP1|EXIF/i, s.name);
+  }
+});
