@@ -14,7 +14,7 @@ import { tool } from './testing/tools.js';
 const CORPUS = packageFile('test/corpus');
 const EXIFTOOL = '/usr/bin/exiftool';
 /** A real iPhone XR portrait photo: stored 4032×3024, irot 270°, EXIF orientation 6, GPS. */
-const IPHONE_HEIC = join(CORPUS, 'heic/metadata-extractor-iphone-xr-portrait.heic');
+const IPHONE_HEIC = packageFile('test/photos/metadata-extractor-iphone-xr-portrait.heic');
 
 let converter: Converter;
 let work: string;

@@ -48,11 +48,10 @@ export const VIDEO_FRAME_DEFAULTS = {
 /** Largest `start` (a day of video). */
 export const MAX_START_S = 86_400;
 
-function number(field: string, v: unknown, min: number, max: number, integer: boolean, minExclusive = false): number {
+function number(field: string, v: unknown, min: number, max: number, integer: boolean): number {
   const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isFinite(n) || n < min || (minExclusive && n === min) || n > max || (integer && !Number.isInteger(n))) {
-    const range = minExclusive ? `greater than ${min} and at most ${max}` : `from ${min} to ${max}`;
-    throw invalid(field, `${field} must be ${integer ? 'a whole number' : 'a number'} ${range}.`);
+  if (typeof n !== 'number' || !Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
+    throw invalid(field, `${field} must be ${integer ? 'a whole number' : 'a number'} from ${min} to ${max}.`);
   }
   return n;
 }
@@ -66,7 +65,7 @@ export function parseVideoOptions(raw: Readonly<Record<string, unknown>>, presen
   }
   const o: { -readonly [K in keyof VideoFrameOptions]: VideoFrameOptions[K] } = {};
   if (present('start')) o.start = number('start', raw.start, 0, MAX_START_S, false);
-  if (present('duration')) o.duration = number('duration', raw.duration, 0, VIDEO_FRAME_DEFAULTS.maxDurationS, false, true);
+  if (present('duration')) o.duration = number('duration', raw.duration, 0.01, VIDEO_FRAME_DEFAULTS.maxDurationS, false);
   if (present('fps')) o.fps = number('fps', raw.fps, 1, 30, true);
   if (present('width')) o.width = number('width', raw.width, 16, 1920, true);
   if (present('loop')) o.loop = number('loop', raw.loop, 0, 65_535, true);

@@ -124,7 +124,7 @@ const VIDEO_DESCRIPTIONS = {
 };
 const videoOptionFields = {
   start: Type.Optional(Type.Number({ minimum: 0, maximum: 86400, description: VIDEO_DESCRIPTIONS.start })),
-  duration: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 60, description: VIDEO_DESCRIPTIONS.duration })),
+  duration: Type.Optional(Type.Number({ minimum: 0.01, maximum: 60, description: VIDEO_DESCRIPTIONS.duration })),
   fps: Type.Optional(Type.Integer({ minimum: 1, maximum: 30, description: VIDEO_DESCRIPTIONS.fps })),
   width: Type.Optional(Type.Integer({ minimum: 16, maximum: 1920, description: VIDEO_DESCRIPTIONS.width })),
   loop: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: VIDEO_DESCRIPTIONS.loop })),
@@ -232,7 +232,7 @@ export const MultipartBody = Type.Unsafe({
     device_scale: { type: 'number', minimum: 1, maximum: 3 },
     css: { type: 'string', maxLength: 65536 },
     start: { type: 'number', minimum: 0, maximum: 86400, description: VIDEO_DESCRIPTIONS.start },
-    duration: { type: 'number', exclusiveMinimum: 0, maximum: 60, description: VIDEO_DESCRIPTIONS.duration },
+    duration: { type: 'number', minimum: 0.01, maximum: 60, description: VIDEO_DESCRIPTIONS.duration },
     fps: { type: 'integer', minimum: 1, maximum: 30, description: VIDEO_DESCRIPTIONS.fps },
     width: { type: 'integer', minimum: 16, maximum: 1920, description: VIDEO_DESCRIPTIONS.width },
     loop: { type: 'integer', minimum: 0, maximum: 65535, description: VIDEO_DESCRIPTIONS.loop },

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
-import { PAGE_OPTION_NAMES, quote } from '@mailconv/converter';
+import { PAGE_OPTION_NAMES, quote, VIDEO_OPTION_NAMES } from '@mailconv/converter';
 import { AppError } from '@mailconv/platform';
 import type { ConversionService, Owner } from '../../conversion/conversion.service.js';
 import type { UploadRow } from '../../repositories/uploads.repository.js';
@@ -96,9 +96,15 @@ function endWithBody(request: FastifyRequest, file: NodeJS.ReadableStream): { st
 
 /** The allowed fields in a sentence short enough for an error message: the page options of HTML sources as one group. */
 function describeFields(allowed: readonly string[]): string {
+  // Option families are named, not listed one by one: the message stays short (at most 400 characters).
   const page = new Set<string>(PAGE_OPTION_NAMES);
-  const plain = allowed.filter((n) => !page.has(n));
-  return allowed.some((n) => page.has(n)) ? `${plain.join(', ')} and the page options of HTML sources (paper, margin, header_html, …)` : plain.join(', ');
+  const video = new Set<string>(VIDEO_OPTION_NAMES);
+  const plain = allowed.filter((n) => !page.has(n) && !video.has(n));
+  const families = [
+    ...(allowed.some((n) => video.has(n)) ? ['the video options (start, duration, …)'] : []),
+    ...(allowed.some((n) => page.has(n)) ? ['the page options of HTML sources (paper, margin, …)'] : []),
+  ];
+  return families.length ? `${plain.join(', ')}, ${families.join(' and ')}` : plain.join(', ');
 }
 
 /** Longest text field value accepted, in bytes. */
