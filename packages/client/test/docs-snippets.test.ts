@@ -85,14 +85,20 @@ function runProcess(cmd: string, args: string[], cwd: string, env: Record<string
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const done = new Promise<Ran>((resolve) => {
     const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), BLOCK_LIMIT_MS);
-    child.on('close', (code) => {
-      clearTimeout(timer);
+    let exitCode: number | null = null;
+    // When the block's shell is done, whatever it left in the background goes too (and with
+    // it the pipes it held open, so 'close' comes at once).
+    child.on('exit', (code) => {
+      exitCode = code;
       try {
         process.kill(-child.pid!, 'SIGKILL');
       } catch {
         // nothing left in the group
       }
-      resolve({ code, stdout, stderr });
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code: exitCode ?? code, stdout, stderr });
     });
   });
   return { child, done };

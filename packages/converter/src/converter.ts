@@ -54,6 +54,7 @@ import { listBatchMembers, OutputNames, sha256File, tooMany, writeBatchZip, type
 import { unpackArchive } from './engines/archive.engine.js';
 import { detectFormat } from './formats/detect.js';
 import { DEFAULT_INPUT_LIMITS, inspectInput, type InputFacts, type InputLimits } from './guards/input-guard.js';
+import { checkMediaContent } from './guards/output-content.js';
 import { acceptEngineOutput, moveEngineOutput, openEngineOutput, UnsafeOutputError, type SecurityEvent } from './guards/output-guard.js';
 
 /** Converter settings (the service maps its `CONVERT_*` settings onto these). */
@@ -335,6 +336,8 @@ export class Converter {
       const ran = await this.runWithSizeLadder(input, source, target, options, routes, job);
       let file = ran.file;
       const engines = [...ran.engines];
+      // Sound or pictures out only when sound or pictures went in (guards/output-content.ts).
+      await checkMediaContent(input, source.family, file, target, source.ext, job);
       if (target.ext === 'pdf') file = await applyPdfOperations(file, options, job, this.engines, engines);
       if (options.split) {
         // One PDF per page in a zip: the output is the zip, its page count the PDF's.

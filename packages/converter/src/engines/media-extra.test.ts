@@ -4,10 +4,11 @@
 // audio, Python's zipfile/tarfile and 7-Zip list archives, fc-scan (FreeType) reads fonts,
 // and 3D outputs are parsed here. Plus the archive guards: traversal, links, count, expansion.
 import assert from 'node:assert/strict';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Converter } from '../converter.js';
+import { missingContent } from '../guards/output-content.js';
 import { FfmpegEngine } from './ffmpeg.engine.js';
 import { packageFile } from './engine.js';
 import { MARKER, makeExtraSamples } from '../testing/extra-samples.js';
@@ -105,6 +106,44 @@ test('audio: FFmpeg\'s added formats and SoX\'s, read back by ffprobe', { timeou
   const chained = await convert('mp3', 'amr', mp3);
   assert.deepEqual(chained.engines, ['ffmpeg', 'sox']);
   for (const from of ['8svx', 'avr', 'sph', 'amr', 'caf', 'wv']) assert.equal(ffprobe((await convert(from, 'flac')).path).format, 'flac', from);
+});
+
+// Issue 31: FFmpeg exits 0 on a FLAC whose frames it cannot decode and writes a 78-byte WAV
+// header (or an unreadable MP3): "completed" with none of the sound. Here a FLAC of the
+// sample tone keeps its STREAMINFO (3 s, as the header says) and loses its frames.
+test('an audio output that carries none of the source\'s sound fails; a whole one passes', { timeout: 120_000 }, async () => {
+  const wav = fixture('sample.wav');
+  const flac = join(dir, 'tone.flac');
+  tool('/usr/bin/ffmpeg', ['-v', 'error', '-y', '-stream_loop', '5', '-i', wav, '-c:a', 'flac', flac]); // the 0.5 s tone, six times
+  const bytes = await readFile(flac);
+  let end = 4; // "fLaC", then metadata blocks: 1 byte (last flag + type) and a 3-byte length each
+  for (;;) {
+    const last = (bytes[end] as number) & 0x80;
+    end += 4 + bytes.readUIntBE(end + 1, 3);
+    if (last) break;
+  }
+  const frameless = join(dir, 'frameless.flac');
+  await writeFile(frameless, bytes.subarray(0, end));
+  assert.ok(ffprobe(frameless).duration > 0.5, 'the header still says how long it is');
+  for (const to of ['wav', 'mp3', 'ogg']) {
+    const r = await conv.convert({ inputPath: frameless, sourceFormat: 'flac', targetFormat: to, outputPath: join(dir, 'out', `frameless.${to}`) });
+    assert.equal(r.ok, false, `frameless flac → ${to} must fail, not complete`);
+    if (!r.ok) {
+      assert.equal(r.error.code, 'conversion_failed', to);
+      assert.match(r.error.message, new RegExp(`The ${to} output carries none of the flac file's sound`));
+    }
+  }
+  const whole = ffprobe((await convert('flac', 'wav', flac)).path);
+  assert.ok(Math.abs(whole.duration - ffprobe(flac).duration) < 0.1, 'the whole FLAC converts as before');
+});
+
+test('the content rule: nothing out of something fails; a header that overstates its length does not fail real content', () => {
+  assert.match(missingContent({ audioS: 3, videoS: 0 }, { audioS: 0, videoS: 0 }, 'audio') ?? '', /holds 0 s of sound, the source 3 s/);
+  assert.match(missingContent({ audioS: 3, videoS: 0 }, null, 'audio') ?? '', /cannot be read back/);
+  assert.match(missingContent({ audioS: 20, videoS: 20 }, { audioS: 20, videoS: 0 }, 'video') ?? '', /0 s of pictures/);
+  assert.equal(missingContent({ audioS: 36_000, videoS: 0 }, { audioS: 2, videoS: 0 }, 'audio'), null, 'hours claimed, 2 s real: not "none"');
+  assert.equal(missingContent({ audioS: 0.3, videoS: 0 }, { audioS: 0, videoS: 0 }, 'audio'), null, 'too short to judge');
+  assert.equal(missingContent({ audioS: 0, videoS: 5 }, { audioS: 0, videoS: 0 }, 'audio'), null, 'no sound in, none expected out');
 });
 
 test('audio and video containers FFmpeg writes (issue 12): one conversion each, read back by ffprobe', { timeout: 300_000 }, async () => {
