@@ -45,7 +45,7 @@ import { TypstEngine } from './engines/typst.engine.js';
 import { QoiEngine } from './engines/qoi.engine.js';
 import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { PAGE_OPTION_NAMES } from './page-options.js';
-import { ANIMATION_ONLY_OPTIONS, makesAnimation, VIDEO_OPTION_NAMES } from './video-options.js';
+import { ANIMATION_ONLY_OPTIONS, makesAnimation, VIDEO_OPTION_NAMES, VIDEO_PICTURE_TARGETS } from './video-options.js';
 import { effectiveQuality, parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { provenPairs, readProof } from './proven-pairs.js';
 import { Registry, type Route } from './registry.js';
@@ -301,7 +301,7 @@ export class Converter {
     }
     if (options.video) {
       const field = VIDEO_OPTION_NAMES.find((n) => options.video?.[n] !== undefined) ?? 'start';
-      if (source.family !== 'video' || !['gif', 'webp', 'jpg', 'png'].includes(target.ext) || first.steps[0]?.engine !== 'ffmpeg') {
+      if (source.family !== 'video' || !(VIDEO_PICTURE_TARGETS as readonly string[]).includes(target.ext) || first.steps[0]?.engine !== 'ffmpeg') {
         throw invalid(field, `${field} applies to video sources (mp4, mov, webm, …) converted to gif, webp, jpg or png; ${source.ext} to ${target.ext} is not.`);
       }
       const still = ANIMATION_ONLY_OPTIONS.find((n) => options.video?.[n] !== undefined);
@@ -337,7 +337,7 @@ export class Converter {
       let file = ran.file;
       const engines = [...ran.engines];
       // Sound or pictures out only when sound or pictures went in (guards/output-content.ts).
-      await checkMediaContent(input, source.family, file, target, source.ext, job);
+      await checkMediaContent(input, source, file, target, job);
       if (target.ext === 'pdf') file = await applyPdfOperations(file, options, job, this.engines, engines);
       if (options.split) {
         // One PDF per page in a zip: the output is the zip, its page count the PDF's.

@@ -25,6 +25,9 @@ export interface VideoFrameOptions {
 /** The option names, as the API takes them. */
 export const VIDEO_OPTION_NAMES = ['start', 'duration', 'fps', 'width', 'loop', 'animated'] as const;
 
+/** What a video becomes as pictures: animations (gif, webp) and still frames (jpg, png, webp). */
+export const VIDEO_PICTURE_TARGETS = ['gif', 'webp', 'jpg', 'png'] as const;
+
 /** Options of animations only (a still takes `start` and `width`). */
 export const ANIMATION_ONLY_OPTIONS = ['duration', 'fps', 'loop'] as const;
 

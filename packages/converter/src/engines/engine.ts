@@ -151,6 +151,15 @@ export function runFailure(r: ExecResult, name: string, fallback: string, limits
 }
 
 /** Probes binaries: all must exist; the version comes from the first one's output. */
+/**
+ * A number a tool printed about a hostile file (ffprobe's JSON gives numbers and numeric
+ * strings): finite and above 0, else undefined.
+ */
+export function positiveNumber(v: unknown): number | undefined {
+  const n = typeof v === 'number' || typeof v === 'string' ? Number(v) : NaN;
+  return Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
 export async function probeBinaries(
   engine: string,
   binaries: readonly string[],

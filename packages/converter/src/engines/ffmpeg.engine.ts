@@ -7,8 +7,8 @@
  */
 import { stat } from 'node:fs/promises';
 import { ConversionError, invalid } from '../errors.js';
-import { makesAnimation, VIDEO_FRAME_DEFAULTS as D } from '../video-options.js';
-import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
+import { makesAnimation, VIDEO_FRAME_DEFAULTS as D, VIDEO_PICTURE_TARGETS } from '../video-options.js';
+import { positiveNumber, probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
 const FFMPEG = '/usr/bin/ffmpeg';
 const AUDIO = [
@@ -23,9 +23,7 @@ const VIDEO = [
   'flv', 'wmv', 'asf', 'mpg', 'vob', 'ts', 'm2ts', 'm4v', '3gp', '3g2', 'f4v', 'ogv', 'mxf', 'dv', 'nut', 'y4m',
 ] as const;
 const VIDEO_SET = new Set<string>(VIDEO);
-/** Pictures made of video: animations (gif, webp) and still frames (jpg, png, webp). */
-const PICTURES = ['gif', 'webp', 'jpg', 'png'] as const;
-const PICTURE_SET = new Set<string>(PICTURES);
+const PICTURE_SET = new Set<string>(VIDEO_PICTURE_TARGETS);
 const AUDIO_SET = new Set<string>([...AUDIO, ...AUDIO_READ_ONLY]);
 /** Video without sound: nothing audio can be made from it. */
 const SILENT_VIDEO = new Set(['y4m']);
@@ -149,7 +147,7 @@ const TARGETS: Readonly<Record<string, TargetArgs>> = {
 export class FfmpegEngine implements Engine {
   readonly name = 'ffmpeg';
   readonly reads = [...AUDIO, ...AUDIO_READ_ONLY, ...VIDEO];
-  readonly writes = [...AUDIO, ...VIDEO, ...PICTURES];
+  readonly writes = [...AUDIO, ...VIDEO, ...VIDEO_PICTURE_TARGETS];
 
   supports(from: string, to: string): boolean {
     if (from === to) return false;
@@ -196,16 +194,13 @@ export class FfmpegEngine implements Engine {
     } catch {
       // no facts: the run below still decides
     }
-    const num = (v: unknown): number | undefined => {
-      const n = typeof v === 'number' || typeof v === 'string' ? Number(v) : NaN;
-      return Number.isFinite(n) && n > 0 ? n : undefined;
-    };
     const v = Array.isArray(info.streams) ? info.streams[0] : undefined;
     const rotation = Number(Array.isArray(v?.side_data_list) ? v.side_data_list.find((d) => d && typeof d === 'object' && 'rotation' in d)?.rotation : 0);
-    const w = num(v?.width);
-    const h = num(v?.height);
+    const w = positiveNumber(v?.width);
+    const h = positiveNumber(v?.height);
     const turned = Math.abs(Math.round(rotation / 90)) % 2 === 1;
-    return { ...(num(info.format?.duration) ? { duration: num(info.format?.duration) } : {}), ...(w && h ? (turned ? { width: h, height: w } : { width: w, height: h }) : {}) };
+    const duration = positiveNumber(info.format?.duration);
+    return { ...(duration ? { duration } : {}), ...(w && h ? (turned ? { width: h, height: w } : { width: w, height: h }) : {}) };
   }
 
   /**

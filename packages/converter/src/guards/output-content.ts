@@ -11,7 +11,8 @@
  * an output that holds the real content: only an output of (almost) nothing does.
  */
 import { ConversionError } from '../errors.js';
-import type { JobContext } from '../engines/engine.js';
+import { positiveNumber, type JobContext } from '../engines/engine.js';
+import type { FormatInfo } from '../formats/catalogue.js';
 import { runSandboxed } from '../exec/exec.js';
 
 /** What ffprobe found: seconds of sound and of pictures (0 when there is no such stream). */
@@ -41,10 +42,7 @@ export async function mediaContent(path: string, job: JobContext): Promise<Media
     return null;
   }
   // ffprobe's answer about a hostile file is data: only finite, positive numbers are taken.
-  const seconds = (v: unknown): number => {
-    const n = typeof v === 'number' || typeof v === 'string' ? Number(v) : NaN;
-    return Number.isFinite(n) && n > 0 ? n : 0;
-  };
+  const seconds = (v: unknown): number => positiveNumber(v) ?? 0;
   const whole = seconds(info.format?.duration);
   const content: MediaContent = { audioS: 0, videoS: 0 };
   for (const s of Array.isArray(info.streams) ? (info.streams as { codec_type?: unknown; duration?: unknown }[]) : []) {
@@ -72,13 +70,13 @@ const round = (s: number) => Math.round(s * 10) / 10;
  * Fails the conversion when an audio or video output carries none of the source's sound or
  * pictures (see above). Other families, and sources ffprobe cannot measure, pass.
  */
-export async function checkMediaContent(input: string, sourceFamily: string, output: string, target: { ext: string; family: string }, sourceExt: string, job: JobContext): Promise<void> {
-  if ((sourceFamily !== 'audio' && sourceFamily !== 'video') || (target.family !== 'audio' && target.family !== 'video')) return;
-  const source = await mediaContent(input, job);
-  if (!source) return;
-  const problem = missingContent(source, await mediaContent(output, job), target.family);
+export async function checkMediaContent(input: string, source: FormatInfo, output: string, target: FormatInfo, job: JobContext): Promise<void> {
+  if ((source.family !== 'audio' && source.family !== 'video') || (target.family !== 'audio' && target.family !== 'video')) return;
+  const had = await mediaContent(input, job);
+  if (!had) return;
+  const problem = missingContent(had, await mediaContent(output, job), target.family);
   if (problem) {
     const what = target.family === 'audio' ? 'sound' : 'pictures';
-    throw new ConversionError('conversion_failed', `The ${target.ext} output carries none of the ${sourceExt} file's ${what}: its ${what} could not be decoded.`, { detail: problem, final: true });
+    throw new ConversionError('conversion_failed', `The ${target.ext} output carries none of the ${source.ext} file's ${what}: its ${what} could not be decoded.`, { detail: problem, final: true });
   }
 }

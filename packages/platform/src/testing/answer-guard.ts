@@ -1,6 +1,8 @@
 import diagnostics from 'node:diagnostics_channel';
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+// Shared with `startProcess` (answer-problems.ts).
+import { answerProblems as problems } from './answer-problems.js';
 import { documentChecker, type AnswerCheck, type RecordedAnswer } from './openapi.js';
 
 // Every answer every suite provokes, checked against the app's own OpenAPI document (issue
@@ -26,8 +28,6 @@ import { documentChecker, type AnswerCheck, type RecordedAnswer } from './openap
 // platform's own tests that say so with `leaveAnswersUnchecked` (their routes stand in for a
 // service's and document only what their test is about).
 
-/** Shared with `startProcess` through the global registry (the two may be loaded apart). */
-const problems: string[] = ((globalThis as Record<symbol, unknown>)[Symbol.for('mailconv.answerProblems')] ??= []) as string[];
 /** Set by `startProcess` in a service process it starts: mismatches are reported on stdout too. */
 const reportOnStdout = process.env.MAILCONV_ANSWER_GUARD_REPORT === 'stdout';
 const checkers = new Map<string, Promise<AnswerCheck>>();

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
+import { answerProblems } from './answer-problems.js';
 
 /** A TCP port on 127.0.0.1 that was free a moment ago. */
 export async function freePort(): Promise<number> {
@@ -48,16 +49,11 @@ export async function startProcess(file: string, env: Record<string, string>): P
         return;
       }
       if (entry.event === 'ready') resolve(entry);
-      if (entry.event === 'answer_mismatch' && Array.isArray(entry.problems)) answerProblems().push(...entry.problems.map((p) => `${file}: ${String(p)}`));
+      if (entry.event === 'answer_mismatch' && Array.isArray(entry.problems)) answerProblems.push(...entry.problems.map((p) => `${file}: ${String(p)}`));
     });
     child.once('exit', (code) => reject(new Error(`${file} exited early with ${code}`)));
   });
   return { child, ready, lines };
-}
-
-/** The answer guard's list of this process (see answer-guard.ts), shared through the global registry. */
-function answerProblems(): string[] {
-  return ((globalThis as Record<symbol, unknown>)[Symbol.for('mailconv.answerProblems')] ??= []) as string[];
 }
 
 /** Sends `signal` and resolves with the exit code once the process is gone. */
