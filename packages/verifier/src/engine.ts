@@ -1,5 +1,6 @@
 import { DnsResolver, type DnsResolverOptions } from './dns/dns.check.js';
 import type { DnsOutcome as ResolverOutcome } from './dns/types.js';
+import { decodeOutcome, encodeOutcome, outcomeKey, reusableOutcome, type SmtpCacheOptions } from './smtp/outcome-cache.js';
 import { SmtpProber, type MailRoute, type SmtpProberOptions } from './smtp/smtp.check.js';
 import type { SmtpOutcome as ProbeResult, SmtpStatus } from './smtp/types.js';
 import { createVerifier, type MailboxProber, type MailDomainResolver, type ProbeTarget, type Verifier } from './pipeline.js';
@@ -45,6 +46,19 @@ export function toSmtpOutcome(o: ProbeResult, catchAllAsked: boolean): SmtpOutco
   }
   if (o.mxHost) out.host = o.mxHost;
   return out;
+}
+
+/** An outcome stored under `key` and not expired, else a probe whose outcome is stored when it says something about the mailbox. */
+async function probeThroughCache(cache: SmtpCacheOptions, key: string, probe: () => Promise<SmtpOutcome>): Promise<SmtpOutcome> {
+  const now = cache.now ?? (() => new Date());
+  // A store that fails is a miss: the cache saves probes, it never decides a verdict.
+  const stored = await cache.store.get(key, now()).catch(() => null);
+  const reused = stored === null ? null : decodeOutcome(stored);
+  cache.onLookup?.(reused !== null);
+  if (reused) return reused;
+  const probed = await probe();
+  if (reusableOutcome(probed)) cache.store.put(key, encodeOutcome(probed), new Date(now().getTime() + cache.ttlMs));
+  return probed;
 }
 
 /**
@@ -101,6 +115,12 @@ export interface EngineOptions {
   smtp?: Omit<SmtpProberOptions, 'resolveAddresses' | 'catchAll'> | null;
   /** Told of every address probed over SMTP, after the probe (the engine knows nothing of metrics; services count). */
   onSmtpProbe?: (event: SmtpProbeEvent) => void;
+  /**
+   * Reuse of SMTP outcomes (decision 28): a verification with a `cacheScope` takes a stored
+   * outcome of the same address instead of probing, and stores what it probes. Absent, or a
+   * TTL of 0: every verification probes.
+   */
+  smtpCache?: SmtpCacheOptions;
 }
 
 /** The engine wired to the real DNS check and SMTP prober. */
@@ -138,18 +158,23 @@ export function createEngine(options: EngineOptions = {}): Engine {
   const plain = new CoalescingProber(new SmtpProber({ ...base, catchAll: false }));
   const coalesced = new CoalescingProber(withCatchAll);
   const onSmtpProbe = options.onSmtpProbe;
+  const probeOnce = async (target: ProbeTarget, outcome: DnsOutcome, catchAll: boolean): Promise<SmtpOutcome> => {
+    const route: MailRoute = {
+      domain: target.domain,
+      status: outcome.kind === 'implicit' ? 'implicit_mx' : outcome.kind,
+      hosts: outcome.hosts,
+      providers: outcome.providers,
+    };
+    const result = await (catchAll ? coalesced : plain).probe(target.address, route);
+    onSmtpProbe?.({ status: result.status, provider: result.provider, mxHost: result.mxHost ?? route.hosts[0]?.exchange ?? null, detail: result.detail });
+    return toSmtpOutcome(result, catchAll);
+  };
+  const cache = options.smtpCache && options.smtpCache.ttlMs > 0 ? options.smtpCache : null;
   const smtp: MailboxProber = {
-    async probe(target: ProbeTarget, outcome: DnsOutcome, probeOptions) {
-      const route: MailRoute = {
-        domain: target.domain,
-        status: outcome.kind === 'implicit' ? 'implicit_mx' : outcome.kind,
-        hosts: outcome.hosts,
-        providers: outcome.providers,
-      };
-      const result = await (probeOptions.catchAll ? coalesced : plain).probe(target.address, route);
-      onSmtpProbe?.({ status: result.status, provider: result.provider, mxHost: result.mxHost ?? route.hosts[0]?.exchange ?? null, detail: result.detail });
-      return toSmtpOutcome(result, probeOptions.catchAll);
-    },
+    probe: (target, outcome, probeOptions) =>
+      cache && probeOptions.cacheScope !== undefined
+        ? probeThroughCache(cache, outcomeKey(probeOptions.cacheScope, target.address, probeOptions.catchAll), () => probeOnce(target, outcome, probeOptions.catchAll))
+        : probeOnce(target, outcome, probeOptions.catchAll),
   };
   return { verifier: createVerifier({ dns, smtp }), resolver, prober: withCatchAll };
 }

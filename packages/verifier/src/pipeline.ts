@@ -30,6 +30,8 @@ export interface ProbeTarget {
 export interface ProbeOptions {
   /** Run the catch-all probe too (decision 15: only where the plan has `catch_all`). */
   catchAll: boolean;
+  /** Whose earlier outcomes may be reused (an account id); absent: always probe. */
+  cacheScope?: string;
 }
 
 /** Probes a mailbox over SMTP (`src/smtp/`): RCPT TO on the MX hosts, then the catch-all probe. */
@@ -50,6 +52,8 @@ export interface VerifierDeps {
 export interface VerifyOptions {
   smtp?: boolean;
   catchAll?: boolean;
+  /** Whose earlier SMTP outcomes may be reused (an account id; decision 28); absent: always probe. */
+  cacheScope?: string;
 }
 
 /**
@@ -132,7 +136,9 @@ export function createVerifier(deps: VerifierDeps): Verifier {
     const suggestion = facts.suggestion === null ? null : `${syntax.local}@${facts.suggestion}`;
     const finish = (dns: DnsOutcome, smtp: SmtpOutcome | null): VerificationDetail => {
       const v = verdict({ syntax: { ok: true, ipLiteral: false }, dns, lists, smtp, suggestion: suggestion !== null });
-      return { result: result(email, normalized, true, lists, suggestion, v), syntax, dns, smtp };
+      const r = result(email, normalized, true, lists, suggestion, v);
+      if (smtp?.cached) r.cached = true;
+      return { result: r, syntax, dns, smtp };
     };
     const pending = resolve(syntax.domain);
     if (options.smtp !== true) return pending instanceof Promise ? pending.then((dns) => finish(dns, null)) : finish(pending, null);
@@ -144,7 +150,7 @@ export function createVerifier(deps: VerifierDeps): Verifier {
       const target: ProbeTarget = { address: `${syntax.local}@${syntax.domain}`, local: syntax.local, domain: syntax.domain, smtputf8: syntax.smtputf8 };
       let smtp: SmtpOutcome;
       try {
-        smtp = await deps.smtp.probe(target, dns, { catchAll: options.catchAll === true });
+        smtp = await deps.smtp.probe(target, dns, options.cacheScope === undefined ? { catchAll: options.catchAll === true } : { catchAll: options.catchAll === true, cacheScope: options.cacheScope });
       } catch {
         smtp = SMTP_EXCEPTION;
       }

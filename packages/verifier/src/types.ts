@@ -101,6 +101,8 @@ export interface VerificationResult {
   grade: Grade;
   suggestion: string | null;
   checks: VerificationChecks;
+  /** Extension (decision 28): present, and true, only when the SMTP outcome was reused from an earlier probe. */
+  cached?: true;
 }
 
 /** One MX host as DNS gives it. */
@@ -164,4 +166,6 @@ export interface SmtpOutcome {
   text?: string;
   /** MX host that gave the deciding reply. */
   host?: string;
+  /** Reused from an earlier probe of the same address (`EMAIL_SMTP_CACHE_TTL`), not probed now. */
+  cached?: true;
 }

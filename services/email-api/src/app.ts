@@ -2,7 +2,7 @@ import multipart from '@fastify/multipart';
 import type { DestinationStream } from 'pino';
 import { AppError, createRateLimiter, createServiceBase, dashboardBuildDir, registerDashboard, registerApiKeyRoutes, registerDashboardSessionRoutes, registerWebhookRoutes, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
 import type { Engine } from '@mailconv/verifier';
-import { composeEmailServices, EMAIL_KEY_PREFIX } from './composition.js';
+import { closeEmailWriters, composeEmailServices, EMAIL_KEY_PREFIX } from './composition.js';
 import type { EmailConfig } from './config.js';
 import { EMAIL_MIGRATIONS } from './db/migrations.js';
 import type { EmailTables } from './db/schema.js';
@@ -75,7 +75,7 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
   app.addHook('preClose', async () => {
     await worker?.stop();
     await queue?.close();
-    await services.usage.recorder.close();
+    await closeEmailWriters(services);
   });
 
   const publicLimits = {

@@ -1,5 +1,5 @@
 import { openWebhooks, resolverLookup, type ServiceCore, type WebhookDispatcher, type WebhooksService } from '@mailconv/platform';
-import { createEngine, EgressPool, type Engine, type Verifier } from '@mailconv/verifier';
+import { createEngine, EgressPool, type Engine, type SmtpCacheOptions, type Verifier } from '@mailconv/verifier';
 import { AccountService } from './accounts/account.service.js';
 import type { EmailConfig } from './config.js';
 import type { EmailTables } from './db/schema.js';
@@ -10,6 +10,7 @@ import type { ChunkWorker } from './jobs/chunk-worker.job.js';
 import { createJobsRuntime } from './jobs/jobs-runtime.js';
 import type { JobsService } from './jobs/jobs.service.js';
 import { IdempotencyRepository } from './repositories/idempotency.repository.js';
+import { SmtpOutcomesRepository } from './repositories/smtp-outcomes.repository.js';
 import { DailyUsageRecorder, DailyUsageRepository } from './usage/daily-usage.repository.js';
 import { BatchesService } from './verification/batches.service.js';
 import { VerificationService } from './verification/verification.service.js';
@@ -19,11 +20,13 @@ export { EMAIL_KEY_PREFIX } from './key-prefix.js';
 
 /**
  * The engine the settings describe: the configured resolvers, and SMTP probing when HELO
- * and FROM are set; `onSmtpProbe` is told of every address probed (metrics).
+ * and FROM are set; `onSmtpProbe` is told of every address probed (metrics); `smtpCache`
+ * reuses outcomes (the composition root passes the database's store).
  */
-export function engineFromConfig(config: EmailConfig, onSmtpProbe?: EmailObserver['smtpProbe'], onSmtpEgress?: EmailObserver['smtpEgress']): Engine {
+export function engineFromConfig(config: EmailConfig, onSmtpProbe?: EmailObserver['smtpProbe'], onSmtpEgress?: EmailObserver['smtpEgress'], smtpCache?: SmtpCacheOptions): Engine {
   return createEngine({
     ...(onSmtpProbe ? { onSmtpProbe } : {}),
+    ...(smtpCache ? { smtpCache } : {}),
     dns: { servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs },
     smtp: config.smtp
       ? {
@@ -54,6 +57,13 @@ export interface EmailServices {
   dispatcher: WebhookDispatcher | null;
   /** Verifications per day (read by the dashboard); close the recorder before the database. */
   usage: { repository: DailyUsageRepository; recorder: DailyUsageRecorder };
+  /** Reused SMTP outcomes (decision 28); close it before the database (it writes what is pending). */
+  smtpOutcomes: SmtpOutcomesRepository;
+}
+
+/** Closes what the services write in the background, before the database closes: the daily counts and the SMTP outcomes. */
+export async function closeEmailWriters(services: Pick<EmailServices, 'usage' | 'smtpOutcomes'>): Promise<void> {
+  await Promise.all([services.usage.recorder.close(), services.smtpOutcomes.close()]);
 }
 
 /**
@@ -78,7 +88,14 @@ export function composeEmailServices(options: {
 }): EmailServices {
   const { config, core, clock, log } = options;
   const observer = options.observer ?? {};
-  const engine = options.engine ?? engineFromConfig(config, observer.smtpProbe?.bind(observer), observer.smtpEgress?.bind(observer));
+  const smtpOutcomes = new SmtpOutcomesRepository(core.database, {
+    intervalMs: 200,
+    pruneEveryMs: 600_000,
+    clock,
+    onError: (err) => log.error({ err }, 'could not store SMTP outcomes for reuse'),
+  });
+  const smtpCache: SmtpCacheOptions = { store: smtpOutcomes, ttlMs: config.smtpCacheTtlMs, now: clock, ...(observer.smtpCache ? { onLookup: observer.smtpCache.bind(observer) } : {}) };
+  const engine = options.engine ?? engineFromConfig(config, observer.smtpProbe?.bind(observer), observer.smtpEgress?.bind(observer), smtpCache);
   const verifier: Verifier = observer.verified
     ? {
         verify: async (email, opts) => {
@@ -126,6 +143,7 @@ export function composeEmailServices(options: {
     queue,
     dispatcher,
     usage: { repository: usageRepository, recorder: usageRecorder },
+    smtpOutcomes,
   };
 }
 

@@ -32,6 +32,7 @@ const EmailSettings = z.object({
   EMAIL_SMTP_RESTRICT_TO: setting.cidrList(),
   EMAIL_SMTP_PROXIES: setting.parsed(parseSmtpProxies),
   EMAIL_SMTP_SOURCE_ADDRESSES: setting.parsed(parseSourceAddresses),
+  EMAIL_SMTP_CACHE_TTL: setting.duration(86_400_000, 30 * 86_400_000),
 }).superRefine((s, ctx) => {
   if (Boolean(s.EMAIL_SMTP_HELO) !== Boolean(s.EMAIL_SMTP_FROM)) {
     ctx.addIssue({ code: 'custom', path: [s.EMAIL_SMTP_HELO ? 'EMAIL_SMTP_FROM' : 'EMAIL_SMTP_HELO'], message: 'SMTP probing needs both EMAIL_SMTP_HELO and EMAIL_SMTP_FROM' });
@@ -62,6 +63,8 @@ export interface EmailConfig extends CommonServiceConfig {
   /** SMTP probing settings; null when EMAIL_SMTP_HELO/EMAIL_SMTP_FROM are not set (probing off). */
   /** `egresses`: the ways out to MX hosts (`EMAIL_SMTP_PROXIES`, `EMAIL_SMTP_SOURCE_ADDRESSES`); empty: straight from this host. */
   smtp: { helo: string; from: string; port: number; allowPrivate: boolean; restrictTo: string[] | null; egresses: SmtpEgress[] } | null;
+  /** How long an address's SMTP outcome is reused for the same account (decision 28, `EMAIL_SMTP_CACHE_TTL`); 0: never. */
+  smtpCacheTtlMs: number;
 }
 
 /** Reads the email service's settings from `env`; throws ConfigError listing every problem. */
@@ -98,5 +101,6 @@ export function loadEmailConfig(env: Readonly<Record<string, string | undefined>
             egresses: [...(s.EMAIL_SMTP_PROXIES ?? []), ...(s.EMAIL_SMTP_SOURCE_ADDRESSES ?? [])],
           }
         : null,
+    smtpCacheTtlMs: s.EMAIL_SMTP_CACHE_TTL,
   };
 }

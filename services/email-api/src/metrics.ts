@@ -47,6 +47,12 @@ export function registerEmailMetrics(registry: Registry, core: ServiceCore<Email
     labelNames: ['egress', 'event'],
     registers: [registry],
   });
+  const cacheLookups = new Counter({
+    name: 'email_smtp_cache_lookups_total',
+    help: 'SMTP verifications of this process that looked for a reusable outcome of the same address for the same account (EMAIL_SMTP_CACHE_TTL): hit (reused, no probe) or miss (probed). Reused outcomes are not counted in email_smtp_probes_total.',
+    labelNames: ['result'],
+    registers: [registry],
+  });
   const probes = new Counter({ name: 'email_smtp_probes_total', help: `Addresses probed over SMTP by this process, by provider (known provider id, else the MX host's registrable domain — at most ${SMTP_PROVIDER_LABELS} of those, then "other"; "none" without MX) and outcome (accepted, user_unknown, mailbox_full, disabled, greylisted, blocked, timeout, unreachable, unknown).`, labelNames: ['provider', 'outcome'], registers: [registry] });
   const chunksStored = new Counter({ name: 'email_job_chunks_stored_total', help: 'Job chunks whose results this process stored.', registers: [registry] });
   const processed = new Counter({ name: 'email_job_addresses_processed_total', help: 'Job addresses whose results this process stored (throughput: rate() of it).', registers: [registry] });
@@ -117,6 +123,7 @@ export function registerEmailMetrics(registry: Registry, core: ServiceCore<Email
     verified: (result) => verifications.inc({ status: result.status, reason: result.reason ?? 'none' }),
     smtpProbe: (event) => probes.inc({ provider: providerLabel(event.provider, event.mxHost), outcome: event.status }),
     smtpEgress: (egress, event) => egressEvents.inc({ egress, event }),
+    smtpCache: (hit) => cacheLookups.inc({ result: hit ? 'hit' : 'miss' }),
     chunkStored: (addresses) => {
       chunksStored.inc();
       processed.inc(addresses);

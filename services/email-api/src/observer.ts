@@ -11,6 +11,8 @@ export interface EmailObserver {
   verified?(result: VerificationResult): void;
   /** An address probed over SMTP. */
   smtpProbe?(event: SmtpProbeEvent): void;
+  /** A verification looked for a reusable SMTP outcome (decision 28): found (`true`) or not. */
+  smtpCache?(hit: boolean): void;
   /** Something happened on an SMTP egress (issue 23): a session carried, the egress failed, a refusal, a time-out, a block-list reply. */
   smtpEgress?(egress: string, event: EgressEvent): void;
   /** A job chunk's results stored by this process's worker: `addresses` more processed. */

@@ -1,6 +1,6 @@
 import { ConfigError, createProcessRegistry, DiskSpace, openServiceCore, redactUrlCredentials, serveMetrics } from '@mailconv/platform';
 import { pino } from 'pino';
-import { composeEmailServices, EMAIL_KEY_PREFIX } from './composition.js';
+import { closeEmailWriters, composeEmailServices, EMAIL_KEY_PREFIX } from './composition.js';
 import { loadEmailConfig, type EmailConfig } from './config.js';
 import { EMAIL_MIGRATIONS } from './db/migrations.js';
 import type { EmailTables } from './db/schema.js';
@@ -28,7 +28,8 @@ const clock = () => new Date();
 const registry = config.workerMetricsPort === undefined ? null : createProcessRegistry();
 const observer = registry ? registerEmailMetrics(registry, core, clock) : undefined;
 if (registry) new DiskSpace({ data: config.dataDir }, config.minFreeBytes).register(registry);
-const { worker, queue, dispatcher } = composeEmailServices({ config, core, clock, log, jobWorkers: config.jobs.workers || 2, ...(observer ? { observer } : {}) });
+const services = composeEmailServices({ config, core, clock, log, jobWorkers: config.jobs.workers || 2, ...(observer ? { observer } : {}) });
+const { worker, queue, dispatcher } = services;
 const metrics = registry ? await serveMetrics(registry, { host: config.host, port: config.workerMetricsPort!, token: config.metricsToken }) : null;
 worker!.start();
 dispatcher?.start();
@@ -38,6 +39,7 @@ const shutdown = async () => {
   await metrics?.close();
   await Promise.all([worker!.stop(), dispatcher?.stop()]);
   await queue?.close();
+  await closeEmailWriters(services);
   await core.close();
   process.exit(0);
 };

@@ -7208,6 +7208,11 @@ export interface paths {
                             };
                             /** @description In input order. */
                             results: {
+                                /**
+                                 * @description Extension (decision 28): present, and true, only when the SMTP outcome was reused from a probe of the same address for the same account within `EMAIL_SMTP_CACHE_TTL` (default 24 h) instead of probed now. Charged like any verification.
+                                 * @enum {boolean}
+                                 */
+                                cached?: true;
                                 checks: {
                                     /** @description Null unless the catch-all probe ran (plans with `catch_all`). */
                                     catch_all: boolean | null;
@@ -7739,6 +7744,11 @@ export interface paths {
                         "application/json": {
                             success: boolean;
                         } & {
+                            /**
+                             * @description Extension (decision 28): present, and true, only when the SMTP outcome was reused from a probe of the same address for the same account within `EMAIL_SMTP_CACHE_TTL` (default 24 h) instead of probed now. Charged like any verification.
+                             * @enum {boolean}
+                             */
+                            cached?: true;
                             checks: {
                                 /** @description Null unless the catch-all probe ran (plans with `catch_all`). */
                                 catch_all: boolean | null;
@@ -8216,6 +8226,11 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @description Extension (decision 28): present, and true, only when the SMTP outcome was reused from a probe of the same address for the same account within `EMAIL_SMTP_CACHE_TTL` (default 24 h) instead of probed now. Charged like any verification.
+                             * @enum {boolean}
+                             */
+                            cached?: true;
                             checks: {
                                 /** @description Null unless the catch-all probe ran (plans with `catch_all`). */
                                 catch_all: boolean | null;

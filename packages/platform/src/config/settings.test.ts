@@ -55,3 +55,16 @@ test('database URLs resolve relative SQLite paths against the base folder', () =
   assert.deepEqual(parseDatabaseUrl('postgres://u@h/db', '/srv'), { kind: 'postgres', url: 'postgres://u@h/db' });
   assert.throws(() => parseDatabaseUrl('mysql://h/db', '/srv'), ConfigError);
 });
+
+test('durations: whole seconds or a unit, 0 allowed, the default when unset, nonsense and too long refused', () => {
+  const schema = z.object({ TTL: setting.duration(86_400_000, 30 * 86_400_000) });
+  assert.equal(parseSettings(schema, {}).TTL, 86_400_000);
+  assert.equal(parseSettings(schema, { TTL: '' }).TTL, 86_400_000);
+  assert.equal(parseSettings(schema, { TTL: '0' }).TTL, 0);
+  assert.equal(parseSettings(schema, { TTL: '90' }).TTL, 90_000);
+  assert.equal(parseSettings(schema, { TTL: '30m' }).TTL, 1_800_000);
+  assert.equal(parseSettings(schema, { TTL: '24H' }).TTL, 86_400_000);
+  assert.equal(parseSettings(schema, { TTL: '7d' }).TTL, 7 * 86_400_000);
+  for (const bad of ['-1', '1.5h', '1w', 'day', '24 hours']) assert.throws(() => parseSettings(schema, { TTL: bad }), /TTL: must be a length of time/, bad);
+  assert.throws(() => parseSettings(schema, { TTL: '31d' }), /TTL: must be at most 30 days/);
+});

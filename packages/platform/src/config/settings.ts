@@ -95,6 +95,28 @@ export const setting = {
         }
       })
       .optional(),
+  /**
+   * A length of time in milliseconds, written as whole seconds or with a unit: `90`, `90s`,
+   * `30m`, `24h`, `7d`; `0` is allowed (callers read it as "off").
+   */
+  duration: (fallbackMs: number, maxMs = 365 * 86_400_000) =>
+    z
+      .string()
+      .transform((v, ctx) => {
+        const m = /^\s*(\d{1,9})\s*([smhd]?)\s*$/i.exec(v);
+        const ms = m ? Number(m[1]) * { '': 1_000, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2]!.toLowerCase() as '' | 's' | 'm' | 'h' | 'd'] : NaN;
+        if (!Number.isFinite(ms)) {
+          ctx.addIssue({ code: 'custom', message: 'must be a length of time: whole seconds, or a number with s, m, h or d (e.g. 24h)' });
+          return z.NEVER;
+        }
+        if (ms > maxMs) {
+          ctx.addIssue({ code: 'custom', message: `must be at most ${maxMs / 86_400_000} days` });
+          return z.NEVER;
+        }
+        return ms;
+      })
+      .optional()
+      .transform((v) => v ?? fallbackMs),
   positiveInt: (fallback: number) => z.coerce.number().int('must be a whole number').positive('must be positive').default(fallback),
   logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   databaseUrl: () =>

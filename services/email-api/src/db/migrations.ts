@@ -88,4 +88,18 @@ export const EMAIL_MIGRATIONS: Record<string, Migration> = {
     },
   },
   '2026_11_27_0900_webhook_request_targets': { up: webhookMigrationSteps.addRequestTargets, down: webhookMigrationSteps.dropRequestTargets },
+  '2026_11_28_0900_smtp_outcomes': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('smtp_outcomes')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('outcome', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('smtp_outcomes_expiry_idx').on('smtp_outcomes').column('expires_at').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('smtp_outcomes').ifExists().execute();
+    },
+  },
 };

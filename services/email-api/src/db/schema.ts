@@ -86,7 +86,19 @@ export interface VerificationDaysTable {
   verifications: number;
 }
 
+/**
+ * SMTP outcomes kept for reuse (decision 28): `key` hashes the account, the address, the
+ * catch-all choice and the prober's rules version, so the table holds no address; `outcome`
+ * is the engine's JSON without the reply text.
+ */
+export interface SmtpOutcomesTable {
+  key: string;
+  outcome: string;
+  expires_at: string;
+}
+
 export interface EmailTables extends CoreTables, WebhookTables {
+  smtp_outcomes: SmtpOutcomesTable;
   verification_days: VerificationDaysTable;
   idempotency_keys: IdempotencyKeysTable;
   jobs: JobsTable;

@@ -184,7 +184,7 @@ export class ChunkWorker {
     const todo = previous ? emails.map((_, i) => i).filter((i) => previous[i]![2] === 'greylisted') : emails.map((_, i) => i);
     let results: StoredResult[] | null = null;
     try {
-      const fresh = await this.o.verification.verifyMany(todo.map((i) => emails[i]!), { smtp: chunk.useSmtp, catchAll: chunk.catchAll }, () => flight.stop);
+      const fresh = await this.o.verification.verifyMany(todo.map((i) => emails[i]!), { smtp: chunk.useSmtp, catchAll: chunk.catchAll, cacheScope: chunk.accountId }, () => flight.stop);
       if (fresh) {
         results = previous ? [...previous] : new Array<StoredResult>(emails.length);
         todo.forEach((i, k) => (results![i] = toStored(fresh[k]!)));

@@ -29,6 +29,12 @@ export const VerificationResultSchema = Type.Object(
         grade: StringEnum(GRADES, { description: 'A: 2+ MX at a major provider; B: 2+ MX; C: one MX; D: address record only; F: none or null MX.' }),
       }),
     }),
+    cached: Type.Optional(
+      Type.Literal(true, {
+        description:
+          'Extension (decision 28): present, and true, only when the SMTP outcome was reused from a probe of the same address for the same account within `EMAIL_SMTP_CACHE_TTL` (default 24 h) instead of probed now. Charged like any verification.',
+      }),
+    ),
   },
   {
     example: {

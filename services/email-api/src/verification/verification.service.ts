@@ -1,5 +1,5 @@
 import { AppError, newId, quotaPeriod, quotaRetryAfter, type ChargeBatcher, type Principal, type QuotaLedger, type QuotaState } from '@mailconv/platform';
-import type { VerificationResult, Verifier } from '@mailconv/verifier';
+import type { VerificationResult, Verifier, VerifyOptions } from '@mailconv/verifier';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { EmailPlan } from '../plans.js';
 
@@ -78,7 +78,7 @@ export class VerificationService {
   async single(principal: Principal, plan: EmailPlan, email: string, useSmtp: boolean): Promise<{ result: VerificationResult; quota: QuotaBody }> {
     this.checkSmtp(useSmtp, plan);
     const charged = await this.charge(principal, plan, 1);
-    const result = await this.refundOnFailure(principal, charged, 1, () => this.deps.verifier.verify(email, { smtp: useSmtp, catchAll: useSmtp && plan.features.catch_all }));
+    const result = await this.refundOnFailure(principal, charged, 1, () => this.deps.verifier.verify(email, { smtp: useSmtp, catchAll: useSmtp && plan.features.catch_all, cacheScope: principal.accountId }));
     this.deps.onCounted?.(principal.accountId, 1, this.deps.clock());
     return { result, quota: quotaBody(charged) };
   }
@@ -89,7 +89,7 @@ export class VerificationService {
     }
     this.checkSmtp(useSmtp, plan);
     const charged = await this.charge(principal, plan, emails.length);
-    const results = await this.refundOnFailure(principal, charged, emails.length, () => this.verifyAll(emails, { smtp: useSmtp, catchAll: useSmtp && plan.features.catch_all }));
+    const results = await this.refundOnFailure(principal, charged, emails.length, () => this.verifyAll(emails, { smtp: useSmtp, catchAll: useSmtp && plan.features.catch_all, cacheScope: principal.accountId }));
     this.deps.onCounted?.(principal.accountId, emails.length, this.deps.clock());
     return { success: true, batch_id: newId('batch', this.deps.clock().getTime()), status: 'completed', summary: summarise(results), results, quota: quotaBody(charged) };
   }
@@ -112,7 +112,7 @@ export class VerificationService {
   private lastYield = performance.now();
   private pause: Promise<void> | null = null;
 
-  /** The public endpoint: no account, no quota. */
+  /** The public endpoint: no account, no quota, and no reuse of SMTP outcomes (no account to scope them to). */
   async anonymous(email: string, useSmtp: boolean): Promise<VerificationResult> {
     this.checkSmtp(useSmtp, null);
     return this.deps.verifier.verify(email, { smtp: useSmtp, catchAll: false });
@@ -146,7 +146,7 @@ export class VerificationService {
    * other (one DNS lookup per domain through the resolver's shared cache, and SMTP sessions
    * that can be reused), results in input order.
    */
-  private async verifyAll(emails: readonly string[], options: { smtp: boolean; catchAll: boolean }): Promise<VerificationResult[]> {
+  private async verifyAll(emails: readonly string[], options: VerifyOptions): Promise<VerificationResult[]> {
     return (await this.verifyMany(emails, options, () => false))!;
   }
 
@@ -154,7 +154,7 @@ export class VerificationService {
    * {@link verifyAll} that can be stopped part-way: once `stop()` is true no further
    * address is started, and the answer is null (bulk jobs, cancelled within a chunk).
    */
-  async verifyMany(emails: readonly string[], options: { smtp: boolean; catchAll: boolean }, stop: () => boolean): Promise<VerificationResult[] | null> {
+  async verifyMany(emails: readonly string[], options: VerifyOptions, stop: () => boolean): Promise<VerificationResult[] | null> {
     const keys = emails.map(groupKey);
     const order = emails.map((_, i) => i).sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b));
     const results = new Array<VerificationResult>(emails.length);
