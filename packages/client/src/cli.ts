@@ -1,6 +1,6 @@
 import { basename, extname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConvertClient } from './convert.js';
+import { ConvertClient, type ConversionOptions } from './convert.js';
 import { EmailClient, type JobStatus } from './email.js';
 import { ApiError, ChecksumError } from './http.js';
 
@@ -32,7 +32,7 @@ Usage:
                                                the results are written as CSV (default <list>.results.csv)
   mailconv convert <file> --to <format> [--out path] [--quality N] [--preset P]
                    [--page-range R] [--ocr-language L] [--max-output-bytes N] [--webhook URL] [--share [--share-for S]]
-                   [--batch]
+                   [--batch] [--export s3://bucket[/key-template] [--export-endpoint URL] [--export-region R]]
   mailconv convert --from-url <url> --to <format> [same options]
                                                convert, with progress; the download's SHA-256 is verified;
                                                --from-url: the service fetches the file (public
@@ -40,6 +40,14 @@ Usage:
                                                --batch: <file> is an archive (zip, tar, 7z, …) whose
                                                files are each converted, delivered as a zip with a
                                                manifest.json (default out <name>-<format>.zip);
+                                               --export: the service uploads the result to S3-compatible
+                                               storage (key template default {id}/{filename};
+                                               placeholders {id} {filename} {stem} {ext} {date});
+                                               credentials from AWS_ACCESS_KEY_ID,
+                                               AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), never
+                                               flags; --export-endpoint (MAILCONV_S3_ENDPOINT) for
+                                               MinIO, R2, Ceph…; --export-region (AWS_REGION);
+                                               exit 7 when the export failed;
                                                --webhook: also POST the signed outcome to URL (the
                                                account's request secret signs it); --share: print a
                                                link that downloads the result without a key (for S
@@ -59,10 +67,32 @@ Settings (flags win over the environment):
 Exit codes:
   0 success · 1 unexpected failure · 2 usage error · 3 the API answered with an error
   4 network failure or time-out · 5 checksum mismatch · 6 verify: an address is not valid
-  7 a job or conversion failed, was cancelled, shredded or expired
+  7 a job or conversion failed, was cancelled, shredded or expired, or its export failed
 `;
 
 class UsageError extends Error {}
+
+/**
+ * `--export s3://bucket[/key-template]` as the API's `export` object. Credentials come from
+ * the AWS variables of the environment only: a flag would leave them in the shell's history
+ * and the process list.
+ */
+function exportTarget(spec: string, endpoint: string | undefined, region: string | undefined, env: Record<string, string | undefined>): NonNullable<ConversionOptions['export']> {
+  const m = /^s3:\/\/([^/]+)(?:\/(.+))?$/.exec(spec);
+  if (!m) throw new UsageError('--export takes s3://bucket or s3://bucket/key-template (e.g. s3://reports/{date}/{filename})');
+  const accessKeyId = env.AWS_ACCESS_KEY_ID;
+  const secret = env.AWS_SECRET_ACCESS_KEY;
+  if (!accessKeyId || !secret) throw new UsageError('--export needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment (credentials are never taken from flags)');
+  return {
+    bucket: m[1]!,
+    ...(m[2] ? { key: m[2] } : {}),
+    ...(endpoint ? { endpoint } : {}),
+    ...(region ? { region } : {}),
+    access_key_id: accessKeyId,
+    secret_access_key: secret,
+    ...(env.AWS_SESSION_TOKEN ? { session_token: env.AWS_SESSION_TOKEN } : {}),
+  };
+}
 
 interface Io {
   out: (text: string) => void;
@@ -125,6 +155,9 @@ export async function main(argv: readonly string[], env: Record<string, string |
         'from-url': { type: 'string' },
         'share-for': { type: 'string' },
         'max-output-bytes': { type: 'string' },
+        export: { type: 'string' },
+        'export-endpoint': { type: 'string' },
+        'export-region': { type: 'string' },
       },
     });
     json = values.json;
@@ -186,7 +219,9 @@ export async function main(argv: readonly string[], env: Record<string, string |
           ...(values['max-output-bytes'] !== undefined ? { max_output_bytes: positiveInt('--max-output-bytes', values['max-output-bytes']) } : {}),
           ...(values.webhook !== undefined ? { webhook_url: values.webhook } : {}),
           ...(values.batch ? { batch: true } : {}),
+          ...(values.export !== undefined ? { export: exportTarget(values.export, values['export-endpoint'] ?? env.MAILCONV_S3_ENDPOINT, values['export-region'] ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION, env) } : {}),
         };
+        if (values.export === undefined && (values['export-endpoint'] !== undefined || values['export-region'] !== undefined)) throw new UsageError('--export-endpoint and --export-region go with --export s3://bucket[/key]');
         const client = convert();
         // A URL is fetched by the service (an upload that is not charged), then converted without waiting.
         const imported = fromUrl ? await client.importUrl(fromUrl) : null;
@@ -204,12 +239,25 @@ export async function main(argv: readonly string[], env: Record<string, string |
         bar.update('downloading', 100, `${saved.bytes} bytes`);
         bar.done();
         const files = record.output?.files;
+        const exported = record.export;
         const link = values.share || values['share-for'] !== undefined ? (await client.shareLinks.create(record.id, values['share-for'] === undefined ? {} : { expiresIn: positiveInt('--share-for', values['share-for']) })).link : null;
         print(
-          { id: record.id, status: record.status, output: out, bytes: saved.bytes, sha256: saved.sha256, checksum_verified: true, ...(files ? { files } : {}), ...(link ? { share_url: link.url, share_expires_at: link.expires_at } : {}) },
-          `Converted ${fromUrl ?? file} → ${out} (${saved.bytes} bytes, SHA-256 ${saved.sha256} verified).${files ? `\n${files.converted} of ${files.total} files converted${files.failed ? `, ${files.failed} failed (see manifest.json; not charged)` : ''}.` : ''}${link ? `\nShare link (no key needed, until ${link.expires_at}): ${link.url}` : ''}`,
+          {
+            id: record.id,
+            status: record.status,
+            output: out,
+            bytes: saved.bytes,
+            sha256: saved.sha256,
+            checksum_verified: true,
+            ...(files ? { files } : {}),
+            ...(link ? { share_url: link.url, share_expires_at: link.expires_at } : {}),
+            ...(exported ? { export: { status: exported.status, bucket: exported.bucket, key: exported.key, etag: exported.etag, error: exported.error } } : {}),
+          },
+          `Converted ${fromUrl ?? file} → ${out} (${saved.bytes} bytes, SHA-256 ${saved.sha256} verified).${files ? `\n${files.converted} of ${files.total} files converted${files.failed ? `, ${files.failed} failed (see manifest.json; not charged)` : ''}.` : ''}${link ? `\nShare link (no key needed, until ${link.expires_at}): ${link.url}` : ''}${
+            exported ? (exported.status === 'completed' ? `\nExported to s3://${exported.bucket}/${exported.key ?? ''} (ETag ${exported.etag ?? '?'}).` : `\nExport to s3://${exported.bucket} ${exported.status}${exported.error ? `: ${exported.error.message}` : ''}.`) : ''
+          }`,
         );
-        return EXIT.ok;
+        return exported && exported.status !== 'completed' ? EXIT.jobFailed : EXIT.ok;
       }
       case 'formats': {
         const client = convert();

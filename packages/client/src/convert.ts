@@ -207,7 +207,8 @@ export class ConvertClient {
 
 async function formWith(file: SourceFile, fields: Record<string, unknown>): Promise<FormData> {
   const form = new FormData();
-  for (const [k, v] of Object.entries(fields)) if (v !== undefined) form.append(k, String(v));
+  // An object option (export) goes as JSON text, as the form's schema says.
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined) form.append(k, typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v));
   if (typeof file === 'string') {
     const { blob, filename } = await fileBlob(file);
     form.append('file', blob, filename);

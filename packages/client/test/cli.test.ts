@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
+import { createServer, type RequestListener } from 'node:http';
+import { createRequire } from 'node:module';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,7 +38,8 @@ describe('the mailconv CLI, run as a process against both running services', () 
 
   before(async () => {
     work = await mkdtemp(join(tmpdir(), 'client-cli-'));
-    [email, conv] = await Promise.all([startEmailService(), startConvertService()]);
+    // Exports may go to the test's S3 server on loopback over plain HTTP (every connection stays fenced to loopback).
+    [email, conv] = await Promise.all([startEmailService(), startConvertService({ CONVERT_EXPORT_ALLOW_INSECURE: 'true' })]);
     env = {
       MAILCONV_EMAIL_URL: email.url,
       MAILCONV_EMAIL_KEY: createAccount('email-api', email.env, 'cli@example.test', 'scale'),
@@ -128,6 +131,53 @@ describe('the mailconv CLI, run as a process against both running services', () 
     } finally {
       pages.closeAllConnections();
       await new Promise((resolve) => pages.close(resolve));
+    }
+  });
+
+  test('convert --export: the result lands in S3-compatible storage (s3rver on loopback), credentials from the environment only and never printed; a failed export exits 7', async () => {
+    const S3rver = createRequire(import.meta.url)('s3rver') as new (o: Record<string, unknown>) => { configureBuckets(): Promise<void>; callback(): RequestListener };
+    const store = new S3rver({ silent: true, directory: join(work, 's3'), configureBuckets: [{ name: 'reports' }] });
+    await store.configureBuckets();
+    const s3 = createServer(store.callback());
+    await new Promise<void>((resolve) => s3.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(s3.address() as AddressInfo).port}`;
+    // s3rver knows the key id S3RVER and does not check signatures: the secret only has to stay unprinted.
+    const secret = 'never-printed-secret-7f3a';
+    const aws = { ...env, AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: secret };
+    const reader = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
+    try {
+      await copyFile(join(FIXTURES, 'sample.docx'), join(work, 'quarterly.docx'));
+      const res = await run(['convert', 'quarterly.docx', '--to', 'pdf', '--json', '--export', 's3://reports/cli/{stem}.{ext}', '--export-endpoint', endpoint], aws, work);
+      assert.equal(res.code, 0, res.stderr);
+      const out = JSON.parse(res.stdout) as { sha256: string; export: { status: string; bucket: string; key: string; etag: string; error: unknown } };
+      assert.deepEqual([out.export.status, out.export.bucket, out.export.key, out.export.error], ['completed', 'reports', 'cli/quarterly.pdf', null]);
+      const got = await reader.send(new GetObjectCommand({ Bucket: 'reports', Key: 'cli/quarterly.pdf' }));
+      assert.equal(createHash('sha256').update(Buffer.from(await got.Body!.transformToByteArray())).digest('hex'), out.sha256, 'the stored object is the downloaded output');
+      assert.equal((got.ETag ?? '').replace(/"/g, ''), out.export.etag);
+      assert.ok(!res.stdout.includes(secret) && !res.stderr.includes(secret));
+
+      // The text form says where it went.
+      const text = await run(['convert', 'quarterly.docx', '--to', 'pdf', '--out', 'q2.pdf', '--export', 's3://reports', '--export-endpoint', endpoint], aws, work);
+      assert.equal(text.code, 0, text.stderr);
+      assert.match(text.stdout, /\nExported to s3:\/\/reports\/cnv_[0-9A-Za-z]+\/quarterly\.pdf \(ETag [0-9a-f]{32}\)\.\n$/);
+
+      // A bucket that does not exist: converted and downloaded, the export failed in the store's words, exit 7.
+      const missing = await run(['convert', 'quarterly.docx', '--to', 'pdf', '--out', 'q3.pdf', '--export', 's3://no-such-bucket', '--export-endpoint', endpoint], aws, work);
+      assert.equal(missing.code, 7, missing.stdout + missing.stderr);
+      assert.match(missing.stdout, /Export to s3:\/\/no-such-bucket failed: .*NoSuchBucket/);
+      assert.ok(!missing.stdout.includes(secret) && !missing.stderr.includes(secret));
+
+      // No credentials in the environment: a usage error naming the variables, nothing sent.
+      const bare = await run(['convert', 'quarterly.docx', '--to', 'pdf', '--export', 's3://reports'], env, work);
+      assert.equal(bare.code, 2);
+      assert.match(bare.stderr, /AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/);
+      const malformed = await run(['convert', 'quarterly.docx', '--to', 'pdf', '--export', 'reports'], aws, work);
+      assert.equal(malformed.code, 2);
+      assert.match(malformed.stderr, /s3:\/\/bucket/);
+    } finally {
+      reader.destroy();
+      s3.closeAllConnections();
+      await new Promise((resolve) => s3.close(resolve));
     }
   });
 

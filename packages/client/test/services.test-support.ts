@@ -84,6 +84,8 @@ export async function startConvertService(extraEnv: Record<string, string> = {})
     CONVERT_DATABASE_URL: db.url,
     CONVERT_LOG_LEVEL: 'silent',
     CONVERT_STORAGE_DIR: join(work, 'storage'),
+    // Its own data folder (the secrets key sealing export credentials), not the checkout's.
+    CONVERT_DATA_DIR: join(work, 'data'),
     CONVERT_PLANS_FILE: plansFile,
     CONVERT_PUBLIC_BASE_URL: url,
     // URL imports (--from-url): the test's page server on 127.0.0.2 is admitted; every fetch stays fenced to loopback.

@@ -1380,6 +1380,8 @@ export interface paths {
                                 status_url: string;
                                 success: boolean;
                                 target_format: string;
+                                /** @description Extension (issue 24): the per-request `webhook_url` told of the outcome, when one was given. */
+                                webhook_url?: string;
                             }[];
                             success: boolean;
                         };
@@ -6532,6 +6534,8 @@ export interface paths {
                             status_url: string;
                             success: boolean;
                             target_format: string;
+                            /** @description Extension (issue 24): the per-request `webhook_url` told of the outcome, when one was given. */
+                            webhook_url?: string;
                         };
                     };
                 };
@@ -6716,6 +6720,8 @@ export interface paths {
                             status_url: string;
                             success: boolean;
                             target_format: string;
+                            /** @description Extension (issue 24): the per-request `webhook_url` told of the outcome, when one was given. */
+                            webhook_url?: string;
                         };
                     };
                 };
@@ -7402,6 +7408,8 @@ export interface paths {
                             status_url: string;
                             success: boolean;
                             target_format: string;
+                            /** @description Extension (issue 24): the per-request `webhook_url` told of the outcome, when one was given. */
+                            webhook_url?: string;
                         };
                     };
                 };
@@ -9152,6 +9160,8 @@ export interface paths {
                             status_url: string;
                             success: boolean;
                             target_format: string;
+                            /** @description Extension (issue 24): the per-request `webhook_url` told of the outcome, when one was given. */
+                            webhook_url?: string;
                         };
                     };
                 };
@@ -9838,6 +9848,8 @@ export interface paths {
                             status_url: string;
                             success: boolean;
                             target_format: string;
+                            /** @description Extension (issue 24): the per-request `webhook_url` told of the outcome, when one was given. */
+                            webhook_url?: string;
                         };
                     };
                 };
@@ -10300,6 +10312,8 @@ export interface paths {
                             status_url: string;
                             success: boolean;
                             target_format: string;
+                            /** @description Extension (issue 24): the per-request `webhook_url` told of the outcome, when one was given. */
+                            webhook_url?: string;
                         };
                     };
                 };
@@ -12813,6 +12827,8 @@ export interface paths {
                             status_url: string;
                             success: boolean;
                             target_format: string;
+                            /** @description Extension (issue 24): the per-request `webhook_url` told of the outcome, when one was given. */
+                            webhook_url?: string;
                         };
                     };
                 };
@@ -12997,6 +13013,8 @@ export interface paths {
                             status_url: string;
                             success: boolean;
                             target_format: string;
+                            /** @description Extension (issue 24): the per-request `webhook_url` told of the outcome, when one was given. */
+                            webhook_url?: string;
                         };
                     };
                 };

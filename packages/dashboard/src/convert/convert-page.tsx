@@ -1,10 +1,10 @@
-import { useState, type FormEvent } from 'react';
+import { useMemo, useState, type FormEvent } from 'react';
 import { api, ApiError, upload } from '../shared/api.js';
 import { Card, ErrorText, ProgressBar, ShownOnce, StatusPill, useLoad, usePolling } from '../shared/components.js';
 import { DropZone } from '../shared/drop-zone.js';
 import { formatBytes, formatDate } from '../shared/format.js';
 import { MergeCard } from './merge-card.js';
-import { firstTarget, groupTargets, targetLabel } from './target-groups.js';
+import { batchTargets, firstTarget, groupTargets, targetLabel } from './target-groups.js';
 import type { Conversion, ConversionList, Formats, Targets, Uploaded } from './types.js';
 
 /** Paper sizes the browser prints on (the API also takes a width x height). */
@@ -48,6 +48,9 @@ export function ConvertPage() {
   // A web page fetched by the service (extension, issues 22 and 24).
   const [pageUrl, setPageUrl] = useState('');
   const [pageTarget, setPageTarget] = useState('pdf');
+  // Each file of an archive converted (the batch option) and the result sent to a bucket (issue 24).
+  const [batch, setBatch] = useState(false);
+  const [exportTo, setExportTo] = useState({ endpoint: '', bucket: '', key: '', region: '', access_key_id: '', secret_access_key: '' });
   const [current, setCurrent] = useState<Conversion | null>(null);
   const [error, setError] = useState<unknown>(null);
 
@@ -56,6 +59,7 @@ export function ConvertPage() {
     setUploaded(null);
     setTargets([]);
     setTarget('');
+    setBatch(false);
     setError(null);
     if (!f) return;
     // Upload at once: the service detects the format from the bytes, and only then are its targets known.
@@ -67,7 +71,10 @@ export function ConvertPage() {
       setUploaded(up);
       const t = await api<Targets>(`/api/v1/formats/${encodeURIComponent(up.format)}/targets`);
       setTargets(t.targets);
-      setTarget(firstTarget(groupTargets(t.targets, formats.data?.formats)));
+      const archive = formats.data?.formats.find((x) => x.ext === up.format)?.family === 'archive';
+      // An archive with nothing to become as a whole is converted file by file.
+      if (archive && t.targets.length === 0) setBatch(true);
+      setTarget(firstTarget(groupTargets(archive && t.targets.length === 0 ? batchTargets(formats.data?.formats) : t.targets, formats.data?.formats)));
     } catch (err) {
       setError(err);
     } finally {
@@ -100,6 +107,12 @@ export function ConvertPage() {
     if (ocr) body.ocr_language = ocr;
     if (stripActive) body.remove_active_content = true;
     if (split && canSplit) body.split = true;
+    if (batch && sourceIsArchive) body.batch = true;
+    if (exportTo.bucket.trim()) {
+      const x: Record<string, string> = { bucket: exportTo.bucket.trim(), access_key_id: exportTo.access_key_id.trim(), secret_access_key: exportTo.secret_access_key };
+      for (const k of ['endpoint', 'key', 'region'] as const) if (exportTo[k].trim()) x[k] = exportTo[k].trim();
+      body.export = x;
+    }
     if (browserPdf) {
       if (paper) body.paper = paper;
       if (landscape) body.landscape = true;
@@ -162,10 +175,17 @@ export function ConvertPage() {
     }
   };
 
-  const chosen = targets.find((t) => t.format === target);
+  const sourceIsArchive = formats.data?.formats.find((f) => f.ext === uploaded?.format)?.family === 'archive';
+  const everyFormat = useMemo(() => batchTargets(formats.data?.formats), [formats.data]);
+  const offered = batch && sourceIsArchive ? everyFormat : targets;
+  const chooseBatch = (on: boolean) => {
+    setBatch(on);
+    setTarget(firstTarget(groupTargets(on ? everyFormat : targets, formats.data?.formats)));
+  };
+  const chosen = batch ? undefined : targets.find((t) => t.format === target);
   // split: PDFs cut into pages, or every page of a paged source (PDF, documents, sheets, slides) as a picture.
   const sourcePaged = formats.data?.formats.find((f) => f.ext === uploaded?.format)?.paged === true;
-  const canSplit = target === 'pdf' || (chosen?.family === 'image' && sourcePaged);
+  const canSplit = !batch && (target === 'pdf' || (chosen?.family === 'image' && sourcePaged));
   const presets = formats.data?.presets.filter((p) => chosen?.presets.includes(p.name)) ?? [];
   // The browser renders this pair: its page options apply (PDF layout, or the picture's width).
   const byBrowser = chosen?.engines.at(-1) === 'chromium' && chosen.engines.length === 1;
@@ -192,15 +212,20 @@ export function ConvertPage() {
             <button type="submit" disabled={!pageUrl.trim()}>Convert page</button>
           </form>
           {uploaded && (
-            <p data-testid="detected">Detected <strong>{targetLabel(uploaded.format, formats.data?.formats)}</strong>, {formatBytes(uploaded.size_bytes)}. {targets.length === 0 && 'No conversion is available for this format.'}</p>
+            <p data-testid="detected">Detected <strong>{targetLabel(uploaded.format, formats.data?.formats)}</strong>, {formatBytes(uploaded.size_bytes)}. {targets.length === 0 && !sourceIsArchive && 'No conversion is available for this format.'}</p>
           )}
-          {uploaded && targets.length > 0 && (
+          {uploaded && (targets.length > 0 || sourceIsArchive) && (
             <form onSubmit={convert} className="stack">
+              {sourceIsArchive && (
+                <label className="check">
+                  <input type="checkbox" name="batch" checked={batch} disabled={targets.length === 0} onChange={(e) => chooseBatch(e.target.checked)} /> Convert each file inside the archive: a zip of the results with a manifest.json (one conversion per file; files that fail are not charged)
+                </label>
+              )}
               <div className="options-grid">
                 <label>
-                  Convert to
+                  {batch ? 'Convert each file to' : 'Convert to'}
                   <select name="target" value={target} onChange={(e) => setTarget(e.target.value)}>
-                    {groupTargets(targets, formats.data?.formats).map((g) => (
+                    {groupTargets(offered, formats.data?.formats).map((g) => (
                       <optgroup key={g.label} label={g.label}>
                         {g.options.map((o) => <option key={o.value} value={o.value}>{o.label}</option>)}
                       </optgroup>
@@ -304,6 +329,36 @@ export function ConvertPage() {
                   <input name="viewport_width" type="number" min={320} max={3840} value={viewportWidth} onChange={(e) => setViewportWidth(e.target.value)} placeholder="1280" />
                 </label>
               )}
+              <details className="more-options" data-testid="export-options">
+                <summary>Send the result to S3-compatible storage</summary>
+                <div className="options-grid">
+                  <label>
+                    Endpoint
+                    <input name="export_endpoint" type="url" value={exportTo.endpoint} onChange={(e) => setExportTo({ ...exportTo, endpoint: e.target.value })} placeholder="AWS S3; or https://minio.example.com:9000" maxLength={2048} />
+                  </label>
+                  <label>
+                    Bucket
+                    <input name="export_bucket" value={exportTo.bucket} onChange={(e) => setExportTo({ ...exportTo, bucket: e.target.value })} placeholder="reports" maxLength={63} />
+                  </label>
+                  <label>
+                    Object key
+                    <input name="export_key" value={exportTo.key} onChange={(e) => setExportTo({ ...exportTo, key: e.target.value })} placeholder="{id}/{filename}" maxLength={1024} />
+                  </label>
+                  <label>
+                    Region
+                    <input name="export_region" value={exportTo.region} onChange={(e) => setExportTo({ ...exportTo, region: e.target.value })} placeholder="us-east-1" maxLength={40} />
+                  </label>
+                  <label>
+                    Access key ID
+                    <input name="export_access_key_id" value={exportTo.access_key_id} onChange={(e) => setExportTo({ ...exportTo, access_key_id: e.target.value })} autoComplete="off" maxLength={256} required={exportTo.bucket.trim() !== ''} />
+                  </label>
+                  <label>
+                    Secret access key
+                    <input name="export_secret_access_key" type="password" value={exportTo.secret_access_key} onChange={(e) => setExportTo({ ...exportTo, secret_access_key: e.target.value })} autoComplete="off" maxLength={256} required={exportTo.bucket.trim() !== ''} />
+                  </label>
+                </div>
+                <p className="muted small">With a bucket named, the output is uploaded there once it is made. Key placeholders: <code>{'{id}'}</code>, <code>{'{filename}'}</code>, <code>{'{stem}'}</code>, <code>{'{ext}'}</code>, <code>{'{date}'}</code>. The keys go with this one conversion: the service keeps them sealed until the upload ran, then deletes them, and never shows them again.</p>
+              </details>
               {chosen && <p className="muted small">Runs with {chosen.engines.join(' then ')}{chosen.via ? ` via ${chosen.via.toUpperCase()}` : ''}.</p>}
               <div><button type="submit" className="primary">Convert</button></div>
             </form>
@@ -328,6 +383,18 @@ export function ConvertPage() {
               <p>{current.output.filename}, {formatBytes(current.output.size_bytes)}{current.output.pages ? `, ${current.output.pages} page${current.output.pages === 1 ? '' : 's'}` : ''}. SHA-256 <code className="hash">{current.output.sha256}</code>. Available until {formatDate(current.expires_at)}.</p>
             )}
             {current.status === 'failed' && current.error && <p className="error">{current.error.message} ({current.error.code})</p>}
+            {current.status === 'completed' && current.output?.files && (
+              <p data-testid="batch-files">{current.output.files.converted} of {current.output.files.total} files converted{current.output.files.failed ? `, ${current.output.files.failed} failed (see manifest.json in the zip; not charged)` : ''}.</p>
+            )}
+            {current.export && (
+              <p data-testid="export-status" className={current.export.status === 'failed' ? 'error' : undefined}>
+                {current.export.status === 'completed'
+                  ? `Exported to s3://${current.export.bucket}/${current.export.key ?? ''} (ETag ${current.export.etag ?? '?'}).`
+                  : current.export.status === 'failed'
+                    ? `Export to s3://${current.export.bucket} failed: ${current.export.error?.message ?? 'unknown error'}`
+                    : `Export to s3://${current.export.bucket} waits for the output.`}
+              </p>
+            )}
           </div>
           <div className="row actions">
             {downloadHref(current) && <a className="button primary" href={downloadHref(current)!} download={current.output?.filename}>Download</a>}

@@ -50,8 +50,8 @@ export function targetLabel(ext: string, formats: Formats['formats'] | undefined
  * The targets of a source as `<optgroup>`s: the common ones first, then one group per
  * family (documents, spreadsheets, images, e-books, …), each sorted by name.
  */
-export function groupTargets(targets: Targets['targets'], formats: Formats['formats'] | undefined): TargetGroup[] {
-  const option = (t: Targets['targets'][number]): TargetOption => ({ value: t.format, label: targetLabel(t.format, formats) });
+export function groupTargets(targets: ReadonlyArray<Pick<Targets['targets'][number], 'format' | 'family'>>, formats: Formats['formats'] | undefined): TargetGroup[] {
+  const option = (t: Pick<Targets['targets'][number], 'format' | 'family'>): TargetOption => ({ value: t.format, label: targetLabel(t.format, formats) });
   const common = COMMON.flatMap((ext) => targets.filter((t) => t.format === ext)).map(option);
   const rest = targets.filter((t) => !COMMON.includes(t.format));
   const groups: TargetGroup[] = common.length ? [{ label: 'Common', options: common }] : [];
@@ -68,6 +68,14 @@ export function groupTargets(targets: Targets['targets'], formats: Formats['form
   }
   for (const [label, options] of byLabel) groups.push({ label, options: options.sort((a, b) => a.label.localeCompare(b.label)) });
   return groups;
+}
+
+/**
+ * What each file of an archive can be converted to (the `batch` option): every format the
+ * service writes, but archives; a file that cannot become the target fails on its own.
+ */
+export function batchTargets(formats: Formats['formats'] | undefined): Array<Pick<Targets['targets'][number], 'format' | 'family'>> {
+  return (formats ?? []).filter((f) => f.writable && f.family !== 'archive').map((f) => ({ format: f.ext, family: f.family }));
 }
 
 /** The target chosen first: the first common one (PDF when offered). */

@@ -117,6 +117,8 @@ export interface ConversionRecord {
   error: { code: string; message: string } | null;
   /** Extension (issue 24): the export to S3-compatible storage, when one was asked for (never its credentials). */
   export?: ExportRecord;
+  /** Extension (issue 24): the per-request `webhook_url`, when one was given. */
+  webhook_url?: string;
   created_at: string;
   started_at: string | null;
   completed_at: string | null;
@@ -477,6 +479,7 @@ export class ConversionService {
       status_url: this.statusUrl(row.id),
       error: row.error ? (JSON.parse(row.error) as { code: string; message: string }) : null,
       ...(row.export ? { export: JSON.parse(row.export) as ExportRecord } : {}),
+      ...(row.webhook_url ? { webhook_url: row.webhook_url } : {}),
       created_at: row.created_at,
       started_at: row.started_at,
       completed_at: row.completed_at,

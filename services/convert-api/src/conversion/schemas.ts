@@ -316,6 +316,7 @@ export const ConversionRecordSchema = Type.Object({
   download_url: Nullable(Type.String({ description: 'Absolute URL of the download (GET with the owner’s API key).' })),
   status_url: Type.String({ description: 'Absolute URL of this record.' }),
   error: Nullable(Type.Object({ code: Type.String(), message: Type.String() })),
+  webhook_url: Type.Optional(Type.String({ description: 'Extension (issue 24): the per-request `webhook_url` told of the outcome, when one was given.' })),
   export: Type.Optional(
     Type.Object(
       {

@@ -179,6 +179,7 @@ for (const backend of testBackends()) {
       }
       const ok = await convert({ target_format: 'gif', webhook_url: target });
       assert.equal(ok.statusCode, 200, ok.body);
+      assert.equal(ok.json().webhook_url, target, 'the record says where the outcome goes');
       const [r] = await receiver.waitFor(`/${backend}/per-request`, 1);
       assert.ok(verifyWebhookSignature(r!.body, r!.headers['x-service-signature'], identity.secret));
       assert.equal(JSON.parse(r!.body.toString()).id, ok.json().id);
