@@ -45,6 +45,8 @@ export function ConvertPage() {
   const [footerHtml, setFooterHtml] = useState('');
   const [waitFor, setWaitFor] = useState('');
   const [css, setCss] = useState('');
+  // A video to an animation or a still (issue 31): where, how long, how fast, how wide, how often.
+  const [clip, setClip] = useState({ start: '', duration: '', fps: '', width: '', loop: '', still: false });
   // A web page fetched by the service (extension, issues 22 and 24).
   const [pageUrl, setPageUrl] = useState('');
   const [pageTarget, setPageTarget] = useState('pdf');
@@ -108,6 +110,12 @@ export function ConvertPage() {
     if (stripActive) body.remove_active_content = true;
     if (split && canSplit) body.split = true;
     if (batch && sourceIsArchive) body.batch = true;
+    if (videoPicture) {
+      for (const k of ['start', 'duration', 'fps', 'width', 'loop'] as const) {
+        if (clip[k].trim() && (k === 'start' || k === 'width' || animation)) body[k] = Number(clip[k]);
+      }
+      if (target === 'webp' && clip.still) body.animated = false;
+    }
     if (exportTo.bucket.trim()) {
       const x: Record<string, string> = { bucket: exportTo.bucket.trim(), access_key_id: exportTo.access_key_id.trim(), secret_access_key: exportTo.secret_access_key };
       for (const k of ['endpoint', 'key', 'region'] as const) if (exportTo[k].trim()) x[k] = exportTo[k].trim();
@@ -183,6 +191,10 @@ export function ConvertPage() {
     setTarget(firstTarget(groupTargets(on ? everyFormat : targets, formats.data?.formats)));
   };
   const chosen = batch ? undefined : targets.find((t) => t.format === target);
+  const sourceIsVideo = formats.data?.formats.find((f) => f.ext === uploaded?.format)?.family === 'video';
+  // What the service makes of a video as pictures: gif and webp animate (webp can be a still), jpg and png are stills.
+  const videoPicture = !batch && sourceIsVideo && ['gif', 'webp', 'jpg', 'png'].includes(target);
+  const animation = videoPicture && (target === 'gif' || (target === 'webp' && !clip.still));
   // split: PDFs cut into pages, or every page of a paged source (PDF, documents, sheets, slides) as a picture.
   const sourcePaged = formats.data?.formats.find((f) => f.ext === uploaded?.format)?.paged === true;
   const canSplit = !batch && (target === 'pdf' || (chosen?.family === 'image' && sourcePaged));
@@ -322,6 +334,35 @@ export function ConvertPage() {
                   </div>
                   <p className="muted small">Header and footer templates fill in <code>pageNumber</code>, <code>totalPages</code>, <code>date</code> and <code>title</code> spans; they load nothing.</p>
                 </details>
+              )}
+              {videoPicture && (
+                <div className="options-grid" data-testid="video-options">
+                  <label>
+                    {animation ? 'Start at (seconds)' : 'Frame at (seconds)'}
+                    <input name="start" type="number" min={0} max={86400} step="any" value={clip.start} onChange={(e) => setClip({ ...clip, start: e.target.value })} placeholder={animation ? '0' : 'a representative frame'} />
+                  </label>
+                  {animation && (
+                    <>
+                      <label>
+                        Length (seconds)
+                        <input name="duration" type="number" min={0.01} max={60} step="any" value={clip.duration} onChange={(e) => setClip({ ...clip, duration: e.target.value })} placeholder="10" />
+                      </label>
+                      <label>
+                        Frames per second
+                        <input name="fps" type="number" min={1} max={30} value={clip.fps} onChange={(e) => setClip({ ...clip, fps: e.target.value })} placeholder="12" />
+                      </label>
+                      <label>
+                        Plays
+                        <input name="loop" type="number" min={0} max={65535} value={clip.loop} onChange={(e) => setClip({ ...clip, loop: e.target.value })} placeholder="0: for ever" />
+                      </label>
+                    </>
+                  )}
+                  <label>
+                    Width (pixels)
+                    <input name="width" type="number" min={16} max={1920} value={clip.width} onChange={(e) => setClip({ ...clip, width: e.target.value })} placeholder={animation ? '480 at most' : 'the clip’s'} />
+                  </label>
+                  {target === 'webp' && <label className="check"><input type="checkbox" name="still" checked={clip.still} onChange={(e) => setClip({ ...clip, still: e.target.checked })} /> One still picture instead of an animation</label>}
+                </div>
               )}
               {browserImage && (
                 <label>
