@@ -1,5 +1,6 @@
 import { DnsResolver, type DnsResolverOptions } from './dns/dns.check.js';
 import type { DnsOutcome as ResolverOutcome } from './dns/types.js';
+import { SmtpAvailability } from './smtp/availability.js';
 import { SmtpProber, type MailRoute, type SmtpProberOptions } from './smtp/smtp.check.js';
 import type { SmtpOutcome as ProbeResult, SmtpStatus } from './smtp/types.js';
 import { createVerifier, type MailboxProber, type MailDomainResolver, type ProbeTarget, type Verifier } from './pipeline.js';
@@ -101,6 +102,8 @@ export interface EngineOptions {
   smtp?: Omit<SmtpProberOptions, 'resolveAddresses' | 'catchAll'> | null;
   /** Told of every address probed over SMTP, after the probe (the engine knows nothing of metrics; services count). */
   onSmtpProbe?: (event: SmtpProbeEvent) => void;
+  /** While it says unavailable, `smtp: true` verifications are answered `smtp_unavailable` at once (issue 23). */
+  availability?: SmtpAvailability;
 }
 
 /** The engine wired to the real DNS check and SMTP prober. */
@@ -109,6 +112,8 @@ export interface Engine {
   resolver: DnsResolver;
   /** Null when SMTP probing is not configured. */
   prober: SmtpProber | null;
+  /** Whether probing can work (set by the self-check); null when probing is not configured. */
+  availability: SmtpAvailability | null;
 }
 
 /**
@@ -132,14 +137,16 @@ export function createEngine(options: EngineOptions = {}): Engine {
       return cached ? map(cached) : resolver.lookupMail(domain).then(map);
     },
   };
-  if (!options.smtp) return { verifier: createVerifier({ dns }), resolver, prober: null };
+  if (!options.smtp) return { verifier: createVerifier({ dns }), resolver, prober: null, availability: null };
   const base = { ...options.smtp, resolveAddresses: (host: string) => resolver.lookupAddresses(host) };
   const withCatchAll = new SmtpProber({ ...base, catchAll: true });
   const plain = new CoalescingProber(new SmtpProber({ ...base, catchAll: false }));
   const coalesced = new CoalescingProber(withCatchAll);
   const onSmtpProbe = options.onSmtpProbe;
+  const availability = options.availability ?? new SmtpAvailability();
   const smtp: MailboxProber = {
     async probe(target: ProbeTarget, outcome: DnsOutcome, probeOptions) {
+      if (!availability.available) return { kind: 'unavailable', catchAll: null };
       const route: MailRoute = {
         domain: target.domain,
         status: outcome.kind === 'implicit' ? 'implicit_mx' : outcome.kind,
@@ -151,5 +158,5 @@ export function createEngine(options: EngineOptions = {}): Engine {
       return toSmtpOutcome(result, probeOptions.catchAll);
     },
   };
-  return { verifier: createVerifier({ dns, smtp }), resolver, prober: withCatchAll };
+  return { verifier: createVerifier({ dns, smtp }), resolver, prober: withCatchAll, availability };
 }

@@ -14,6 +14,7 @@ import { DailyUsageRecorder, DailyUsageRepository } from './usage/daily-usage.re
 import { BatchesService } from './verification/batches.service.js';
 import { VerificationService } from './verification/verification.service.js';
 import { WEBHOOK_EVENTS, WEBHOOK_USER_AGENT } from './webhooks/events.js';
+import { SmtpSelfCheckMonitor } from './smtp-self-check.js';
 
 export { EMAIL_KEY_PREFIX } from './key-prefix.js';
 
@@ -54,6 +55,8 @@ export interface EmailServices {
   dispatcher: WebhookDispatcher | null;
   /** Verifications per day (read by the dashboard); close the recorder before the database. */
   usage: { repository: DailyUsageRepository; recorder: DailyUsageRecorder };
+  /** The SMTP self-check (issue 23) of this process's engine; null without SMTP probing. Start and stop it with the process. */
+  smtpCheck: SmtpSelfCheckMonitor | null;
 }
 
 /**
@@ -66,7 +69,7 @@ export function composeEmailServices(options: {
   config: EmailConfig;
   core: ServiceCore<EmailTables>;
   clock: () => Date;
-  log: { error(obj: object, msg: string): void };
+  log: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
   /** Chunks this process verifies at once; 0: no worker here. */
   jobWorkers: number;
   /** The verification engine; built from the settings when absent. */
@@ -126,6 +129,7 @@ export function composeEmailServices(options: {
     queue,
     dispatcher,
     usage: { repository: usageRepository, recorder: usageRecorder },
+    smtpCheck: config.smtp && engine.availability ? new SmtpSelfCheckMonitor(config.smtp, engine, log, observer.smtpSelfCheck?.bind(observer)) : null,
   };
 }
 
