@@ -7244,7 +7244,7 @@ export interface paths {
                                 /** @description Trimmed, lowercased; `+tag` removed for gmail.com and googlemail.com. */
                                 normalized: string;
                                 /**
-                                 * @description Why the status is not `valid`; null when nothing is wrong.
+                                 * @description Why the status is not `valid`; null when nothing is wrong. `unverifiable` and `smtp_unavailable` extend the contract’s list: `smtp_unavailable` (issue 23) answers `use_smtp` at once, `unknown` with `checks.smtp` null, while the server’s SMTP self-check finds no egress reaching port 25 (see `/readyz` `smtp`).
                                  * @enum {string|null}
                                  */
                                 reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "smtp_unavailable" | "dns_error" | "unverifiable" | null;
@@ -7775,7 +7775,7 @@ export interface paths {
                             /** @description Trimmed, lowercased; `+tag` removed for gmail.com and googlemail.com. */
                             normalized: string;
                             /**
-                             * @description Why the status is not `valid`; null when nothing is wrong.
+                             * @description Why the status is not `valid`; null when nothing is wrong. `unverifiable` and `smtp_unavailable` extend the contract’s list: `smtp_unavailable` (issue 23) answers `use_smtp` at once, `unknown` with `checks.smtp` null, while the server’s SMTP self-check finds no egress reaching port 25 (see `/readyz` `smtp`).
                              * @enum {string|null}
                              */
                             reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "smtp_unavailable" | "dns_error" | "unverifiable" | null;
@@ -8252,7 +8252,7 @@ export interface paths {
                             /** @description Trimmed, lowercased; `+tag` removed for gmail.com and googlemail.com. */
                             normalized: string;
                             /**
-                             * @description Why the status is not `valid`; null when nothing is wrong.
+                             * @description Why the status is not `valid`; null when nothing is wrong. `unverifiable` and `smtp_unavailable` extend the contract’s list: `smtp_unavailable` (issue 23) answers `use_smtp` at once, `unknown` with `checks.smtp` null, while the server’s SMTP self-check finds no egress reaching port 25 (see `/readyz` `smtp`).
                              * @enum {string|null}
                              */
                             reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "smtp_unavailable" | "dns_error" | "unverifiable" | null;
