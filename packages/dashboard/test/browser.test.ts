@@ -249,6 +249,19 @@ describe('email dashboard: the SMTP self-check on the overview', { timeout: 120_
     assert.deepEqual(b.foreign, []);
     assert.deepEqual(b.problems, []);
   });
+
+  test('playground with SMTP on that server: the mailbox check says unavailable and why', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Verify' }).click();
+    await page.getByLabel('E-mail address').fill(`alice@${D.valid}`);
+    await page.getByLabel('Probe the mailbox over SMTP').check();
+    await page.getByRole('button', { name: 'Verify' }).click();
+    const row = page.locator('table.checks tbody tr[data-check="SMTP mailbox check"]');
+    await row.waitFor();
+    assert.match(await row.innerText(), /unavailable[\s\S]*cannot reach port 25/);
+    assert.match(await page.locator('main').innerText(), /outbound port 25 is closed/);
+    assert.deepEqual(b.problems, []);
+  });
 });
 
 describe('conversion dashboard in chromium', { timeout: 120_000 }, () => {
