@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { Writable } from 'node:stream';
 import { openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
 import { assertAnswersMatchDocument, createTestDatabase, recordAnswers, testBackends, type RecordedAnswer } from '@mailconv/platform/testing';
@@ -114,6 +115,38 @@ for (const backend of testBackends()) {
       const res = await app.inject({ method: 'POST', url: '/api/v1/verify-single', headers: { ...json, authorization: `Bearer ${key}` }, payload: JSON.stringify({ email: `alice@${D.valid}`, use_smtp: true }) });
       assert.equal(res.json().status, 'valid', res.body);
       assert.match((await app.inject({ method: 'GET', url: '/metrics' })).body, /^email_smtp_available 1$/m);
+    });
+
+    test('recovery: a later self-check that finds port 25 open makes probing available again, and the log says so', async () => {
+      // A port on loopback where nothing listens yet; then a minimal SMTP greeter opens on it.
+      const holder = createServer();
+      await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r));
+      const port = (holder.address() as AddressInfo).port;
+      await new Promise<void>((r) => holder.close(() => r()));
+      const { app, lines, ready } = await start({ EMAIL_SMTP_PROBE_HOST: `127.0.0.1:${port}`, EMAIL_SMTP_CHECK_INTERVAL_MS: '200' });
+      assert.equal(ready.json().smtp.status, 'unavailable');
+      let greeter: Server | null = null;
+      try {
+        greeter = createServer((socket) => {
+          socket.write('220 probe.example.test ESMTP\r\n');
+          socket.on('data', (b: Buffer) => {
+            for (const line of b.toString().split('\r\n').filter(Boolean)) socket.write(/^QUIT/i.test(line) ? '221 bye\r\n' : '250 probe.example.test\r\n');
+          });
+          socket.on('error', () => socket.destroy());
+        });
+        await new Promise<void>((r) => greeter!.listen(port, '127.0.0.1', r));
+        let status = 'unavailable';
+        for (let i = 0; i < 100 && status !== 'available'; i++) {
+          await new Promise((r) => setTimeout(r, 50));
+          status = (await app.inject({ method: 'GET', url: '/readyz' })).json().smtp.status;
+        }
+        assert.equal(status, 'available');
+        const res = await app.inject({ method: 'POST', url: '/api/v1/verify-single', headers: { ...json, authorization: `Bearer ${key}` }, payload: JSON.stringify({ email: `alice@${D.valid}`, use_smtp: true }) });
+        assert.equal(res.json().status, 'valid', 'probes run again');
+        assert.ok(lines.some((l) => /"event":"smtp_available"/.test(l)), 'the log says probing is available again');
+      } finally {
+        await new Promise<void>((r) => (greeter ? greeter.close(() => r()) : r()));
+      }
     });
 
     test('smtp-check prints the check and exits 1 when port 25 is closed, 0 when open', async () => {
