@@ -10,6 +10,12 @@ import { selfCheckOnce } from './smtp-self-check.js';
  * reaches port 25 of the probe host or no probe host is configured, 1 when none does,
  * 2 when SMTP probing is not configured or the settings are wrong.
  */
+/** `smtp-check` in the admin CLI's usage text. */
+export const SMTP_CHECK_USAGE = `  smtp-check [--json]
+      The SMTP self-check (no database needed): per egress, port 25 of EMAIL_SMTP_PROBE_HOST,
+      STARTTLS, FCrDNS of the HELO name and the EMAIL_SMTP_BLOCKLISTS. Exit 1 when no egress
+      reaches port 25.`;
+
 export async function runSmtpCheckCommand(args: readonly string[], env: Readonly<Record<string, string | undefined>>, io: { out(text: string): void; err(text: string): void }): Promise<number> {
   const unknown = args.filter((a) => a !== '--json');
   if (unknown.length) {

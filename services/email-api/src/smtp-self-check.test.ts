@@ -1,7 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo, type Server } from 'node:net';
+import { spawnSync } from 'node:child_process';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
 import { assertAnswersMatchDocument, createTestDatabase, recordAnswers, testBackends, type RecordedAnswer } from '@mailconv/platform/testing';
 import { D, SELF_CHECK, useRig, type RigHandle } from '@mailconv/test-rig';
@@ -161,6 +163,17 @@ for (const backend of testBackends()) {
       assert.equal(open, 0);
       assert.equal(JSON.parse(out[1] ?? '').available, true);
       assert.equal(await runSmtpCheckCommand([], { EMAIL_DATABASE_URL: url }, io), 2, 'SMTP probing not configured');
+    });
+
+    test('the admin CLI routes smtp-check to it and lists it in its help', () => {
+      const admin = fileURLToPath(new URL('./admin.js', import.meta.url));
+      const help = spawnSync(process.execPath, [admin, 'help'], { env: { PATH: process.env.PATH ?? '', EMAIL_DATABASE_URL: url }, encoding: 'utf8', timeout: 30_000 });
+      assert.equal(help.status, 0, help.stderr);
+      assert.match(help.stdout, /smtp-check \[--json\]/);
+      const env = { PATH: process.env.PATH ?? '', ...rigEnv(rig, { EMAIL_SMTP_PROBE_HOST: `${rig.hosts.dead}:${rig.smtpPort}` }), EMAIL_DATABASE_URL: url };
+      const check = spawnSync(process.execPath, [admin, 'smtp-check'], { env, encoding: 'utf8', timeout: 30_000 });
+      assert.equal(check.status, 1, check.stderr);
+      assert.match(check.stdout, /SMTP probing: UNAVAILABLE/);
     });
 
     test('without SMTP probing /readyz has smtp: null', async () => {
