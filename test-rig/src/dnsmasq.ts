@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { D, HOST_OCTETS, webhookRecords, zoneHosts, zoneMx } from './zones.js';
+import { D, HOST_OCTETS, SELF_CHECK, webhookRecords, zoneHosts, zoneMx } from './zones.js';
 
 /**
  * dnsmasq configuration for the rig's zone. It answers only from this file: `no-resolv`
@@ -41,6 +41,15 @@ export function dnsmasqConfig(subnet: string, dir: string, benchOffset = 0): str
   // RFC 7505 null MX as a raw record (type 15): preference 0x0000, exchange = root (0x00).
   lines.push(`dns-rr=${D.nullMx},15,000000`);
   lines.push(`txt-record=${D.noMail},"v=spf1 -all"`);
+  // The SMTP self-check (issue 23): host-record gives both A and PTR (forward-confirmed);
+  // the mismatching egress gets a PTR of another name and a HELO name pointing elsewhere;
+  // the listed egress is in the first block-list zone (address= makes no PTR for 127.0.0.2).
+  const rev = (octet: number) => `${octet}.${subnet.split('.').reverse().join('.')}`;
+  lines.push(`host-record=${SELF_CHECK.good.helo},${at(SELF_CHECK.good.octet)}`);
+  lines.push(`host-record=${SELF_CHECK.listed.helo},${at(SELF_CHECK.listed.octet)}`);
+  lines.push(`host-record=${SELF_CHECK.mismatch.helo},${at(SELF_CHECK.mismatch.forwardOctet)}`);
+  lines.push(`ptr-record=${rev(SELF_CHECK.mismatch.octet)}.in-addr.arpa,${SELF_CHECK.mismatch.ptr}`);
+  lines.push(`address=/${rev(SELF_CHECK.listed.octet)}.${SELF_CHECK.blocklists[0]}/127.0.0.2`);
   return lines.join('\n') + '\n';
 }
 

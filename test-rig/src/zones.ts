@@ -145,6 +145,22 @@ export function webhookRecords(): Array<{ host: string; address: string }> {
   ];
 }
 
+/**
+ * The SMTP self-check's egresses (issue 23): addresses in the rig's /24 (last octet below),
+ * their HELO names, and the rig's DNS block lists. The rig's DNS serves the names' A records,
+ * the addresses' PTR records and the block-list zones; no real list is ever asked.
+ */
+export const SELF_CHECK = {
+  /** A and PTR agree: FCrDNS passes; not listed. */
+  good: { octet: 50, helo: 'egress-ok.selfcheck.test' },
+  /** PTR names another host and the HELO name resolves elsewhere: FCrDNS fails. */
+  mismatch: { octet: 51, helo: 'egress-mismatch.selfcheck.test', ptr: 'someone-else.selfcheck.test', forwardOctet: 59 },
+  /** FCrDNS passes, but the address is listed in {@link SELF_CHECK.blocklists}[0]. */
+  listed: { octet: 52, helo: 'egress-listed.selfcheck.test' },
+  /** Block-list zones served by the rig (the first lists the `listed` egress with 127.0.0.2). */
+  blocklists: ['zen.blocklist.test', 'bl.blocklist.test'],
+} as const;
+
 /** Local parts the scripted peers treat as existing mailboxes. */
 export const PEER_USERS = ['alice', 'bob'] as const;
 

@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { WEBHOOK_HOSTS, D } from '@mailconv/test-rig';
+import { SELF_CHECK, WEBHOOK_HOSTS, D } from '@mailconv/test-rig';
 import type { Page } from 'playwright-core';
 import { checkLayout, openBrowser, signIn, type Browser } from './browser.test-support.js';
 import { FIXTURES, ROOT, createUser, startConvertService, startConvertWorker, startEmailService, startReceiver, type RunningService } from './services.test-support.js';
@@ -207,6 +207,59 @@ describe('email dashboard in chromium', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     assert.equal((await page.request.get(`${svc.url}/api/v1/account`)).status(), 401);
     assert.deepEqual(b.foreign, []);
+    assert.deepEqual(b.problems, []);
+  });
+});
+
+// Issue 23: a server whose port 25 is closed (its probe host a loopback address where nothing
+// listens) says so on the overview, with why, and per egress what its self-check found.
+describe('email dashboard: the SMTP self-check on the overview', { timeout: 120_000 }, () => {
+  let svc: Awaited<ReturnType<typeof startEmailService>>;
+  let b: Browser;
+
+  before(async () => {
+    svc = await startEmailService((rig) => ({
+      EMAIL_SMTP_PROBE_HOST: `${rig.hosts.dead}:${rig.smtpPort}`,
+      EMAIL_SMTP_SOURCE_ADDRESSES: `${rig.subnet}.${SELF_CHECK.listed.octet}=${SELF_CHECK.listed.helo}`,
+      EMAIL_SMTP_BLOCKLISTS: SELF_CHECK.blocklists.join(','),
+    }));
+    createUser('email-api', svc.env, 'owner@example.test', 'starter', PASSWORD);
+    b = await openBrowser(svc.url);
+  });
+  after(async () => {
+    await b?.close();
+    await svc?.close();
+  });
+
+  test('port 25 closed: unavailable, the reason, and per egress port 25, FCrDNS and the listing', async () => {
+    const { page } = b;
+    await signIn(page, svc.url, 'owner@example.test', PASSWORD);
+    const card = page.getByRole('region', { name: 'SMTP probing' });
+    await card.getByText(/^Unavailable/).waitFor();
+    const text = await card.innerText();
+    assert.match(text, /Why: no egress reaches port \d+ of the probe host/);
+    const egress = card.getByRole('region', { name: `Egress source:${svc.rig.subnet}.${SELF_CHECK.listed.octet}` });
+    const lines = await egress.innerText();
+    assert.match(lines, /Port 25: closed \(connection refused\)/);
+    assert.match(lines, /FCrDNS: pass/);
+    assert.match(lines, /zen\.blocklist\.test: listed/);
+    assert.match(lines, /bl\.blocklist\.test: not listed/);
+    await b.shot('email-overview-smtp-unavailable');
+    await checkLayout(b, 'email-overview-smtp-unavailable');
+    assert.deepEqual(b.foreign, []);
+    assert.deepEqual(b.problems, []);
+  });
+
+  test('playground with SMTP on that server: the mailbox check says unavailable and why', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Verify' }).click();
+    await page.getByLabel('E-mail address').fill(`alice@${D.valid}`);
+    await page.getByLabel('Probe the mailbox over SMTP').check();
+    await page.getByRole('button', { name: 'Verify' }).click();
+    const row = page.locator('table.checks tbody tr[data-check="SMTP mailbox check"]');
+    await row.waitFor();
+    assert.match(await row.innerText(), /unavailable[\s\S]*cannot reach port 25/);
+    assert.match(await page.locator('main').innerText(), /outbound port 25 is closed/);
     assert.deepEqual(b.problems, []);
   });
 });

@@ -37,7 +37,8 @@ export function createUser(service: 'email-api' | 'convert-api', env: Record<str
 }
 
 /** The email service on 127.0.0.1, verifying through the loopback rig, webhooks allowed to loopback over http. */
-export async function startEmailService(): Promise<RunningService & { rig: RigHandle }> {
+/** `extra`: settings that win, made from the rig (e.g. the SMTP self-check's probe host). */
+export async function startEmailService(extra: (rig: RigHandle) => Record<string, string> = () => ({})): Promise<RunningService & { rig: RigHandle }> {
   const rig = await useRig();
   const db = await createTestDatabase(testBackends()[0]!);
   const port = await freePort();
@@ -57,6 +58,7 @@ export async function startEmailService(): Promise<RunningService & { rig: RigHa
     EMAIL_SMTP_PORT: String(rig.smtpPort),
     EMAIL_WEBHOOKS_RESTRICT_TO: '127.0.0.0/8,::1/128',
     EMAIL_WEBHOOKS_ALLOW_INSECURE: 'true',
+    ...extra(rig),
   };
   const app = await buildEmail(loadEmailConfig(env), { webhookDnsServers: [rig.dnsServer] });
   await app.listen({ host: '127.0.0.1', port });

@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { D, useRig, type RigHandle } from '@mailconv/test-rig';
+import { SmtpAvailability } from './smtp/availability.js';
 import { createEngine, type Engine } from './engine.js';
 import { REASONS, type Reason } from './types.js';
 
@@ -29,7 +30,25 @@ describe('engine against the rig: every reason code', () => {
   });
   after(async () => rig.release());
 
-  const CASES: Array<{ email: string; smtp: boolean; status: string; reason: Reason | null }> = [
+  /** An engine whose self-check found SMTP unavailable (issue 23). */
+  function unavailableEngine(): Engine {
+    const availability = new SmtpAvailability();
+    availability.set(false, 'no egress reaches port 25');
+    return createEngine({ dns: { servers: [rig.dnsServer], timeoutMs: 1500, tries: 1 }, availability, smtp: { helo: 'probe.mailconv.test', from: 'probe@mailconv.test', port: rig.smtpPort, allowPrivate: true, restrictTo: ['127.0.0.0/8'] } });
+  }
+
+  test('SMTP unavailable (issue 23): answered at once, not after the tarpit time-out, with smtp and catch_all null', async () => {
+    const started = Date.now();
+    const r = await unavailableEngine().verifier.verify(`alice@${D.slow}`, { smtp: true, catchAll: true });
+    const ms = Date.now() - started;
+    assert.equal(r.reason, 'smtp_unavailable');
+    assert.equal(r.checks.smtp, null);
+    assert.equal(r.checks.catch_all, null);
+    assert.equal(r.checks.dns, true, 'DNS still ran');
+    assert.ok(ms < 500, `took ${ms} ms`);
+  });
+
+  const CASES: Array<{ email: string; smtp: boolean; status: string; reason: Reason | null; unavailable?: true }> = [
     { email: `alice@${D.valid}`, smtp: true, status: 'valid', reason: null },
     { email: `a..b@${D.valid}`, smtp: true, status: 'invalid', reason: 'invalid_syntax' },
     { email: `x@${D.nxdomain}`, smtp: true, status: 'invalid', reason: 'domain_not_found' },
@@ -47,6 +66,8 @@ describe('engine against the rig: every reason code', () => {
     { email: `alice@${D.deadMx}`, smtp: true, status: 'unknown', reason: 'smtp_unreachable' },
     { email: `alice@${D.servfail}`, smtp: true, status: 'unknown', reason: 'dns_error' },
     { email: `alice@${D.yahoo}`, smtp: true, status: 'unknown', reason: 'unverifiable' },
+    // Issue 23: the self-check found no egress reaching port 25 (an engine told so below).
+    { email: `alice@${D.slow}`, smtp: true, status: 'unknown', reason: 'smtp_unavailable', unavailable: true },
   ];
 
   test('a cached domain is answered without a DNS round trip, with the same verdict', async () => {
@@ -62,7 +83,7 @@ describe('engine against the rig: every reason code', () => {
 
   for (const c of CASES) {
     test(`${c.email}${c.smtp ? ' (SMTP)' : ''} → ${c.status}/${c.reason ?? 'null'}`, async () => {
-      const r = await engine.verifier.verify(c.email, { smtp: c.smtp, catchAll: c.smtp });
+      const r = await (c.unavailable ? unavailableEngine() : engine).verifier.verify(c.email, { smtp: c.smtp, catchAll: c.smtp });
       assert.equal(r.status, c.status);
       assert.equal(r.reason, c.reason);
       assert.equal(r.is_valid, c.status === 'valid');

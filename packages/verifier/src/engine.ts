@@ -1,6 +1,7 @@
 import { DnsResolver, type DnsResolverOptions } from './dns/dns.check.js';
 import type { DnsOutcome as ResolverOutcome } from './dns/types.js';
 import { decodeOutcome, encodeOutcome, outcomeKey, reusableOutcome, type SmtpCacheOptions } from './smtp/outcome-cache.js';
+import { SmtpAvailability } from './smtp/availability.js';
 import { SmtpProber, type MailRoute, type SmtpProberOptions } from './smtp/smtp.check.js';
 import type { SmtpOutcome as ProbeResult, SmtpStatus } from './smtp/types.js';
 import { createVerifier, type MailboxProber, type MailDomainResolver, type ProbeTarget, type Verifier } from './pipeline.js';
@@ -121,6 +122,8 @@ export interface EngineOptions {
    * TTL of 0: every verification probes.
    */
   smtpCache?: SmtpCacheOptions;
+  /** While it says unavailable, `smtp: true` verifications are answered `smtp_unavailable` at once (issue 23). */
+  availability?: SmtpAvailability;
 }
 
 /** The engine wired to the real DNS check and SMTP prober. */
@@ -129,6 +132,8 @@ export interface Engine {
   resolver: DnsResolver;
   /** Null when SMTP probing is not configured. */
   prober: SmtpProber | null;
+  /** Whether probing can work (set by the self-check); null when probing is not configured. */
+  availability: SmtpAvailability | null;
 }
 
 /**
@@ -152,13 +157,15 @@ export function createEngine(options: EngineOptions = {}): Engine {
       return cached ? map(cached) : resolver.lookupMail(domain).then(map);
     },
   };
-  if (!options.smtp) return { verifier: createVerifier({ dns }), resolver, prober: null };
+  if (!options.smtp) return { verifier: createVerifier({ dns }), resolver, prober: null, availability: null };
   const base = { ...options.smtp, resolveAddresses: (host: string) => resolver.lookupAddresses(host) };
   const withCatchAll = new SmtpProber({ ...base, catchAll: true });
   const plain = new CoalescingProber(new SmtpProber({ ...base, catchAll: false }));
   const coalesced = new CoalescingProber(withCatchAll);
   const onSmtpProbe = options.onSmtpProbe;
+  const availability = options.availability ?? new SmtpAvailability();
   const probeOnce = async (target: ProbeTarget, outcome: DnsOutcome, catchAll: boolean): Promise<SmtpOutcome> => {
+    if (!availability.available) return { kind: 'unavailable', catchAll: null };
     const route: MailRoute = {
       domain: target.domain,
       status: outcome.kind === 'implicit' ? 'implicit_mx' : outcome.kind,
@@ -169,6 +176,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     onSmtpProbe?.({ status: result.status, provider: result.provider, mxHost: result.mxHost ?? route.hosts[0]?.exchange ?? null, detail: result.detail });
     return toSmtpOutcome(result, catchAll);
   };
+  // A stored outcome is still the mailbox's answer while probing is unavailable: the cache is asked first.
   const cache = options.smtpCache && options.smtpCache.ttlMs > 0 ? options.smtpCache : null;
   const smtp: MailboxProber = {
     probe: (target, outcome, probeOptions) =>
@@ -176,5 +184,5 @@ export function createEngine(options: EngineOptions = {}): Engine {
         ? probeThroughCache(cache, outcomeKey(probeOptions.cacheScope, target.address, probeOptions.catchAll), () => probeOnce(target, outcome, probeOptions.catchAll))
         : probeOnce(target, outcome, probeOptions.catchAll),
   };
-  return { verifier: createVerifier({ dns, smtp }), resolver, prober: withCatchAll };
+  return { verifier: createVerifier({ dns, smtp }), resolver, prober: withCatchAll, availability };
 }

@@ -30,6 +30,7 @@ export const REASONS = [
   'smtp_blocked',
   'smtp_timeout',
   'smtp_unreachable',
+  'smtp_unavailable',
   'dns_error',
   'unverifiable',
 ] as const;
@@ -51,6 +52,7 @@ export const REASON_STATUS: Readonly<Record<Reason, Exclude<Status, 'valid'>>> =
   smtp_blocked: 'unknown',
   smtp_timeout: 'unknown',
   smtp_unreachable: 'unknown',
+  smtp_unavailable: 'unknown',
   dns_error: 'unknown',
   unverifiable: 'unknown',
 };
@@ -151,7 +153,9 @@ export type SmtpKind =
   | 'blocked'
   | 'timeout'
   | 'unreachable'
-  | 'unknown';
+  | 'unknown'
+  /** Not probed: the self-check found no egress that reaches port 25 (issue 23). */
+  | 'unavailable';
 
 /** Outcome of the SMTP probe for one address. */
 export interface SmtpOutcome {

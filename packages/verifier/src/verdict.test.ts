@@ -36,6 +36,8 @@ const ROWS: Row[] = [
   { row: 'our client blocked (421, block list) → unknown/smtp_blocked', input: input({ smtp: smtpOf('blocked', null) }), expect: { status: 'unknown', reason: 'smtp_blocked', score: 50, confidence: 30, smtp: null } },
   { row: 'SMTP time-out → unknown/smtp_timeout', input: input({ smtp: smtpOf('timeout', null) }), expect: { status: 'unknown', reason: 'smtp_timeout', score: 45, confidence: 30 } },
   { row: 'no MX host reachable → unknown/smtp_unreachable', input: input({ smtp: smtpOf('unreachable', null) }), expect: { status: 'unknown', reason: 'smtp_unreachable', score: 40, confidence: 30 } },
+  { row: 'SMTP probing unavailable (issue 23) → unknown/smtp_unavailable, smtp and catch_all null', input: input({ smtp: smtpOf('unavailable', null) }), expect: { status: 'unknown', reason: 'smtp_unavailable', score: 50, confidence: 30, smtp: null, catch_all: null } },
+  { row: 'role (risky) beats SMTP unavailable', input: input({ lists: { ...clean, roleBased: true }, smtp: smtpOf('unavailable', null) }), expect: { status: 'risky', reason: 'role_based' } },
   { row: 'DNS time-out or SERVFAIL → unknown/dns_error', input: input({ dns: dnsOf('error') }), expect: { status: 'unknown', reason: 'dns_error', score: 40, confidence: 30, dns: false, is_valid: false } },
   { row: 'IP-literal domain → unknown/unverifiable', input: input({ syntax: { ok: true, ipLiteral: true }, dns: null }), expect: { status: 'unknown', reason: 'unverifiable', score: 50, confidence: 20 } },
   { row: 'provider answers anything at RCPT → unknown/unverifiable', input: input({ smtp: smtpOf('unknown', null) }), expect: { status: 'unknown', reason: 'unverifiable', smtp: null } },

@@ -46,6 +46,7 @@ export const VERDICT_TABLE = {
   smtp_blocked: { score: 50, confidence: 30 },
   smtp_timeout: { score: 45, confidence: 30 },
   smtp_unreachable: { score: 40, confidence: 30 },
+  smtp_unavailable: { score: 50, confidence: 30 },
   dns_error: { score: 40, confidence: 30 },
   unverifiable: { score: 50, confidence: 20 },
   /** Valid, the mailbox accepted by SMTP (not a catch-all domain). */
@@ -106,6 +107,7 @@ export function firstReason(input: VerdictInput): Reason | null {
   if (s === 'blocked') return 'smtp_blocked';
   if (s === 'timeout') return 'smtp_timeout';
   if (s === 'unreachable') return 'smtp_unreachable';
+  if (s === 'unavailable') return 'smtp_unavailable';
   if (d === 'error') return 'dns_error';
   if (syntax.ipLiteral || dns === null || s === 'unknown') return 'unverifiable';
   return null;

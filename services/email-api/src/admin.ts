@@ -3,8 +3,13 @@ import { EMAIL_KEY_PREFIX } from './key-prefix.js';
 import { loadEmailConfig } from './config.js';
 import { EMAIL_MIGRATIONS } from './db/migrations.js';
 import { emailPlans } from './plans.js';
+import { runSmtpCheckCommand, SMTP_CHECK_USAGE } from './smtp-check.command.js';
 
-await runAdminMain('email', () => {
-  const config = loadEmailConfig(process.env);
-  return { database: config.database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX, plans: emailPlans(config.plansFile) };
-});
+if (process.argv[2] === 'smtp-check') {
+  process.exitCode = await runSmtpCheckCommand(process.argv.slice(3), process.env, { out: (t) => process.stdout.write(`${t}\n`), err: (t) => process.stderr.write(`${t}\n`) });
+} else {
+  await runAdminMain('email', () => {
+    const config = loadEmailConfig(process.env);
+    return { database: config.database, migrations: EMAIL_MIGRATIONS, keyPrefix: EMAIL_KEY_PREFIX, plans: emailPlans(config.plansFile) };
+  }, SMTP_CHECK_USAGE);
+}

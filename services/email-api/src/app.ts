@@ -8,6 +8,8 @@ import { EMAIL_MIGRATIONS } from './db/migrations.js';
 import type { EmailTables } from './db/schema.js';
 import { planOf, type EmailDeps } from './deps.js';
 import { registerEmailMetrics } from './metrics.js';
+import type { SmtpSelfCheckMonitor } from './smtp-self-check.js';
+import { SmtpReadinessSchema, smtpReadiness } from './smtp-readiness.js';
 import { EMAIL_ERROR_STATUS } from './errors.js';
 import { emailPlans } from './plans.js';
 import { registerUsageRoutes } from './routes/dashboard/usage.route.js';
@@ -51,7 +53,15 @@ const EMAIL_IDENTITY: ServiceIdentity = {
 export async function buildApp(config: EmailConfig, options: EmailAppOptions = {}): Promise<ServiceApp> {
   const plans = emailPlans(config.plansFile);
   const clock = options.clock ?? (() => new Date());
-  const base = await createServiceBase<EmailTables>({ config, identity: EMAIL_IDENTITY, logStream: options.logStream, clock });
+  // The smtp section of /readyz reads the monitor composed below (late: the base comes first).
+  let smtpCheck: SmtpSelfCheckMonitor | null = null;
+  const base = await createServiceBase<EmailTables>({
+    config,
+    identity: EMAIL_IDENTITY,
+    logStream: options.logStream,
+    clock,
+    readinessSections: { smtp: { schema: SmtpReadinessSchema, read: () => smtpReadiness(smtpCheck !== null, smtpCheck?.result ?? null) } },
+  });
   const { app, core } = base;
   const observer = registerEmailMetrics(app.metrics.registry, core, clock);
   const services = composeEmailServices({
@@ -65,6 +75,12 @@ export async function buildApp(config: EmailConfig, options: EmailAppOptions = {
     ...(options.webhookDnsServers ? { webhookDnsServers: options.webhookDnsServers } : {}),
   });
   const { dispatcher, worker, queue } = services;
+  smtpCheck = services.smtpCheck;
+  if (smtpCheck) {
+    const monitor = smtpCheck;
+    app.addHook('onReady', async () => monitor.start());
+    app.addHook('preClose', async () => monitor.stop());
+  }
   const deps: EmailDeps = { plans, account: services.account, verification: services.verification, batches: services.batches, webhooks: services.webhooks, apiKeys: base.apiKeys };
   if (dispatcher) {
     app.addHook('onReady', async () => dispatcher.start());

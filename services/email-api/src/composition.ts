@@ -15,6 +15,7 @@ import { DailyUsageRecorder, DailyUsageRepository } from './usage/daily-usage.re
 import { BatchesService } from './verification/batches.service.js';
 import { VerificationService } from './verification/verification.service.js';
 import { WEBHOOK_EVENTS, WEBHOOK_USER_AGENT } from './webhooks/events.js';
+import { SmtpSelfCheckMonitor } from './smtp-self-check.js';
 
 export { EMAIL_KEY_PREFIX } from './key-prefix.js';
 
@@ -57,6 +58,8 @@ export interface EmailServices {
   dispatcher: WebhookDispatcher | null;
   /** Verifications per day (read by the dashboard); close the recorder before the database. */
   usage: { repository: DailyUsageRepository; recorder: DailyUsageRecorder };
+  /** The SMTP self-check (issue 23) of this process's engine; null without SMTP probing. Start and stop it with the process. */
+  smtpCheck: SmtpSelfCheckMonitor | null;
   /** Reused SMTP outcomes (decision 28); close it before the database (it writes what is pending). */
   smtpOutcomes: SmtpOutcomesRepository;
 }
@@ -76,7 +79,7 @@ export function composeEmailServices(options: {
   config: EmailConfig;
   core: ServiceCore<EmailTables>;
   clock: () => Date;
-  log: { error(obj: object, msg: string): void };
+  log: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
   /** Chunks this process verifies at once; 0: no worker here. */
   jobWorkers: number;
   /** The verification engine; built from the settings when absent. */
@@ -144,6 +147,7 @@ export function composeEmailServices(options: {
     dispatcher,
     usage: { repository: usageRepository, recorder: usageRecorder },
     smtpOutcomes,
+    smtpCheck: config.smtp && engine.availability ? new SmtpSelfCheckMonitor(config.smtp, engine, log, observer.smtpSelfCheck?.bind(observer)) : null,
   };
 }
 

@@ -56,3 +56,16 @@ test('SMTP egresses: proxies and local addresses become the prober\'s egresses; 
     (err: unknown) => err instanceof ConfigError && /EMAIL_SMTP_PROXIES/.test(err.message) && !err.message.includes('s3cret'),
   );
 });
+
+test('SMTP self-check settings (issue 23): probe host, block lists (defaults, none), interval; bad values refused', () => {
+  const smtp = { EMAIL_SMTP_HELO: 'probe.example.com', EMAIL_SMTP_FROM: 'probe@example.com' };
+  const defaults = loadEmailConfig(smtp, '/srv/app').smtp?.selfCheck;
+  assert.deepEqual(defaults, { probeHost: null, blocklists: ['zen.spamhaus.org', 'bl.spamcop.net', 'b.barracudacentral.org'], intervalMs: 300_000 });
+  const set = loadEmailConfig({ ...smtp, EMAIL_SMTP_PROBE_HOST: 'mx.example.net', EMAIL_SMTP_BLOCKLISTS: 'Zen.Example, bl.example', EMAIL_SMTP_CHECK_INTERVAL_MS: '0' }, '/srv/app').smtp?.selfCheck;
+  assert.deepEqual(set, { probeHost: { host: 'mx.example.net', port: 25 }, blocklists: ['zen.example', 'bl.example'], intervalMs: 0 });
+  assert.deepEqual(loadEmailConfig({ ...smtp, EMAIL_SMTP_PROBE_HOST: '[::1]:2525', EMAIL_SMTP_BLOCKLISTS: 'none' }, '/srv/app').smtp?.selfCheck.probeHost, { host: '::1', port: 2525 });
+  assert.deepEqual(loadEmailConfig({ ...smtp, EMAIL_SMTP_BLOCKLISTS: 'none' }, '/srv/app').smtp?.selfCheck.blocklists, []);
+  for (const [name, value] of [['EMAIL_SMTP_PROBE_HOST', 'mx.example.net:99999'], ['EMAIL_SMTP_PROBE_HOST', 'a b'], ['EMAIL_SMTP_BLOCKLISTS', 'zen,not a zone'], ['EMAIL_SMTP_CHECK_INTERVAL_MS', '-1']] as const) {
+    assert.throws(() => loadEmailConfig({ ...smtp, [name]: value }, '/srv/app'), (err: unknown) => err instanceof ConfigError && err.message.includes(name), `${name}=${value}`);
+  }
+});

@@ -1,6 +1,23 @@
 import { z } from 'zod';
 import { commonConfig, commonSettings, findProjectRoot, parseSettings, setting, webhookConfig, webhookSettings, type CommonServiceConfig, type WebhookConfig } from '@mailconv/platform';
-import { parseSmtpProxies, parseSourceAddresses, type SmtpEgress } from '@mailconv/verifier';
+import { DEFAULT_BLOCKLISTS, parseSmtpProxies, parseSourceAddresses, type SmtpEgress } from '@mailconv/verifier';
+
+/** `EMAIL_SMTP_PROBE_HOST`: `host[:port]` (port 25 by default), `[v6]:port` for an IPv6 literal. */
+function parseProbeHost(value: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9a-f:.]+)\]|([^:\s]+))(?::(\d{1,5}))?$/i.exec(value.trim());
+  const port = Number(m?.[3] ?? 25);
+  if (!m || port < 1 || port > 65535) throw new Error('must be host[:port], e.g. mx.example.net:25');
+  return { host: (m[1] ?? m[2]) as string, port };
+}
+
+/** `EMAIL_SMTP_BLOCKLISTS`: comma-separated DNS block-list zones; `none` for none. */
+function parseBlocklists(value: string): string[] {
+  if (value.trim() === 'none') return [];
+  const zones = value.split(',').map((z) => z.trim().toLowerCase()).filter(Boolean);
+  const bad = zones.find((z) => !/^(?=.{1,200}$)[a-z0-9-]{1,63}(\.[a-z0-9-]{1,63})+$/.test(z));
+  if (bad !== undefined) throw new Error(`"${bad}" is not a DNS zone (comma-separated zones, or none)`);
+  return zones;
+}
 
 const DEFAULTS = { port: 8080, dataDir: 'data/email', databaseFile: 'email.db', requestTimeoutMs: 120_000 };
 
@@ -33,6 +50,9 @@ const EmailSettings = z.object({
   EMAIL_SMTP_PROXIES: setting.parsed(parseSmtpProxies),
   EMAIL_SMTP_SOURCE_ADDRESSES: setting.parsed(parseSourceAddresses),
   EMAIL_SMTP_CACHE_TTL: setting.duration(86_400_000, 30 * 86_400_000),
+  EMAIL_SMTP_PROBE_HOST: setting.parsed(parseProbeHost),
+  EMAIL_SMTP_BLOCKLISTS: setting.parsed(parseBlocklists),
+  EMAIL_SMTP_CHECK_INTERVAL_MS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(300_000),
 }).superRefine((s, ctx) => {
   if (Boolean(s.EMAIL_SMTP_HELO) !== Boolean(s.EMAIL_SMTP_FROM)) {
     ctx.addIssue({ code: 'custom', path: [s.EMAIL_SMTP_HELO ? 'EMAIL_SMTP_FROM' : 'EMAIL_SMTP_HELO'], message: 'SMTP probing needs both EMAIL_SMTP_HELO and EMAIL_SMTP_FROM' });
@@ -62,7 +82,16 @@ export interface EmailConfig extends CommonServiceConfig {
   dnsTimeoutMs: number;
   /** SMTP probing settings; null when EMAIL_SMTP_HELO/EMAIL_SMTP_FROM are not set (probing off). */
   /** `egresses`: the ways out to MX hosts (`EMAIL_SMTP_PROXIES`, `EMAIL_SMTP_SOURCE_ADDRESSES`); empty: straight from this host. */
-  smtp: { helo: string; from: string; port: number; allowPrivate: boolean; restrictTo: string[] | null; egresses: SmtpEgress[] } | null;
+  smtp: {
+    helo: string;
+    from: string;
+    port: number;
+    allowPrivate: boolean;
+    restrictTo: string[] | null;
+    egresses: SmtpEgress[];
+    /** The self-check (issue 23): probe host (null: not configured), block lists, and how often it runs (0: never in the service). */
+    selfCheck: { probeHost: { host: string; port: number } | null; blocklists: string[]; intervalMs: number };
+  } | null;
   /** How long an address's SMTP outcome is reused for the same account (decision 28, `EMAIL_SMTP_CACHE_TTL`); 0: never. */
   smtpCacheTtlMs: number;
 }
@@ -99,6 +128,7 @@ export function loadEmailConfig(env: Readonly<Record<string, string | undefined>
             allowPrivate: s.EMAIL_SMTP_ALLOW_PRIVATE,
             restrictTo: s.EMAIL_SMTP_RESTRICT_TO ?? null,
             egresses: [...(s.EMAIL_SMTP_PROXIES ?? []), ...(s.EMAIL_SMTP_SOURCE_ADDRESSES ?? [])],
+            selfCheck: { probeHost: s.EMAIL_SMTP_PROBE_HOST ?? null, blocklists: s.EMAIL_SMTP_BLOCKLISTS ?? [...DEFAULT_BLOCKLISTS], intervalMs: s.EMAIL_SMTP_CHECK_INTERVAL_MS },
           }
         : null,
     smtpCacheTtlMs: s.EMAIL_SMTP_CACHE_TTL,

@@ -53,6 +53,17 @@ export function registerEmailMetrics(registry: Registry, core: ServiceCore<Email
     labelNames: ['result'],
     registers: [registry],
   });
+  const available = new Gauge({
+    name: 'email_smtp_available',
+    help: 'Whether SMTP probing can work, as the last self-check found (issue 23): 1 an egress reaches port 25 of EMAIL_SMTP_PROBE_HOST, 0 none does (use_smtp answers smtp_unavailable at once), -1 not known (no probe host configured). Only with SMTP probing configured.',
+    registers: [registry],
+  });
+  const selfCheck = new Gauge({
+    name: 'email_smtp_self_check',
+    help: 'The last SMTP self-check, one series per egress and check: check port25 (result open, refused_greeting, closed, timeout, egress_failed, not_configured, error), starttls (offered, not_offered, failed, not_checked), fcrdns (pass, fail, unknown), blocklist:<zone> (listed, not_listed, error). The value is 1 for the current result.',
+    labelNames: ['egress', 'check', 'result'],
+    registers: [registry],
+  });
   const probes = new Counter({ name: 'email_smtp_probes_total', help: `Addresses probed over SMTP by this process, by provider (known provider id, else the MX host's registrable domain — at most ${SMTP_PROVIDER_LABELS} of those, then "other"; "none" without MX) and outcome (accepted, user_unknown, mailbox_full, disabled, greylisted, blocked, timeout, unreachable, unknown).`, labelNames: ['provider', 'outcome'], registers: [registry] });
   const chunksStored = new Counter({ name: 'email_job_chunks_stored_total', help: 'Job chunks whose results this process stored.', registers: [registry] });
   const processed = new Counter({ name: 'email_job_addresses_processed_total', help: 'Job addresses whose results this process stored (throughput: rate() of it).', registers: [registry] });
@@ -124,6 +135,16 @@ export function registerEmailMetrics(registry: Registry, core: ServiceCore<Email
     smtpProbe: (event) => probes.inc({ provider: providerLabel(event.provider, event.mxHost), outcome: event.status }),
     smtpEgress: (egress, event) => egressEvents.inc({ egress, event }),
     smtpCache: (hit) => cacheLookups.inc({ result: hit ? 'hit' : 'miss' }),
+    smtpSelfCheck: (check) => {
+      available.set(check.available === null ? -1 : check.available ? 1 : 0);
+      selfCheck.reset();
+      for (const e of check.egresses) {
+        selfCheck.set({ egress: e.egress, check: 'port25', result: e.port25.status }, 1);
+        selfCheck.set({ egress: e.egress, check: 'starttls', result: e.starttls }, 1);
+        selfCheck.set({ egress: e.egress, check: 'fcrdns', result: e.fcrdns.status }, 1);
+        for (const l of e.blocklists) selfCheck.set({ egress: e.egress, check: `blocklist:${l.zone}`, result: l.status }, 1);
+      }
+    },
     chunkStored: (addresses) => {
       chunksStored.inc();
       processed.inc(addresses);

@@ -1,4 +1,4 @@
-import type { EgressEvent, SmtpProbeEvent, VerificationResult } from '@mailconv/verifier';
+import type { EgressEvent, SmtpProbeEvent, SmtpSelfCheck, VerificationResult } from '@mailconv/verifier';
 import type { JobState } from './db/schema.js';
 
 /**
@@ -15,6 +15,8 @@ export interface EmailObserver {
   smtpCache?(hit: boolean): void;
   /** Something happened on an SMTP egress (issue 23): a session carried, the egress failed, a refusal, a time-out, a block-list reply. */
   smtpEgress?(egress: string, event: EgressEvent): void;
+  /** The SMTP self-check ran (issue 23). */
+  smtpSelfCheck?(check: SmtpSelfCheck): void;
   /** A job chunk's results stored by this process's worker: `addresses` more processed. */
   chunkStored?(addresses: number): void;
   /** This process's worker took over a chunk whose lease had run out. */

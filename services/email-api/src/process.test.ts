@@ -186,7 +186,7 @@ for (const backend of testBackends()) {
         assert.equal(live.status, 200);
         const ready = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(10_000) });
         assert.equal(ready.status, 503);
-        assert.deepEqual(await ready.json(), { status: 'unavailable', checks: { database: 'ok', storage: 'ok', redis: 'error' } });
+        assert.deepEqual(await ready.json(), { status: 'unavailable', checks: { database: 'ok', storage: 'ok', redis: 'error' }, smtp: null });
         assert.doesNotMatch(server.lines.join('\n'), /hunter2/);
       } finally {
         await server.stop();

@@ -29,14 +29,16 @@ const registry = config.workerMetricsPort === undefined ? null : createProcessRe
 const observer = registry ? registerEmailMetrics(registry, core, clock) : undefined;
 if (registry) new DiskSpace({ data: config.dataDir }, config.minFreeBytes).register(registry);
 const services = composeEmailServices({ config, core, clock, log, jobWorkers: config.jobs.workers || 2, ...(observer ? { observer } : {}) });
-const { worker, queue, dispatcher } = services;
+const { worker, queue, dispatcher, smtpCheck } = services;
 const metrics = registry ? await serveMetrics(registry, { host: config.host, port: config.workerMetricsPort!, token: config.metricsToken }) : null;
 worker!.start();
+smtpCheck?.start();
 dispatcher?.start();
 log.info({ event: 'ready', service: 'email-worker', worker_id: worker!.id, metrics_port: metrics?.port ?? null }, 'email job worker ready');
 const shutdown = async () => {
   log.info('shutting down');
   await metrics?.close();
+  smtpCheck?.stop();
   await Promise.all([worker!.stop(), dispatcher?.stop()]);
   await queue?.close();
   await closeEmailWriters(services);

@@ -6789,7 +6789,7 @@ export interface paths {
                                 email: string;
                                 is_valid: boolean;
                                 /** @enum {string|null} */
-                                reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "dns_error" | "unverifiable" | null;
+                                reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "smtp_unavailable" | "dns_error" | "unverifiable" | null;
                                 score: number | null;
                                 /** @enum {string} */
                                 status: "valid" | "invalid" | "risky" | "unknown";
@@ -7249,10 +7249,10 @@ export interface paths {
                                 /** @description Trimmed, lowercased; `+tag` removed for gmail.com and googlemail.com. */
                                 normalized: string;
                                 /**
-                                 * @description Why the status is not `valid`; null when nothing is wrong.
+                                 * @description Why the status is not `valid`; null when nothing is wrong. `unverifiable` and `smtp_unavailable` extend the contract’s list: `smtp_unavailable` (issue 23) answers `use_smtp` at once, `unknown` with `checks.smtp` null, while the server’s SMTP self-check finds no egress reaching port 25 (see `/readyz` `smtp`).
                                  * @enum {string|null}
                                  */
-                                reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "dns_error" | "unverifiable" | null;
+                                reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "smtp_unavailable" | "dns_error" | "unverifiable" | null;
                                 score: number;
                                 /** @enum {string} */
                                 status: "valid" | "invalid" | "risky" | "unknown";
@@ -7785,10 +7785,10 @@ export interface paths {
                             /** @description Trimmed, lowercased; `+tag` removed for gmail.com and googlemail.com. */
                             normalized: string;
                             /**
-                             * @description Why the status is not `valid`; null when nothing is wrong.
+                             * @description Why the status is not `valid`; null when nothing is wrong. `unverifiable` and `smtp_unavailable` extend the contract’s list: `smtp_unavailable` (issue 23) answers `use_smtp` at once, `unknown` with `checks.smtp` null, while the server’s SMTP self-check finds no egress reaching port 25 (see `/readyz` `smtp`).
                              * @enum {string|null}
                              */
-                            reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "dns_error" | "unverifiable" | null;
+                            reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "smtp_unavailable" | "dns_error" | "unverifiable" | null;
                             score: number;
                             /** @enum {string} */
                             status: "valid" | "invalid" | "risky" | "unknown";
@@ -8267,10 +8267,10 @@ export interface paths {
                             /** @description Trimmed, lowercased; `+tag` removed for gmail.com and googlemail.com. */
                             normalized: string;
                             /**
-                             * @description Why the status is not `valid`; null when nothing is wrong.
+                             * @description Why the status is not `valid`; null when nothing is wrong. `unverifiable` and `smtp_unavailable` extend the contract’s list: `smtp_unavailable` (issue 23) answers `use_smtp` at once, `unknown` with `checks.smtp` null, while the server’s SMTP self-check finds no egress reaching port 25 (see `/readyz` `smtp`).
                              * @enum {string|null}
                              */
-                            reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "dns_error" | "unverifiable" | null;
+                            reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "smtp_unavailable" | "dns_error" | "unverifiable" | null;
                             score: number;
                             /** @enum {string} */
                             status: "valid" | "invalid" | "risky" | "unknown";
@@ -8830,6 +8830,41 @@ export interface paths {
                             checks: {
                                 [key: string]: "ok" | "error";
                             };
+                            /** @description SMTP self-check (extension, issue 23): egress reachability of port 25, STARTTLS, FCrDNS and DNS block lists. Never decides readiness; null without SMTP probing. */
+                            smtp: {
+                                /** Format: date-time */
+                                checked_at: string | null;
+                                egresses: {
+                                    /** @description The address mail servers see: a source address, a proxy’s `?address=`, or the direct connection’s own; null when not known. */
+                                    address: string | null;
+                                    blocklists: {
+                                        detail: string | null;
+                                        /** @enum {string} */
+                                        status: "listed" | "not_listed" | "error";
+                                        zone: string;
+                                    }[];
+                                    /** @description `direct`, `source:ADDRESS` or `socks5://HOST:PORT` (never a password). */
+                                    egress: string;
+                                    fcrdns: {
+                                        detail: string;
+                                        ptr: string[];
+                                        /** @enum {string} */
+                                        status: "pass" | "fail" | "unknown";
+                                    };
+                                    helo: string;
+                                    port25: {
+                                        detail: string | null;
+                                        /** @enum {string} */
+                                        status: "open" | "refused_greeting" | "closed" | "timeout" | "egress_failed" | "not_configured" | "error";
+                                    };
+                                    /** @enum {string} */
+                                    starttls: "offered" | "not_offered" | "failed" | "not_checked";
+                                }[];
+                                probe_host: string | null;
+                                reason: string | null;
+                                /** @enum {string} */
+                                status: "available" | "unavailable" | "unknown" | "pending";
+                            } | null;
                             /** @enum {string} */
                             status: "ok" | "unavailable";
                         };
@@ -8845,6 +8880,41 @@ export interface paths {
                             checks: {
                                 [key: string]: "ok" | "error";
                             };
+                            /** @description SMTP self-check (extension, issue 23): egress reachability of port 25, STARTTLS, FCrDNS and DNS block lists. Never decides readiness; null without SMTP probing. */
+                            smtp: {
+                                /** Format: date-time */
+                                checked_at: string | null;
+                                egresses: {
+                                    /** @description The address mail servers see: a source address, a proxy’s `?address=`, or the direct connection’s own; null when not known. */
+                                    address: string | null;
+                                    blocklists: {
+                                        detail: string | null;
+                                        /** @enum {string} */
+                                        status: "listed" | "not_listed" | "error";
+                                        zone: string;
+                                    }[];
+                                    /** @description `direct`, `source:ADDRESS` or `socks5://HOST:PORT` (never a password). */
+                                    egress: string;
+                                    fcrdns: {
+                                        detail: string;
+                                        ptr: string[];
+                                        /** @enum {string} */
+                                        status: "pass" | "fail" | "unknown";
+                                    };
+                                    helo: string;
+                                    port25: {
+                                        detail: string | null;
+                                        /** @enum {string} */
+                                        status: "open" | "refused_greeting" | "closed" | "timeout" | "egress_failed" | "not_configured" | "error";
+                                    };
+                                    /** @enum {string} */
+                                    starttls: "offered" | "not_offered" | "failed" | "not_checked";
+                                }[];
+                                probe_host: string | null;
+                                reason: string | null;
+                                /** @enum {string} */
+                                status: "available" | "unavailable" | "unknown" | "pending";
+                            } | null;
                             /** @enum {string} */
                             status: "ok" | "unavailable";
                         };

@@ -48,7 +48,9 @@ export function explainChecks(v: Verification): CheckLine[] {
     lines.push({ name: 'Catch-all domain', result: 'skipped', value: 'not possible', found, matters: 'A server that accepts any address makes a mailbox check prove little.' });
   } else {
     lines.push(
-      c.smtp === null
+      v.reason === 'smtp_unavailable'
+        ? { name: 'SMTP mailbox check', result: 'skipped', value: 'unavailable', found: 'This server cannot reach port 25 of any mail server right now (its SMTP self-check found the way out closed), so it did not ask.', matters: 'It confirms that the mailbox exists before you send; try again once the operator has fixed it.' }
+        : c.smtp === null
         ? { name: 'SMTP mailbox check', result: 'skipped', value: 'not run', found: 'The mail server was not asked (SMTP probing off, not in your plan, or not needed).', matters: 'It confirms that the mailbox exists before you send.' }
         : c.smtp
           ? { name: 'SMTP mailbox check', result: 'pass', value: 'accepted', found: 'The mail server accepted the recipient.', matters: 'The mailbox exists (unless the domain accepts every address: see catch-all).' }

@@ -1,6 +1,7 @@
 import { api, ApiError } from '../shared/api.js';
 import { Card, ErrorText, Meter, useLoad } from '../shared/components.js';
 import { formatDateOnly, formatDay, formatNumber } from '../shared/format.js';
+import { SmtpCard } from './smtp-card.js';
 import type { Account, DailyUsage } from './types.js';
 
 export function OverviewPage() {
@@ -33,6 +34,7 @@ export function OverviewPage() {
         {usage.data === null && <p className="muted">Daily figures are not available from this server.</p>}
         {usage.data && <DailyChart days={usage.data.days} />}
       </Card>
+      <SmtpCard />
     </div>
   );
 }

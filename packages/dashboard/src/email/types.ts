@@ -11,3 +11,7 @@ export type JobStatus = Json<'/api/v1/jobs/{job_id}', 'get', 200>;
 
 /** `GET /api/dashboard/usage` (this service's extension): verifications per UTC day of the quota month. */
 export type DailyUsage = Json<'/api/dashboard/usage', 'get', 200>;
+
+/** `GET /readyz`; its `smtp` section is the last SMTP self-check (issue 23), null without SMTP probing. */
+export type Readiness = Json<'/readyz', 'get', 200>;
+export type SmtpSelfCheck = NonNullable<Readiness['smtp']>;

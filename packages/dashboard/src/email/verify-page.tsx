@@ -18,6 +18,7 @@ const REASONS: Record<string, string> = {
   smtp_blocked: 'The mail server refused to talk to the verifier.',
   smtp_timeout: 'The mail server did not answer in time.',
   smtp_unreachable: 'No mail server of the domain could be reached.',
+  smtp_unavailable: 'The verifier cannot reach any mail server from where it runs (its outbound port 25 is closed), so the mailbox was not checked.',
   dns_error: 'DNS did not answer properly; try again later.',
   unverifiable: 'The mailbox could not be checked.',
 };

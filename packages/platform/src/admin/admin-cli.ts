@@ -6,6 +6,8 @@ import { hashPassword, passwordProblem } from '../dashboard/passwords.js';
 /** What the admin CLI needs from a service: its repositories, opened on demand. */
 export interface AdminTarget {
   service: string;
+  /** Commands of the service's own, handled before this CLI (e.g. the email service's `smtp-check`), for the usage text. */
+  moreUsage?: string;
   open(): Promise<{ accounts: AccountsRepository; plans: PlanCatalog<BasePlan>; close(): Promise<void> }>;
 }
 
@@ -45,12 +47,12 @@ const EMAIL_RE = /^[^\s@]+@[^\s@]+$/;
 export async function runAdminCli(argv: readonly string[], target: AdminTarget, io: Io): Promise<number> {
   const [command, ...rest] = argv;
   if (!command) {
-    io.err(USAGE(target.service));
+    io.err(USAGE(target.service) + (target.moreUsage ? `\n${target.moreUsage}` : ''));
     return 2;
   }
   if (command === 'help' || command === '--help' || command === '-h') {
     // Asked for: the usage is the answer (stdout, exit 0), so it can be paged or searched.
-    io.out(USAGE(target.service));
+    io.out(USAGE(target.service) + (target.moreUsage ? `\n${target.moreUsage}` : ''));
     return 0;
   }
   let values: Record<string, string | boolean | undefined>;

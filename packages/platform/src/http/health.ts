@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import { StringEnum } from './schemas.js';
 
@@ -6,13 +6,23 @@ import { StringEnum } from './schemas.js';
 export type ReadinessCheck = () => Promise<void>;
 
 const Health = Type.Object({ status: StringEnum(['ok']) });
-const Ready = Type.Object({
+/**
+ * A detail section of `/readyz` (e.g. the email service's `smtp`): read from what the service
+ * already knows, never a check run at request time, and never deciding readiness.
+ */
+export interface ReadinessSection {
+  schema: TSchema;
+  read: () => unknown;
+}
+
+const READY_BASE = {
   status: StringEnum(['ok', 'unavailable']),
   checks: Type.Record(Type.String(), StringEnum(['ok', 'error'])),
-});
+};
 
 /** `GET /healthz` (the process is alive) and `GET /readyz` (its dependencies answer). */
-export function registerHealthRoutes(app: FastifyInstance, checks: Record<string, ReadinessCheck>, timeoutMs = 2000): void {
+export function registerHealthRoutes(app: FastifyInstance, checks: Record<string, ReadinessCheck>, timeoutMs = 2000, sections: Record<string, ReadinessSection> = {}): void {
+  const Ready = Type.Object({ ...READY_BASE, ...Object.fromEntries(Object.entries(sections).map(([name, s]) => [name, s.schema])) });
   app.get('/healthz', { schema: { tags: ['health'], summary: 'Liveness: the process is up', response: { 200: Health } } }, async () => ({ status: 'ok' as const }));
 
   app.get(
@@ -35,7 +45,8 @@ export function registerHealthRoutes(app: FastifyInstance, checks: Record<string
         }),
       );
       const ok = Object.values(results).every((r) => r === 'ok');
-      return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', checks: results });
+      const detail = Object.fromEntries(Object.entries(sections).map(([name, s]) => [name, s.read()]));
+      return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', checks: results, ...detail });
     },
   );
 }

@@ -44,12 +44,14 @@ export async function runServer<C extends { host: string; port: number; publicBa
 export async function runAdminMain(
   service: string,
   load: () => { database: DatabaseTarget; migrations: Record<string, Migration>; keyPrefix: string; plans: PlanCatalog<BasePlan> },
+  moreUsage?: string,
 ): Promise<void> {
   try {
     process.exitCode = await runAdminCli(
       process.argv.slice(2),
       {
         service,
+        ...(moreUsage ? { moreUsage } : {}),
         open: async () => {
           const options = load();
           const core = await openServiceCore({ database: options.database, migrations: options.migrations, keyPrefix: options.keyPrefix });

@@ -10,7 +10,7 @@ import { DashboardAuthService } from '../dashboard/dashboard-auth.service.js';
 import type { ErrorTable } from '../errors/app-error.js';
 import { apiKeyAuth, type KeyLocation } from '../http/auth.js';
 import { createServiceApp, type ServiceApp } from '../http/create-app.js';
-import { registerHealthRoutes, type ReadinessCheck } from '../http/health.js';
+import { registerHealthRoutes, type ReadinessCheck, type ReadinessSection } from '../http/health.js';
 import type { RouteIndex } from '../http/route-index.js';
 import { createRateLimiter, type RateLimiter } from '../ratelimit/rate-limiter.js';
 import { DiskSpace } from './disk-space.js';
@@ -86,6 +86,8 @@ export async function createServiceBase<DB extends CoreTables>(options: {
   config: CommonServiceConfig;
   identity: ServiceIdentity;
   readiness?: Record<string, ReadinessCheck>;
+  /** Detail sections of `/readyz` that do not decide readiness (the email service's `smtp`). */
+  readinessSections?: Record<string, ReadinessSection>;
   /** Folders besides the data folder (and the SQLite file's) whose free space is watched, by label (`storage`). */
   folders?: Record<string, string>;
   logStream?: DestinationStream | undefined;
@@ -127,7 +129,7 @@ export async function createServiceBase<DB extends CoreTables>(options: {
       storage: () => disk.check(),
       ...(limiter.shared ? { redis: () => limiter.ping() } : {}),
       ...(options.readiness ?? {}),
-    });
+    }, undefined, options.readinessSections);
     app.addHook('onClose', async () => {
       await limiter.close();
       await core.close();

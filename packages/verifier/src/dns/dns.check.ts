@@ -136,6 +136,35 @@ export class DnsResolver {
     return result.addresses;
   }
 
+  /**
+   * Names of an address's PTR records, without the trailing dot (the SMTP self-check's
+   * FCrDNS, issue 23). Empty when there are none; throws {@link LookupFailure} when the
+   * resolver cannot answer. Not cached: the self-check runs every few minutes.
+   */
+  async lookupPtr(address: string): Promise<string[]> {
+    try {
+      return (await this.resolver.reverse(address)).map((n) => normalizeHost(n));
+    } catch (err) {
+      const code = errorCodeOf(err);
+      if (NXDOMAIN.has(code) || NODATA.has(code)) return [];
+      throw new LookupFailure(dnsErrorCode(code), `PTR ${address}: ${code || String(err)}`);
+    }
+  }
+
+  /**
+   * The A records of a DNS block-list query name (`4.3.2.1.zen.example`): empty when the
+   * address is not listed (NXDOMAIN); throws {@link LookupFailure} when the list cannot be asked.
+   */
+  async lookupListed(name: string): Promise<string[]> {
+    try {
+      return await this.resolver.resolve4(name);
+    } catch (err) {
+      const code = errorCodeOf(err);
+      if (NXDOMAIN.has(code) || NODATA.has(code)) return [];
+      throw new LookupFailure(dnsErrorCode(code), `A ${name}: ${code || String(err)}`);
+    }
+  }
+
   private ttlFor(status: DnsStatus): number {
     if (status === 'mx' || status === 'implicit_mx') return this.positiveTtlMs;
     if (status === 'error') return this.errorTtlMs;

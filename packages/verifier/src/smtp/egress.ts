@@ -15,12 +15,19 @@ export interface SmtpEgress {
   readonly localAddress?: string;
   /** EHLO name through this egress (else the prober's `helo`). */
   readonly helo?: string;
+  /**
+   * The address mail servers see this egress come from, when known without a connection:
+   * a source address, or a proxy's `?address=` (its public side cannot be seen from here).
+   * The self-check's FCrDNS and block-list checks are about this address.
+   */
+  readonly address?: string;
 }
 
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9-]{1,63}(\.[a-z0-9-]{1,63})+$/i;
 
 /**
- * `EMAIL_SMTP_PROXIES`: comma-separated `socks5://[user:password@]host:port[?helo=name]`.
+ * `EMAIL_SMTP_PROXIES`: comma-separated `socks5://[user:password@]host:port[?helo=name][&address=ip]`
+ * (`address`: the proxy's public egress address, for the self-check).
  * Throws {@link SmtpConfigError} naming the bad item (its password never shown).
  */
 export function parseSmtpProxies(value: string): SmtpEgress[] {
@@ -41,6 +48,8 @@ export function parseSmtpProxies(value: string): SmtpEgress[] {
       if (!url.hostname || !Number.isInteger(port) || port < 1) throw new SmtpConfigError(`EMAIL_SMTP_PROXIES: ${shown}: needs a host and a port`);
       const helo = url.searchParams.get('helo') ?? undefined;
       if (helo !== undefined && !HOSTNAME.test(helo)) throw new SmtpConfigError(`EMAIL_SMTP_PROXIES: ${shown}: helo must be a fully qualified host name`);
+      const address = url.searchParams.get('address') ?? undefined;
+      if (address !== undefined && !isIP(address)) throw new SmtpConfigError(`EMAIL_SMTP_PROXIES: ${shown}: address must be an IP address (the proxy's public egress address)`);
       const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
       const proxy: Socks5Proxy = {
         host,
@@ -48,7 +57,7 @@ export function parseSmtpProxies(value: string): SmtpEgress[] {
         ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
         ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
       };
-      return { name: shown, proxy, ...(helo ? { helo } : {}) };
+      return { name: shown, proxy, ...(helo ? { helo } : {}), ...(address ? { address } : {}) };
     });
 }
 
@@ -62,7 +71,7 @@ export function parseSourceAddresses(value: string): SmtpEgress[] {
       const [address = '', helo] = item.split('=');
       if (!isIP(address)) throw new SmtpConfigError(`EMAIL_SMTP_SOURCE_ADDRESSES: "${address}" is not an IP address`);
       if (helo !== undefined && !HOSTNAME.test(helo)) throw new SmtpConfigError(`EMAIL_SMTP_SOURCE_ADDRESSES: ${address}: the name after = must be a fully qualified host name`);
-      return { name: `source:${address}`, localAddress: address, ...(helo ? { helo } : {}) };
+      return { name: `source:${address}`, localAddress: address, address, ...(helo ? { helo } : {}) };
     });
 }
 
@@ -110,6 +119,11 @@ export class EgressPool {
 
   get size(): number {
     return this.slots.length;
+  }
+
+  /** The egresses, in configured order (the self-check goes through each). */
+  list(): SmtpEgress[] {
+    return this.slots.map((s) => s.egress);
   }
 
   /** The egress for `key` (a provider, else an MX host), not one of `tried`; null when every one was tried. */

@@ -6,3 +6,5 @@ export { HostLimiter } from './host-limiter.js';
 export { EgressPool, EGRESS_COOLDOWN_MS, MAX_COOLDOWN_MS, parseSmtpProxies, parseSourceAddresses, type EgressEvent, type EgressState, type SmtpEgress } from './egress.js';
 export { Socks5Error, connectViaSocks5, type Socks5Proxy } from './socks5.js';
 export type { SmtpOutcome, SmtpReply, SmtpStatus } from './types.js';
+export { SmtpAvailability } from './availability.js';
+export { DEFAULT_BLOCKLISTS, blocklistName, formatSelfCheck, runSmtpSelfCheck, type EgressCheck, type SelfCheckDns, type SelfCheckOptions, type SmtpSelfCheck } from './self-check.js';

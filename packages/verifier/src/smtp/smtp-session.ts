@@ -116,6 +116,11 @@ export class SmtpSession {
     }
   }
 
+  /** This end's address of the connection (through a proxy: the address the proxy was reached from). */
+  get localAddress(): string | null {
+    return this.socket.localAddress ?? null;
+  }
+
   /** Whether the server accepts pipelined MAIL/RCPT/RSET groups. */
   get pipelining(): boolean {
     return this.extensions.has('PIPELINING');

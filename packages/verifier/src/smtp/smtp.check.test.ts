@@ -404,14 +404,14 @@ describe('egresses (issue 23)', () => {
 
   test('settings: proxies with login and EHLO name, local addresses with theirs; bad items are refused without showing a password', () => {
     // Parsing only: no prober is built from these, so none of their addresses is ever dialled.
-    const [p1, p2] = parseSmtpProxies('socks5://u%40x:p%3Ass@10.0.0.5:1080?helo=out1.example.com, socks5://[::1]:1081');
-    assert.deepEqual(p1, { name: 'socks5://10.0.0.5:1080', proxy: { host: '10.0.0.5', port: 1080, username: 'u@x', password: 'p:ss' }, helo: 'out1.example.com' });
+    const [p1, p2] = parseSmtpProxies('socks5://u%40x:p%3Ass@10.0.0.5:1080?helo=out1.example.com&address=198.51.100.7, socks5://[::1]:1081');
+    assert.deepEqual(p1, { name: 'socks5://10.0.0.5:1080', proxy: { host: '10.0.0.5', port: 1080, username: 'u@x', password: 'p:ss' }, helo: 'out1.example.com', address: '198.51.100.7' });
     assert.deepEqual(p2, { name: 'socks5://[::1]:1081', proxy: { host: '::1', port: 1081 } });
     assert.deepEqual(parseSourceAddresses('203.0.113.5=out2.example.com,2001:db8::5'), [
-      { name: 'source:203.0.113.5', localAddress: '203.0.113.5', helo: 'out2.example.com' },
-      { name: 'source:2001:db8::5', localAddress: '2001:db8::5' },
+      { name: 'source:203.0.113.5', localAddress: '203.0.113.5', address: '203.0.113.5', helo: 'out2.example.com' },
+      { name: 'source:2001:db8::5', localAddress: '2001:db8::5', address: '2001:db8::5' },
     ]);
-    for (const bad of ['http://u:secret@p:1', 'socks5://u:secret@p', 'socks5://u:secret@p:1?helo=bad name']) {
+    for (const bad of ['http://u:secret@p:1', 'socks5://u:secret@p', 'socks5://u:secret@p:1?helo=bad name', 'socks5://u:secret@p:1?address=not-an-ip']) {
       assert.throws(() => parseSmtpProxies(bad), (e: Error) => e instanceof SmtpConfigError && !e.message.includes('secret'), bad);
     }
     assert.throws(() => parseSourceAddresses('mail.example.com'), SmtpConfigError);

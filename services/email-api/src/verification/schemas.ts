@@ -9,7 +9,12 @@ export const VerificationResultSchema = Type.Object(
     normalized: Type.String({ description: 'Trimmed, lowercased; `+tag` removed for gmail.com and googlemail.com.' }),
     is_valid: Type.Boolean({ description: 'Safe to send: `status == "valid"`.' }),
     status: StringEnum(STATUSES),
-    reason: Nullable(StringEnum(REASONS, { description: 'Why the status is not `valid`; null when nothing is wrong.' })),
+    reason: Nullable(
+      StringEnum(REASONS, {
+        description:
+          'Why the status is not `valid`; null when nothing is wrong. `unverifiable` and `smtp_unavailable` extend the contract’s list: `smtp_unavailable` (issue 23) answers `use_smtp` at once, `unknown` with `checks.smtp` null, while the server’s SMTP self-check finds no egress reaching port 25 (see `/readyz` `smtp`).',
+      }),
+    ),
     confidence: Type.Integer({ minimum: 0, maximum: 100 }),
     score: Type.Integer({ minimum: 0, maximum: 100 }),
     grade: StringEnum(GRADES, { description: 'A 90–100, B 80–89, C 70–79, D 60–69, F 0–59.' }),
