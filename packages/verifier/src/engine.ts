@@ -1,6 +1,6 @@
 import { DnsResolver, type DnsResolverOptions } from './dns/dns.check.js';
 import type { DnsOutcome as ResolverOutcome } from './dns/types.js';
-import { SmtpProber, type MailRoute, type SmtpProberOptions } from './smtp/smtp.check.js';
+import { SmtpProber, createSessionPool, type MailRoute, type SmtpProberOptions } from './smtp/smtp.check.js';
 import type { SmtpOutcome as ProbeResult, SmtpStatus } from './smtp/types.js';
 import { createVerifier, type MailboxProber, type MailDomainResolver, type ProbeTarget, type Verifier } from './pipeline.js';
 import type { DnsKind, DnsOutcome, SmtpKind, SmtpOutcome } from './types.js';
@@ -133,7 +133,9 @@ export function createEngine(options: EngineOptions = {}): Engine {
     },
   };
   if (!options.smtp) return { verifier: createVerifier({ dns }), resolver, prober: null };
-  const base = { ...options.smtp, resolveAddresses: (host: string) => resolver.lookupAddresses(host) };
+  // One pool of sessions for both instances: their connections count together against the
+  // per-host and per-provider limits, and share pauses and back-offs (issue 23).
+  const base = { ...options.smtp, resolveAddresses: (host: string) => resolver.lookupAddresses(host), sessions: options.smtp.sessions ?? createSessionPool(options.smtp.sessionIdleMs) };
   const withCatchAll = new SmtpProber({ ...base, catchAll: true });
   const plain = new CoalescingProber(new SmtpProber({ ...base, catchAll: false }));
   const coalesced = new CoalescingProber(withCatchAll);

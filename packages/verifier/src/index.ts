@@ -20,5 +20,5 @@ export {
   type ProbeOptions,
 } from './pipeline.js';
 export { DnsResolver, LookupFailure, MAIL_PROVIDERS, mxProviderLabel, parseDnsServers, registrableDomain, type DnsResolverOptions } from './dns/index.js';
-export { SmtpProber, SmtpConfigError, EgressPool, parseSmtpProxies, parseSourceAddresses, type EgressEvent, type EgressState, type SmtpEgress, type SmtpProberOptions } from './smtp/index.js';
+export { SmtpProber, SmtpConfigError, EgressPool, applyProviderLimits, createSessionPool, DEFAULT_LIMITS, type ProviderLimits, type ProviderRule, type SessionPool, parseSmtpProxies, parseSourceAddresses, type EgressEvent, type EgressState, type SmtpEgress, type SmtpProberOptions } from './smtp/index.js';
 export { createEngine, toDnsOutcome, toSmtpOutcome, type Engine, type EngineOptions, type SmtpProbeEvent } from './engine.js';

@@ -1,6 +1,23 @@
 import { z } from 'zod';
 import { commonConfig, commonSettings, findProjectRoot, parseSettings, setting, webhookConfig, webhookSettings, type CommonServiceConfig, type WebhookConfig } from '@mailconv/platform';
-import { parseSmtpProxies, parseSourceAddresses, type SmtpEgress } from '@mailconv/verifier';
+import { readFileSync } from 'node:fs';
+import { MAIL_PROVIDERS, applyProviderLimits, parseSmtpProxies, parseSourceAddresses, type ProviderLimits, type ProviderRule, type SmtpEgress } from '@mailconv/verifier';
+
+/**
+ * `EMAIL_SMTP_PROVIDER_LIMITS`: JSON (starts with `{`) or the path of a file holding it,
+ * applied over the built-in provider table; refused with the problem named.
+ */
+function parseProviderLimits(value: string): { rules: Record<string, ProviderRule>; defaults: ProviderLimits } {
+  let text = value.trim();
+  if (!text.startsWith('{')) {
+    try {
+      text = readFileSync(text, 'utf8');
+    } catch {
+      throw new Error(`cannot read the file ${JSON.stringify(value.trim())} (give JSON starting with { or the path of a JSON file)`);
+    }
+  }
+  return applyProviderLimits(text, new Set(MAIL_PROVIDERS.map((p) => p.id)));
+}
 
 const DEFAULTS = { port: 8080, dataDir: 'data/email', databaseFile: 'email.db', requestTimeoutMs: 120_000 };
 
@@ -32,6 +49,7 @@ const EmailSettings = z.object({
   EMAIL_SMTP_RESTRICT_TO: setting.cidrList(),
   EMAIL_SMTP_PROXIES: setting.parsed(parseSmtpProxies),
   EMAIL_SMTP_SOURCE_ADDRESSES: setting.parsed(parseSourceAddresses),
+  EMAIL_SMTP_PROVIDER_LIMITS: setting.parsed(parseProviderLimits),
 }).superRefine((s, ctx) => {
   if (Boolean(s.EMAIL_SMTP_HELO) !== Boolean(s.EMAIL_SMTP_FROM)) {
     ctx.addIssue({ code: 'custom', path: [s.EMAIL_SMTP_HELO ? 'EMAIL_SMTP_FROM' : 'EMAIL_SMTP_HELO'], message: 'SMTP probing needs both EMAIL_SMTP_HELO and EMAIL_SMTP_FROM' });
@@ -61,7 +79,16 @@ export interface EmailConfig extends CommonServiceConfig {
   dnsTimeoutMs: number;
   /** SMTP probing settings; null when EMAIL_SMTP_HELO/EMAIL_SMTP_FROM are not set (probing off). */
   /** `egresses`: the ways out to MX hosts (`EMAIL_SMTP_PROXIES`, `EMAIL_SMTP_SOURCE_ADDRESSES`); empty: straight from this host. */
-  smtp: { helo: string; from: string; port: number; allowPrivate: boolean; restrictTo: string[] | null; egresses: SmtpEgress[] } | null;
+  /** `providerLimits`: the provider table with `EMAIL_SMTP_PROVIDER_LIMITS` applied; null: the built-in one. */
+  smtp: {
+    helo: string;
+    from: string;
+    port: number;
+    allowPrivate: boolean;
+    restrictTo: string[] | null;
+    egresses: SmtpEgress[];
+    providerLimits: { rules: Record<string, ProviderRule>; defaults: ProviderLimits } | null;
+  } | null;
 }
 
 /** Reads the email service's settings from `env`; throws ConfigError listing every problem. */
@@ -96,6 +123,7 @@ export function loadEmailConfig(env: Readonly<Record<string, string | undefined>
             allowPrivate: s.EMAIL_SMTP_ALLOW_PRIVATE,
             restrictTo: s.EMAIL_SMTP_RESTRICT_TO ?? null,
             egresses: [...(s.EMAIL_SMTP_PROXIES ?? []), ...(s.EMAIL_SMTP_SOURCE_ADDRESSES ?? [])],
+            providerLimits: s.EMAIL_SMTP_PROVIDER_LIMITS ?? null,
           }
         : null,
   };

@@ -34,8 +34,8 @@ export class HostLimiter<T> {
     private readonly close: (item: T) => void,
   ) {}
 
-  /** Waits for a slot on `key`, taking a parked connection when there is one. */
-  acquire(key: string): Promise<HostSlot<T>> {
+  /** Waits for a slot on `key`, taking a parked connection when there is one; `limit`: this key's own limit (provider politeness). */
+  acquire(key: string, limit = this.limit): Promise<HostSlot<T>> {
     const parked = this.idle.get(key)?.pop();
     if (parked) {
       clearTimeout(parked.timer);
@@ -43,7 +43,7 @@ export class HostLimiter<T> {
       return Promise.resolve(this.slot(key, parked.item));
     }
     const n = this.active.get(key) ?? 0;
-    if (n < this.limit) {
+    if (n < limit) {
       this.active.set(key, n + 1);
       return Promise.resolve(this.slot(key, null));
     }
