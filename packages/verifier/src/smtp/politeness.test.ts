@@ -105,6 +105,34 @@ describe('provider politeness (issue 23), observed at the peer', { timeout: 60_0
     }
   });
 
+  test('a provider at its limit closes a session parked idle at another of its addresses instead of waiting for it to time out', async () => {
+    // Two MX addresses of one provider (the rig's Postfix listens on both), one session
+    // allowed: the second domain's session must not wait out the first's 5 s idle time.
+    const rules = applyProviderLimits(JSON.stringify({ google: { sessions: 1 } }), new Set(['google'])).rules;
+    const p = new SmtpProber({
+      helo: 'probe.rig.test',
+      from: 'probe@rig.test',
+      resolveAddresses: (h) => dns.lookupAddresses(h),
+      port: rig.smtpPort,
+      allowPrivate: true,
+      restrictTo: ['127.0.0.0/8'],
+      starttls: false,
+      catchAll: false,
+      sessionIdleMs: 5000,
+      rules,
+    });
+    const first = { domain: D.valid, status: 'mx', hosts: [{ exchange: `mx.${D.valid}`, priority: 10 }], providers: ['google'] };
+    const second = { domain: 'bench-00.test', status: 'mx', hosts: [{ exchange: 'mx0.bench.test', priority: 10 }], providers: ['google'] };
+    assert.equal((await p.probe(`alice@${D.valid}`, first)).mxAddress, rig.hosts.postfix);
+    const t0 = performance.now();
+    const o = await p.probe('u000@bench-00.test', second);
+    const waited = performance.now() - t0;
+    p.close();
+    assert.equal(o.status, 'accepted');
+    assert.equal(o.mxAddress, rig.hosts.bench0);
+    assert.ok(waited < 2500, `the second session waited ${waited.toFixed(0)} ms`);
+  });
+
   test('the defaults: every named provider of the table has limits, tighter than an unknown server', () => {
     for (const id of ['google', 'microsoft365', 'outlook', 'yahoo', 'icloud', 'proton', 'zoho', 'mimecast', 'proofpoint', 'barracuda', 'yandex', 'gmx']) {
       const limits = PROVIDER_RULES[id]?.limits;

@@ -524,6 +524,10 @@ export class SmtpProber {
       // Closed by the server while parked, spent, or a fresh one is wanted: the slot is ours to open a new one.
       if (parked) closeSession(parked);
       // A new connection: within the provider's sessions at once, after its pause or back-off.
+      // When the provider's sessions are all taken, one of them parked idle at another of
+      // its addresses is closed for this one rather than left to hold its place until it
+      // times out (Microsoft 365 gives every domain MX hosts of its own).
+      if (this.gate.openTo(target.egressKey) >= limits.sessions) this.limiter.closeIdle((o) => o.gateKey === target.egressKey, 1);
       const leave = await this.gate.acquire(target.egressKey, limits);
       deadline ||= Date.now() + this.o.overallTimeoutMs;
       try {
