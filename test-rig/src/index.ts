@@ -4,3 +4,4 @@ export { DROP_AFTER_RCPTS, GATE_SESSIONS, GATE_WAIT_MS, PEER_ERROR_LIMIT, TARPIT
 export { SOCKS_PASSWORD, SOCKS_USER } from './socks5-server.js';
 export * from './zones.js';
 export { postfixCpuMs } from './postfix-cpu.js';
+export { startCountingRelay, type CountingRelay, type RelayedConnection } from './counting-relay.js';

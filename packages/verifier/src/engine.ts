@@ -2,7 +2,7 @@ import { DnsResolver, type DnsResolverOptions } from './dns/dns.check.js';
 import type { DnsOutcome as ResolverOutcome } from './dns/types.js';
 import { decodeOutcome, encodeOutcome, outcomeKey, reusableOutcome, type SmtpCacheOptions } from './smtp/outcome-cache.js';
 import { SmtpAvailability } from './smtp/availability.js';
-import { SmtpProber, type MailRoute, type SmtpProberOptions } from './smtp/smtp.check.js';
+import { SmtpProber, createSessionPool, type MailRoute, type SmtpProberOptions } from './smtp/smtp.check.js';
 import type { SmtpOutcome as ProbeResult, SmtpStatus } from './smtp/types.js';
 import { createVerifier, type MailboxProber, type MailDomainResolver, type ProbeTarget, type Verifier } from './pipeline.js';
 import type { DnsKind, DnsOutcome, SmtpKind, SmtpOutcome } from './types.js';
@@ -158,7 +158,9 @@ export function createEngine(options: EngineOptions = {}): Engine {
     },
   };
   if (!options.smtp) return { verifier: createVerifier({ dns }), resolver, prober: null, availability: null };
-  const base = { ...options.smtp, resolveAddresses: (host: string) => resolver.lookupAddresses(host) };
+  // One pool of sessions for both instances: their connections count together against the
+  // per-host and per-provider limits, and share pauses and back-offs (issue 23).
+  const base = { ...options.smtp, resolveAddresses: (host: string) => resolver.lookupAddresses(host), sessions: options.smtp.sessions ?? createSessionPool(options.smtp.sessionIdleMs) };
   const withCatchAll = new SmtpProber({ ...base, catchAll: true });
   const plain = new CoalescingProber(new SmtpProber({ ...base, catchAll: false }));
   const coalesced = new CoalescingProber(withCatchAll);

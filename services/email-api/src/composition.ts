@@ -38,6 +38,7 @@ export function engineFromConfig(config: EmailConfig, onSmtpProbe?: EmailObserve
           ...(config.smtp.restrictTo ? { restrictTo: config.smtp.restrictTo } : {}),
           // One pool for the engine's probers: an egress that fails is out for all of them.
           ...(config.smtp.egresses.length ? { egresses: new EgressPool(config.smtp.egresses, onSmtpEgress) } : {}),
+          ...(config.smtp.providerLimits ? { rules: config.smtp.providerLimits.rules, defaultLimits: config.smtp.providerLimits.defaults } : {}),
         }
       : null,
   });

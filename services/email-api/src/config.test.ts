@@ -69,3 +69,25 @@ test('SMTP self-check settings (issue 23): probe host, block lists (defaults, no
     assert.throws(() => loadEmailConfig({ ...smtp, [name]: value }, '/srv/app'), (err: unknown) => err instanceof ConfigError && err.message.includes(name), `${name}=${value}`);
   }
 });
+
+test('EMAIL_SMTP_PROVIDER_LIMITS (issue 23): JSON or a file over the built-in table; a bad one is refused at start-up naming the problem', () => {
+  const smtp = { EMAIL_SMTP_HELO: 'probe.example.com', EMAIL_SMTP_FROM: 'probe@example.com' };
+  assert.equal(loadEmailConfig(smtp, '/srv/app').smtp?.providerLimits, null, 'unset: the built-in table');
+  const inline = loadEmailConfig({ ...smtp, EMAIL_SMTP_PROVIDER_LIMITS: '{"google":{"sessions":2},"default":{"sessionsPerHost":3}}' }, '/srv/app').smtp?.providerLimits;
+  assert.equal(inline?.rules.google?.limits?.sessions, 2);
+  assert.equal(inline?.defaults.sessionsPerHost, 3);
+  const dir = mkdtempSync(join(tmpdir(), 'email-limits-'));
+  const file = join(dir, 'limits.json');
+  writeFileSync(file, JSON.stringify({ gmx: { backoffMs: 1000, backoffMaxMs: 2000 } }));
+  assert.equal(loadEmailConfig({ ...smtp, EMAIL_SMTP_PROVIDER_LIMITS: file }, '/srv/app').smtp?.providerLimits?.rules.gmx?.limits?.backoffMaxMs, 2000);
+  for (const [value, problem] of [
+    ['{"google":{"sessions":"many"}}', /EMAIL_SMTP_PROVIDER_LIMITS.*google\.sessions: must be a whole number/],
+    ['{"gogle":{}}', /EMAIL_SMTP_PROVIDER_LIMITS.*unknown provider "gogle"/],
+    [join(dir, 'missing.json'), /EMAIL_SMTP_PROVIDER_LIMITS.*cannot read the file/],
+  ] as const) {
+    assert.throws(
+      () => loadEmailConfig({ ...smtp, EMAIL_SMTP_PROVIDER_LIMITS: value }, '/srv/app'),
+      (err: unknown) => err instanceof ConfigError && problem.test(err.message.replaceAll('\n', ' ')),
+    );
+  }
+});

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { commonConfig, commonSettings, findProjectRoot, parseSettings, setting, webhookConfig, webhookSettings, type CommonServiceConfig, type WebhookConfig } from '@mailconv/platform';
-import { DEFAULT_BLOCKLISTS, parseSmtpProxies, parseSourceAddresses, type SmtpEgress } from '@mailconv/verifier';
+import { readFileSync } from 'node:fs';
+import { DEFAULT_BLOCKLISTS, MAIL_PROVIDERS, applyProviderLimits, parseSmtpProxies, parseSourceAddresses, type ProviderLimits, type ProviderRule, type SmtpEgress } from '@mailconv/verifier';
 
 /** `EMAIL_SMTP_PROBE_HOST`: `host[:port]` (port 25 by default), `[v6]:port` for an IPv6 literal. */
 function parseProbeHost(value: string): { host: string; port: number } {
@@ -17,6 +18,22 @@ function parseBlocklists(value: string): string[] {
   const bad = zones.find((z) => !/^(?=.{1,200}$)[a-z0-9-]{1,63}(\.[a-z0-9-]{1,63})+$/.test(z));
   if (bad !== undefined) throw new Error(`"${bad}" is not a DNS zone (comma-separated zones, or none)`);
   return zones;
+}
+
+/**
+ * `EMAIL_SMTP_PROVIDER_LIMITS`: JSON (starts with `{`) or the path of a file holding it,
+ * applied over the built-in provider table; refused with the problem named.
+ */
+function parseProviderLimits(value: string): { rules: Record<string, ProviderRule>; defaults: ProviderLimits } {
+  let text = value.trim();
+  if (!text.startsWith('{')) {
+    try {
+      text = readFileSync(text, 'utf8');
+    } catch {
+      throw new Error(`cannot read the file ${JSON.stringify(value.trim())} (give JSON starting with { or the path of a JSON file)`);
+    }
+  }
+  return applyProviderLimits(text, new Set(MAIL_PROVIDERS.map((p) => p.id)));
 }
 
 const DEFAULTS = { port: 8080, dataDir: 'data/email', databaseFile: 'email.db', requestTimeoutMs: 120_000 };
@@ -53,6 +70,7 @@ const EmailSettings = z.object({
   EMAIL_SMTP_PROBE_HOST: setting.parsed(parseProbeHost),
   EMAIL_SMTP_BLOCKLISTS: setting.parsed(parseBlocklists),
   EMAIL_SMTP_CHECK_INTERVAL_MS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(300_000),
+  EMAIL_SMTP_PROVIDER_LIMITS: setting.parsed(parseProviderLimits),
 }).superRefine((s, ctx) => {
   if (Boolean(s.EMAIL_SMTP_HELO) !== Boolean(s.EMAIL_SMTP_FROM)) {
     ctx.addIssue({ code: 'custom', path: [s.EMAIL_SMTP_HELO ? 'EMAIL_SMTP_FROM' : 'EMAIL_SMTP_HELO'], message: 'SMTP probing needs both EMAIL_SMTP_HELO and EMAIL_SMTP_FROM' });
@@ -82,6 +100,7 @@ export interface EmailConfig extends CommonServiceConfig {
   dnsTimeoutMs: number;
   /** SMTP probing settings; null when EMAIL_SMTP_HELO/EMAIL_SMTP_FROM are not set (probing off). */
   /** `egresses`: the ways out to MX hosts (`EMAIL_SMTP_PROXIES`, `EMAIL_SMTP_SOURCE_ADDRESSES`); empty: straight from this host. */
+  /** `providerLimits`: the provider table with `EMAIL_SMTP_PROVIDER_LIMITS` applied; null: the built-in one. */
   smtp: {
     helo: string;
     from: string;
@@ -91,6 +110,7 @@ export interface EmailConfig extends CommonServiceConfig {
     egresses: SmtpEgress[];
     /** The self-check (issue 23): probe host (null: not configured), block lists, and how often it runs (0: never in the service). */
     selfCheck: { probeHost: { host: string; port: number } | null; blocklists: string[]; intervalMs: number };
+    providerLimits: { rules: Record<string, ProviderRule>; defaults: ProviderLimits } | null;
   } | null;
   /** How long an address's SMTP outcome is reused for the same account (decision 28, `EMAIL_SMTP_CACHE_TTL`); 0: never. */
   smtpCacheTtlMs: number;
@@ -129,6 +149,7 @@ export function loadEmailConfig(env: Readonly<Record<string, string | undefined>
             restrictTo: s.EMAIL_SMTP_RESTRICT_TO ?? null,
             egresses: [...(s.EMAIL_SMTP_PROXIES ?? []), ...(s.EMAIL_SMTP_SOURCE_ADDRESSES ?? [])],
             selfCheck: { probeHost: s.EMAIL_SMTP_PROBE_HOST ?? null, blocklists: s.EMAIL_SMTP_BLOCKLISTS ?? [...DEFAULT_BLOCKLISTS], intervalMs: s.EMAIL_SMTP_CHECK_INTERVAL_MS },
+            providerLimits: s.EMAIL_SMTP_PROVIDER_LIMITS ?? null,
           }
         : null,
     smtpCacheTtlMs: s.EMAIL_SMTP_CACHE_TTL,

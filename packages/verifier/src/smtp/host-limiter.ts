@@ -34,8 +34,8 @@ export class HostLimiter<T> {
     private readonly close: (item: T) => void,
   ) {}
 
-  /** Waits for a slot on `key`, taking a parked connection when there is one. */
-  acquire(key: string): Promise<HostSlot<T>> {
+  /** Waits for a slot on `key`, taking a parked connection when there is one; `limit`: this key's own limit (provider politeness). */
+  acquire(key: string, limit = this.limit): Promise<HostSlot<T>> {
     const parked = this.idle.get(key)?.pop();
     if (parked) {
       clearTimeout(parked.timer);
@@ -43,7 +43,7 @@ export class HostLimiter<T> {
       return Promise.resolve(this.slot(key, parked.item));
     }
     const n = this.active.get(key) ?? 0;
-    if (n < this.limit) {
+    if (n < limit) {
       this.active.set(key, n + 1);
       return Promise.resolve(this.slot(key, null));
     }
@@ -59,16 +59,23 @@ export class HostLimiter<T> {
     return this.active.get(key) ?? 0;
   }
 
-  /** Closes every parked connection and gives its slot back. */
-  closeIdle(): void {
+  /** Closes parked connections (every one, or up to `max` that `match`) and gives their slots back; how many it closed. */
+  closeIdle(match: (item: T) => boolean = () => true, max = Infinity): number {
+    let closed = 0;
     for (const [key, list] of this.idle) {
-      this.idle.delete(key);
-      for (const { item, timer } of list) {
+      for (let i = list.length - 1; i >= 0 && closed < max; i--) {
+        const { item, timer } = list[i]!;
+        if (!match(item)) continue;
+        list.splice(i, 1);
         clearTimeout(timer);
         this.close(item);
         this.free(key);
+        closed++;
       }
+      if (list.length === 0) this.idle.delete(key);
+      if (closed >= max) break;
     }
+    return closed;
   }
 
   private slot(key: string, reused: T | null): HostSlot<T> {

@@ -1,7 +1,8 @@
 // The SMTP mailbox probe of the verifier: exported for the package index (wired by the integrator).
-export { SmtpProber, SmtpConfigError, type MailRoute, type SmtpProberOptions } from './smtp.check.js';
+export { SmtpProber, SmtpConfigError, createSessionPool, type MailRoute, type SessionPool, type SmtpProberOptions } from './smtp.check.js';
+export { ProviderGate } from './provider-gate.js';
 export { classifyRcptReply, classifySessionReply, isRecipientLimit, parseReply } from './reply-classify.js';
-export { DEFAULT_RULE, PROVIDER_RULES, ruleFor, type ProviderRule } from './provider-rules.js';
+export { DEFAULT_LIMITS, DEFAULT_RULE, PROVIDER_RULES, applyProviderLimits, limitsOf, ruleFor, type ProviderLimits, type ProviderRule } from './provider-rules.js';
 export { HostLimiter } from './host-limiter.js';
 export { EgressPool, EGRESS_COOLDOWN_MS, MAX_COOLDOWN_MS, parseSmtpProxies, parseSourceAddresses, type EgressEvent, type EgressState, type SmtpEgress } from './egress.js';
 export { Socks5Error, connectViaSocks5, type Socks5Proxy } from './socks5.js';

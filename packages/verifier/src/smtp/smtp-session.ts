@@ -185,6 +185,12 @@ export class SmtpSession {
     setTimeout(() => this.socket.destroy(), 1000).unref();
   }
 
+  /** Calls `fn` once the connection has closed (at once if it has). */
+  whenClosed(fn: () => void): void {
+    if (this.socket.closed) fn();
+    else this.socket.once('close', fn);
+  }
+
   destroy(): void {
     this.failure ??= new SessionFailure('connection_lost', 'session closed');
     this.socket.destroy();

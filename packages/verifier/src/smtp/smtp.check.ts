@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { BlockList, isIP, isIPv6 } from 'node:net';
 import { isPrivateAddress } from '@mailconv/platform/egress';
 import { HostLimiter, type HostSlot } from './host-limiter.js';
-import { PROVIDER_RULES, ruleFor, type ProviderRule } from './provider-rules.js';
+import { DEFAULT_LIMITS, PROVIDER_RULES, limitsOf, ruleFor, type ProviderLimits, type ProviderRule } from './provider-rules.js';
+import { ProviderGate } from './provider-gate.js';
 import { classifyRcptReply, classifySessionReply, isRecipientLimit } from './reply-classify.js';
 import { SessionFailure, SessionRefused, SmtpSession, type SessionFailureKind } from './smtp-session.js';
 import type { Socks5Proxy } from './socks5.js';
@@ -52,11 +53,14 @@ export interface SmtpProberOptions {
   commandTimeoutMs?: number;
   /** Whole session, connect to last reply. Default 60 s. */
   overallTimeoutMs?: number;
-  /** Concurrent sessions per MX address. Default 2. */
+  /**
+   * Concurrent sessions per MX address: replaces the default limits' `sessionsPerHost`
+   * (servers without a provider row) and caps every provider's. Default: the limits' (4).
+   */
   perHostConcurrency?: number;
   /**
-   * Recipients asked in one session (over every domain it served) before it is closed.
-   * Default 200.
+   * Recipients asked in one session (over every domain it served) before it is closed:
+   * replaces the default limits' `recipientsPerSession` and caps every provider's. Default 200.
    */
   maxRecipientsPerSession?: number;
   /**
@@ -67,7 +71,8 @@ export interface SmtpProberOptions {
   /**
    * Rejected recipients after which a session is closed: servers slow down or drop
    * clients that collect errors (Postfix delays every reply once a client has 10). An envelope never
-   * holds more recipients than the errors still allowed. Default 9.
+   * holds more recipients than the errors still allowed. Replaces the default limits'
+   * `rejectionsPerSession` and caps every provider's. Default 9.
    */
   maxErrorsPerSession?: number;
   /**
@@ -87,11 +92,43 @@ export interface SmtpProberOptions {
   catchAllTtlMs?: number;
   /** Provider rules, by provider id. Default {@link PROVIDER_RULES}. */
   rules?: Readonly<Record<string, ProviderRule>>;
+  /** Politeness towards servers without a provider row (`EMAIL_SMTP_PROVIDER_LIMITS`'s `default`). Default {@link DEFAULT_LIMITS}. */
+  defaultLimits?: ProviderLimits;
+  /**
+   * Sessions shared with other prober instances of one engine (parked connections, per-host
+   * and per-provider limits, pauses and back-offs), so that their politeness is one. Default: its own.
+   */
+  sessions?: SessionPool;
   /** Random local part for the catch-all probe (injectable for tests). */
   randomLocalPart?: () => string;
 }
 
 export { SmtpConfigError };
+
+/** Open sessions and politeness state, shareable by the prober instances of one engine ({@link createSessionPool}). */
+export interface SessionPool {
+  readonly limiter: HostLimiter<OpenSession>;
+  readonly gate: ProviderGate;
+}
+
+/** A pool of sessions parked for `idleMs` between uses; `now` is the clock of pauses and back-offs. */
+export function createSessionPool(idleMs = 2000, now: () => number = Date.now): SessionPool {
+  return { limiter: new HostLimiter<OpenSession>(Infinity, idleMs, closeSession), gate: new ProviderGate(now) };
+}
+
+/** Says QUIT and counts the session closed (once). */
+function closeSession(open: OpenSession): void {
+  if (open.closed) return;
+  open.closed = true;
+  open.onClose();
+  open.session.quit();
+  open.session.whenClosed(open.leave);
+}
+
+/** Enhanced status 4.7.x: the server asks us to slow down (rate limits, reputation, greylisting). */
+function asksToSlowDown(reply: SmtpReply | null | undefined): boolean {
+  return !!reply && (reply.code === 421 || (reply.code >= 400 && reply.code < 500 && /^4\.7\./.test(reply.enhanced ?? '')));
+}
 
 interface Target {
   host: string;
@@ -104,6 +141,15 @@ interface Target {
 interface OpenSession {
   session: SmtpSession;
   address: string;
+  /** The politeness it was opened under, and the provider key it counts against. */
+  limits: ProviderLimits;
+  gateKey: string;
+  /** Counts it closed in its prober's stats. */
+  onClose: () => void;
+  /** Gives its provider slot back: called once its connection has closed, as the server sees it. */
+  leave: () => void;
+  /** A 421 or 4.7.x reply was seen in it. */
+  slowDown: boolean;
   /** Rejected recipients so far (the server's error counter). */
   errors: number;
   recipients: number;
@@ -218,11 +264,15 @@ export function repliesFit(commands: readonly string[], replies: readonly SmtpRe
  * Refuses, by default, to connect to loopback/private/reserved addresses.
  */
 export class SmtpProber {
-  private readonly o: Required<Omit<SmtpProberOptions, 'rules' | 'randomLocalPart' | 'restrictTo' | 'proxy' | 'egresses'>> & {
+  private readonly o: Required<Omit<SmtpProberOptions, 'rules' | 'randomLocalPart' | 'restrictTo' | 'proxy' | 'egresses' | 'defaultLimits' | 'sessions' | 'perHostConcurrency' | 'maxRecipientsPerSession' | 'maxErrorsPerSession'>> & {
     rules: Readonly<Record<string, ProviderRule>>;
     randomLocalPart: () => string;
   };
   private readonly limiter: HostLimiter<OpenSession>;
+  private readonly gate: ProviderGate;
+  /** Limits for servers without a provider row, and the caps the options put on every provider's. */
+  private readonly defaults: ProviderLimits;
+  private readonly caps: Partial<ProviderLimits>;
   /**
    * Counters since construction: sessions opened (after a greeting), RCPT commands sent,
    * chunks that reused a session opened for another chunk or domain, sessions the server
@@ -252,11 +302,8 @@ export class SmtpProber {
       connectTimeoutMs: 10_000,
       commandTimeoutMs: 30_000,
       overallTimeoutMs: 60_000,
-      perHostConcurrency: 2,
-      maxRecipientsPerSession: 200,
       sessionIdleMs: 2000,
       catchAllTtlMs: 10 * 60_000,
-      maxErrorsPerSession: 9,
       recipientsPerEnvelope: 10,
       starttls: true,
       catchAll: true,
@@ -264,7 +311,15 @@ export class SmtpProber {
       rules: options.rules ?? PROVIDER_RULES,
       randomLocalPart: options.randomLocalPart ?? randomLocal,
     };
-    this.limiter = new HostLimiter<OpenSession>(this.o.perHostConcurrency, this.o.sessionIdleMs, (open) => this.closeSession(open));
+    this.caps = {
+      ...(options.perHostConcurrency ? { sessionsPerHost: options.perHostConcurrency } : {}),
+      ...(options.maxRecipientsPerSession ? { recipientsPerSession: options.maxRecipientsPerSession } : {}),
+      ...(options.maxErrorsPerSession ? { rejectionsPerSession: options.maxErrorsPerSession } : {}),
+    };
+    this.defaults = { ...(options.defaultLimits ?? DEFAULT_LIMITS), ...this.caps };
+    const pool = options.sessions ?? createSessionPool(this.o.sessionIdleMs);
+    this.limiter = pool.limiter;
+    this.gate = pool.gate;
     this.egresses = options.egresses ?? new EgressPool([options.proxy ? { name: `socks5://${options.proxy.host}:${options.proxy.port}`, proxy: options.proxy } : { name: 'direct' }]);
     if (options.restrictTo) {
       this.restrictTo = new BlockList();
@@ -330,7 +385,8 @@ export class SmtpProber {
     let randomReply: SmtpReply | null = null;
     let randomAsked = false;
     let fruitlessLosses = 0;
-    const chunkSize = Math.max(1, Math.min(LANE_CHUNK, this.o.maxRecipientsPerSession));
+    const limits = this.limitsFor(rule);
+    const chunkSize = Math.max(1, Math.min(LANE_CHUNK, limits.recipientsPerSession));
 
     // Sessions of one domain run side by side (up to the per-host limit), each taking the
     // next chunk of the shared list: a list of one big domain is not probed one session
@@ -340,7 +396,7 @@ export class SmtpProber {
         const chunk = pending.splice(0, chunkSize);
         const probeRandom = wantCatchAll && knownCatchAll === null && rule.catchAllProbe === 'same_session' && !randomAsked ? randomAddress : null;
         if (probeRandom) randomAsked = true;
-        const run = await this.session(targets, chunk.map((i) => results[i]?.email ?? ''), probeRandom, perEnvelope);
+        const run = await this.session(targets, limits, chunk.map((i) => results[i]?.email ?? ''), probeRandom, perEnvelope);
         for (const [j, answer] of run.answered) {
           const r = results[chunk[j] ?? -1];
           if (r) Object.assign(r, answer, { mxHost: run.target?.host ?? null, mxAddress: run.target?.address ?? null, tls: run.tls });
@@ -361,7 +417,7 @@ export class SmtpProber {
         pending.length = 0;
       }
     };
-    const lanes = Math.max(1, Math.min(this.o.perHostConcurrency, Math.ceil(pending.length / chunkSize)));
+    const lanes = Math.max(1, Math.min(limits.sessionsPerHost, limits.sessions, Math.ceil(pending.length / chunkSize)));
     await Promise.all(Array.from({ length: lanes }, lane));
 
     if (wantCatchAll) {
@@ -369,7 +425,7 @@ export class SmtpProber {
       const catchAll = results.some((r) => r.status === 'user_unknown')
         ? false
         : results.some((r) => r.status === 'accepted')
-          ? (knownCatchAll ?? (await this.catchAll(results, rule, targets, randomAddress, randomReply)))
+          ? (knownCatchAll ?? (await this.catchAll(results, rule, limits, targets, randomAddress, randomReply)))
           : null;
       if (catchAll !== null) this.rememberCatchAll(route.domain, catchAll);
       for (const r of results) if (MAILBOX_ANSWERS.has(r.status)) r.catchAll = catchAll;
@@ -387,19 +443,26 @@ export class SmtpProber {
    * disabled mailbox does not: catch-all domains have those too); else the random
    * address decides.
    */
-  private async catchAll(results: SmtpOutcome[], rule: ProviderRule, targets: Target[], randomAddress: string, sameSession: SmtpReply | null): Promise<boolean | null> {
+  private async catchAll(results: SmtpOutcome[], rule: ProviderRule, limits: ProviderLimits, targets: Target[], randomAddress: string, sameSession: SmtpReply | null): Promise<boolean | null> {
     if (results.some((r) => r.status === 'user_unknown')) return false;
     if (!results.some((r) => r.status === 'accepted')) return null;
     let reply = sameSession;
     if (!reply || isRecipientLimit(reply) || rule.catchAllProbe === 'own_session') {
       // `own_session` means a connection of its own, never one that asked real addresses.
-      const run = await this.session(targets, [randomAddress], null, 1, rule.catchAllProbe === 'own_session');
+      const run = await this.session(targets, limits, [randomAddress], null, 1, rule.catchAllProbe === 'own_session');
       reply = run.answered.get(0)?.reply ?? null;
     }
     if (!reply) return null;
     const status = classifyRcptReply(reply);
     if (status === 'accepted') return true;
     return status === 'user_unknown' ? false : null;
+  }
+
+  /** A rule's politeness with the options' caps applied. */
+  private limitsFor(rule: ProviderRule): ProviderLimits {
+    const limits = limitsOf(rule, this.defaults);
+    for (const [field, cap] of Object.entries(this.caps) as Array<[keyof ProviderLimits, number]>) limits[field] = Math.min(limits[field], cap);
+    return limits;
   }
 
   /** MX addresses in preference order, without the ones the prober may not reach. */
@@ -433,20 +496,23 @@ export class SmtpProber {
    * (MAIL, RCPT…, RSET). A session with patience left is parked for the next chunk.
    * `fresh`: a new connection, closed after use (the catch-all probe of `own_session` rules).
    */
-  private async session(targets: Target[], emails: readonly string[], randomAddress: string | null, perEnvelope: number, fresh = false): Promise<SessionRun> {
+  private async session(targets: Target[], limits: ProviderLimits, emails: readonly string[], randomAddress: string | null, perEnvelope: number, fresh = false): Promise<SessionRun> {
     const run: SessionRun = { answered: new Map(), leftover: emails.map((_, j) => j), failure: null, randomReply: null, target: null, tls: false };
-    const deadline = Date.now() + this.o.overallTimeoutMs;
+    // The session's time starts once it may go ahead: waiting for a slot behind other
+    // domains of the same host or provider (a bulk job queues many) is not the server's delay.
+    let deadline = 0;
     let open: OpenSession | null = null;
     let slot: HostSlot<OpenSession> | null = null;
     let lastFailure: SessionRun['failure'] = null;
     let sawTimeout = false;
     for (const target of targets) {
-      slot = await this.limiter.acquire(`${target.address}:${this.o.port}`);
+      slot = await this.limiter.acquire(`${target.address}:${this.o.port}`, limits.sessionsPerHost);
       const parked = slot.reused;
       // A parked session must have room for one recipient (and the random one) within its
       // error budget, or it would take the chunk and ask nothing.
-      const room = parked ? this.o.maxErrorsPerSession - parked.errors - (randomAddress ? 1 : 0) : 0;
+      const room = parked ? parked.limits.rejectionsPerSession - parked.errors - (randomAddress ? 1 : 0) : 0;
       if (parked && parked.session.usable && !fresh && room >= 1) {
+        deadline ||= Date.now() + this.o.overallTimeoutMs;
         parked.session.hold(true);
         parked.session.setDeadline(deadline);
         open = parked;
@@ -456,20 +522,30 @@ export class SmtpProber {
         break;
       }
       // Closed by the server while parked, spent, or a fresh one is wanted: the slot is ours to open a new one.
-      if (parked) this.closeSession(parked);
+      if (parked) closeSession(parked);
+      // A new connection: within the provider's sessions at once, after its pause or back-off.
+      // When the provider's sessions are all taken, one of them parked idle at another of
+      // its addresses is closed for this one rather than left to hold its place until it
+      // times out (Microsoft 365 gives every domain MX hosts of its own).
+      if (this.gate.openTo(target.egressKey) >= limits.sessions) this.limiter.closeIdle((o) => o.gateKey === target.egressKey, 1);
+      const leave = await this.gate.acquire(target.egressKey, limits);
+      deadline ||= Date.now() + this.o.overallTimeoutMs;
       try {
         const session = await this.openThroughEgress(target, deadline);
         if (session.tlsSessionData) this.rememberTls(target.address, session.tlsSessionData);
-        open = { session, address: target.address, errors: 0, recipients: 0, envelopes: 0, size: Infinity, spent: false, closed: false };
+        const onClose = () => this.open--;
+        open = { session, address: target.address, limits, gateKey: target.egressKey, onClose, leave, slowDown: false, errors: 0, recipients: 0, envelopes: 0, size: Infinity, spent: false, closed: false };
         this.stats.sessions++;
         this.stats.peakOpen = Math.max(this.stats.peakOpen, ++this.open);
         run.target = target;
         run.tls = session.tls;
         break;
       } catch (err) {
+        leave();
         slot.release();
         slot = null;
         run.target = target;
+        if (err instanceof SessionRefused && asksToSlowDown(err.reply)) this.gate.backOff(target.egressKey, limits);
         if (err instanceof SessionRefused) {
           lastFailure = { status: classifySessionReply(err.reply), detail: null, reply: err.reply, kind: 'refused' };
         } else if (err instanceof SessionFailure) {
@@ -482,7 +558,7 @@ export class SmtpProber {
         } else {
           throw err;
         }
-        if (Date.now() >= deadline) break;
+        if (deadline && Date.now() >= deadline) break;
       }
     }
     if (!open || !slot) {
@@ -494,13 +570,18 @@ export class SmtpProber {
     let reusable = false;
     try {
       await this.envelopes(open, emails, randomAddress, perEnvelope, run);
-      reusable = !fresh && !run.failure && open.session.usable && this.patienceLeft(open);
+      // A server that asked us to slow down is not sent more on this session either.
+      reusable = !fresh && !run.failure && open.session.usable && this.patienceLeft(open) && !(open.slowDown && open.limits.backoffMs > 0);
     } finally {
+      if (open.slowDown) this.gate.backOff(open.gateKey, open.limits);
+      else this.gate.calm(open.gateKey);
       if (reusable) {
         open.session.hold(false);
         slot.park(open);
       } else {
-        this.closeSession(open);
+        // Closed for its rejections: the provider gets a pause before the next new session.
+        if (open.spent || open.errors >= open.limits.rejectionsPerSession) this.gate.pause(open.gateKey, open.limits.pauseAfterRejectionsMs);
+        closeSession(open);
         slot.release();
       }
     }
@@ -551,15 +632,7 @@ export class SmtpProber {
 
   /** Whether a session may take another envelope without nearing its server's limits. */
   private patienceLeft(open: OpenSession): boolean {
-    return !open.spent && open.errors < this.o.maxErrorsPerSession && open.recipients < this.o.maxRecipientsPerSession && open.envelopes < MAX_ENVELOPES_PER_SESSION;
-  }
-
-  /** Says QUIT and counts the session closed (once). */
-  private closeSession(open: OpenSession): void {
-    if (open.closed) return;
-    open.closed = true;
-    this.open--;
-    open.session.quit();
+    return !open.spent && open.errors < open.limits.rejectionsPerSession && open.recipients < open.limits.recipientsPerSession && open.envelopes < MAX_ENVELOPES_PER_SESSION;
   }
 
   private async envelopes(open: OpenSession, emails: readonly string[], randomAddress: string | null, perEnvelope: number, run: SessionRun): Promise<void> {
@@ -577,16 +650,16 @@ export class SmtpProber {
     while (todo.length > 0) {
       // Worst case every recipient of the envelope is rejected: never go past the budget
       // (Postfix slows every reply down once a client has 10 errors, and cuts it at 20).
-      const budget = this.o.maxErrorsPerSession - open.errors - (askRandom ? 1 : 0);
+      const budget = open.limits.rejectionsPerSession - open.errors - (askRandom ? 1 : 0);
       if (budget <= 0 && open.errors > 0) break;
-      if (open.recipients >= this.o.maxRecipientsPerSession || open.envelopes >= MAX_ENVELOPES_PER_SESSION) break;
-      const size = Math.min(perEnvelope, open.size, this.o.maxRecipientsPerSession - open.recipients);
+      if (open.recipients >= open.limits.recipientsPerSession || open.envelopes >= MAX_ENVELOPES_PER_SESSION) break;
+      const size = Math.min(perEnvelope, open.size, open.limits.recipientsPerSession - open.recipients);
       // Little budget left: this envelope is the session's last. It may hold one recipient
       // more than the budget, because a server that slows down after N errors (Postfix:
       // "error count >= soft limit" before each reply) still answers the Nth error at
       // once, and the only reply after it is QUIT's, which nobody waits for. Spending the
       // rest of the budget a few recipients per round trip would cost more than a new session.
-      const last = !askRandom && open.errors > 0 && budget <= this.o.maxErrorsPerSession * RETIRE_AT_BUDGET_SHARE;
+      const last = !askRandom && open.errors > 0 && budget <= open.limits.rejectionsPerSession * RETIRE_AT_BUDGET_SHARE;
       const batch = todo.splice(0, Math.max(1, Math.min(size, last ? budget + 1 : budget)));
       const commands = [mailFrom];
       batch.forEach((j, k) => {
@@ -603,6 +676,7 @@ export class SmtpProber {
       open.recipients += asked;
       open.envelopes++;
       let { replies, failure } = await session.exchange(commands);
+      if (replies.some(asksToSlowDown)) open.slowDown = true;
       if (!failure && !repliesFit(commands, replies)) {
         // A reply in the wrong place (a MAIL answer where a RCPT answer belongs, a RSET
         // answered like a recipient): the replies cannot be matched to the recipients.

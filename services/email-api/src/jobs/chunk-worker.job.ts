@@ -32,6 +32,15 @@ export interface ChunkWorkerOptions {
   observer?: Pick<EmailObserver, 'leaseExpired' | 'chunkStored'>;
 }
 
+/**
+ * Chunks with SMTP probing in flight per worker slot (issue 23). Their time goes to
+ * waiting on remote servers, and a chunk's last domains hold its slot while most hosts
+ * have nothing to do: with several in flight, the next chunk's domains fill the sessions
+ * the tail leaves free. The prober's per-host and per-provider limits bound the sessions,
+ * whatever the number of chunks.
+ */
+export const SMTP_CHUNKS_PER_SLOT = 4;
+
 /** How often a chunk in flight reads its job's status (a cancel from another process). */
 const STATUS_CHECK_MS = 1000;
 /** How often an idle worker looks for jobs a dead process left half-stored. */
@@ -71,6 +80,8 @@ export class ChunkWorker {
   /** Chunks this process is claiming or verifying (loops and queue messages). */
   private busy = 0;
   private lastSweep = 0;
+  /** SMTP chunks a loop handed off to verify while it claims the next one. */
+  private readonly detached = new Set<Promise<void>>();
 
   constructor(private readonly o: ChunkWorkerOptions) {}
 
@@ -119,6 +130,7 @@ export class ChunkWorker {
     for (const f of this.flights) f.stop = true;
     this.wake();
     await Promise.all([...this.loops, this.o.queue?.stopConsuming()]);
+    await Promise.all([...this.detached]);
     this.loops = [];
   }
 
@@ -129,6 +141,11 @@ export class ChunkWorker {
       if (free) this.busy++;
       try {
         if (free) chunk = await this.o.jobs.claim(`${this.id}:${++this.claims}`, new Date(), this.o.leaseMs);
+        if (chunk && chunk.useSmtp && !onlyWhenFree && this.detached.size < this.o.concurrency * (SMTP_CHUNKS_PER_SLOT - 1)) {
+          // Verified beside this loop, which claims the next chunk at once.
+          this.detach(chunk);
+          continue;
+        }
         if (chunk) await this.process(chunk);
       } catch (err) {
         this.o.log.error({ err, job_id: chunk?.jobId, chunk: chunk?.idx }, 'job chunk failed');
@@ -147,6 +164,17 @@ export class ChunkWorker {
         this.sleepers.delete(signal);
       }
     }
+  }
+
+  private detach(chunk: ClaimedChunk): void {
+    const work: Promise<void> = this.process(chunk)
+      .catch((err: unknown) => this.o.log.error({ err, job_id: chunk.jobId, chunk: chunk.idx }, 'job chunk failed'))
+      .finally(() => {
+        this.detached.delete(work);
+        // A slot for another SMTP chunk: a loop waiting on its own chunk may now hand it off.
+        this.wake();
+      });
+    this.detached.add(work);
   }
 
   private async process(chunk: ClaimedChunk): Promise<void> {

@@ -155,6 +155,7 @@ export class VerificationService {
    * address is started, and the answer is null (bulk jobs, cancelled within a chunk).
    */
   async verifyMany(emails: readonly string[], options: VerifyOptions, stop: () => boolean): Promise<VerificationResult[] | null> {
+    if (options.smtp) return this.verifyByDomain(emails, options, stop);
     const keys = emails.map(groupKey);
     const order = emails.map((_, i) => i).sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b));
     const results = new Array<VerificationResult>(emails.length);
@@ -172,6 +173,39 @@ export class VerificationService {
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.deps.batchConcurrency, order.length) }, worker));
+    return stopped || stop() ? null : results;
+  }
+
+  /**
+   * With SMTP probing (issue 23): `batchConcurrency` domains at a time, every address of a
+   * domain at once, so each domain is one `probeMany` (its addresses share sessions) and
+   * many domains, hence many MX hosts, are probed side by side. A worker pool over the
+   * sorted list would hold only the two or three domains its 64 slots cover, and wait for
+   * the slowest. The prober's per-host and per-provider limits bound the sessions.
+   */
+  private async verifyByDomain(emails: readonly string[], options: VerifyOptions, stop: () => boolean): Promise<VerificationResult[] | null> {
+    const groups = new Map<string, number[]>();
+    emails.forEach((email, i) => {
+      const key = groupKey(email);
+      const group = groups.get(key);
+      if (group) group.push(i);
+      else groups.set(key, [i]);
+    });
+    const queue = [...groups.values()];
+    const results = new Array<VerificationResult>(emails.length);
+    let next = 0;
+    let stopped = false;
+    const worker = async () => {
+      while (next < queue.length) {
+        if (stop()) {
+          stopped = true;
+          return;
+        }
+        const group = queue[next++]!;
+        await Promise.all(group.map(async (i) => (results[i] = await this.deps.verifier.verify(emails[i]!, options))));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.deps.batchConcurrency, queue.length) }, worker));
     return stopped || stop() ? null : results;
   }
 }
