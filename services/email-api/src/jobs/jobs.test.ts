@@ -100,6 +100,7 @@ for (const backend of testBackends()) {
           unknown_count: 0,
           progress_pct: 100,
           error: null,
+          results_deleted_at: null,
           created_at: undefined,
           started_at: undefined,
           completed_at: undefined,
