@@ -6776,7 +6776,7 @@ export interface paths {
                 /** @description A page of results (JSON), or the whole job (CSV). */
                 200: {
                     headers: {
-                        /** @description With `format=csv`: `attachment; filename="<job_id>.csv"`. */
+                        /** @description With `format=csv`: `attachment; filename="<job_id>.csv"` (with `status`: `<job_id>-valid-risky.csv` and the like). */
                         "Content-Disposition"?: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit": number;

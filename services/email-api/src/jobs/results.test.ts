@@ -118,7 +118,9 @@ for (const backend of testBackends()) {
 
     test('status filter: CSV and JSON keep only those statuses; pages run over the kept rows; unknown values are 400 naming status', async () => {
       const id = await upload(file, [{ name: 'column', value: 'Email' }]);
-      const rows = parseCsv(await csvOf(id, '&status=valid,risky'));
+      const named = await call('GET', `/api/v1/jobs/${id}/results?format=csv&status=valid,risky`);
+      assert.equal(named.headers['content-disposition'], `attachment; filename="${id}-valid-risky.csv"`, 'the file name says what it holds');
+      const rows = parseCsv(named.body);
       assert.deepEqual(rows.slice(1).map((r) => [r[3], r[5]]), [
         [`jane@${D.valid}`, 'valid'],
         [`bob@${D.valid}`, 'valid'],

@@ -345,7 +345,7 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
         response: secured({
           200: {
             description: 'A page of results (JSON), or the whole job (CSV).',
-            headers: { 'Content-Disposition': Type.String({ description: 'With `format=csv`: `attachment; filename="<job_id>.csv"`.' }) },
+            headers: { 'Content-Disposition': Type.String({ description: 'With `format=csv`: `attachment; filename="<job_id>.csv"` (with `status`: `<job_id>-valid-risky.csv` and the like).' }) },
             content: {
               'application/json': { schema: ResultsResponse },
               'text/csv': { schema: Type.String({ description: `RFC 4180, header row \`${CSV_HEADER}\` (after a CSV upload's own columns, with \`columns=all\` the sub-checks after it).` }) },
@@ -363,7 +363,7 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
         const rows = await jobs.csv(principal, id, query);
         return reply
           .type('text/csv; charset=utf-8')
-          .header('content-disposition', `attachment; filename="${id}.csv"`)
+          .header('content-disposition', `attachment; filename="${id}${query.statuses ? `-${[...query.statuses].join('-')}` : ''}.csv"`)
           .send(Readable.from(rows) as never);
       }
       const page = request.query.page ?? 1;
