@@ -199,6 +199,8 @@ describe('email dashboard in chromium', { timeout: 120_000 }, () => {
     await page.getByText(/Addresses and results deleted/).waitFor();
     assert.equal(await page.getByRole('link', { name: 'Download results (CSV)' }).count(), 0, 'no download is offered any more');
     assert.match(await page.locator('main').innerText(), /1,000 of 1,000 addresses/, 'the counts stay');
+    await page.getByText('data deleted').waitFor();
+    assert.equal(await page.getByRole('link', { name: /^CSV$/ }).count(), 0, 'the list offers no download of it either');
   });
 
   test('webhooks: the job.completed delivery reached the receiver, signed, and is listed with its attempt', async () => {

@@ -5106,6 +5106,11 @@ export interface paths {
                                 invalid_count: number;
                                 job_id: string;
                                 processed: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When the addresses and results were deleted; null while they are kept.
+                                 */
+                                results_deleted_at: string | null;
                                 risky_count: number;
                                 /** @enum {string} */
                                 status: "queued" | "processing" | "completed" | "failed" | "cancelled";

@@ -146,7 +146,7 @@ export function JobsPage() {
                     <td data-label="Progress">{formatNumber(j.processed)} / {formatNumber(j.total)}</td>
                     <td data-label="Valid / invalid / risky / unknown">{formatNumber(j.valid_count)} / {formatNumber(j.invalid_count)} / {formatNumber(j.risky_count)} / {formatNumber(j.unknown_count)}</td>
                     <td data-label="Created">{formatDate(j.created_at)}</td>
-                    <td className="actions">{j.status === 'completed' ? <a href={`/api/v1/jobs/${encodeURIComponent(j.job_id)}/results?format=csv`} download={`${j.job_id}.csv`}>CSV</a> : FINAL.has(j.status) ? null : <button type="button" className="danger" onClick={() => void cancel(j.job_id)}>Cancel</button>}</td>
+                    <td className="actions">{j.status === 'completed' && !j.results_deleted_at ? <a href={`/api/v1/jobs/${encodeURIComponent(j.job_id)}/results?format=csv`} download={`${j.job_id}.csv`}>CSV</a> : FINAL.has(j.status) ? (j.results_deleted_at ? <span className="muted small">data deleted</span> : null) : <button type="button" className="danger" onClick={() => void cancel(j.job_id)}>Cancel</button>}</td>
                   </tr>
                 ))}
               </tbody>

@@ -184,6 +184,8 @@ for (const backend of testBackends()) {
       const after = (await call('GET', `/api/v1/jobs/${id}`)).json() as Record<string, unknown>;
       assert.deepEqual({ ...after, results_deleted_at: undefined }, { ...before, results_deleted_at: undefined }, 'status and counters unchanged');
       assert.equal(after.results_deleted_at, body.results_deleted_at);
+      const listed = ((await call('GET', '/api/v1/jobs')).json() as { jobs: Array<{ job_id: string; results_deleted_at: string | null }> }).jobs;
+      assert.equal(listed.find((j) => j.job_id === id)?.results_deleted_at, body.results_deleted_at, 'the job list says so too');
       for (const q of ['', '?format=csv']) {
         const gone = await call('GET', `/api/v1/jobs/${id}/results${q}`);
         assert.deepEqual([gone.statusCode, gone.json().error], [410, 'results_deleted'], q);

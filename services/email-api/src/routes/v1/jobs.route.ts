@@ -88,6 +88,7 @@ const JobListItem = Type.Object({
   unknown_count: Type.Integer(),
   created_at: DateTime(),
   completed_at: Nullable(DateTime()),
+  results_deleted_at: Nullable(DateTime({ description: 'When the addresses and results were deleted; null while they are kept.', 'x-extension': true })),
 });
 
 const CancelResponse = Type.Object({
@@ -274,6 +275,7 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
           unknown_count: j.unknown_count,
           created_at: j.created_at,
           completed_at: j.completed_at,
+          results_deleted_at: j.results_deleted_at,
         })),
       };
     },
