@@ -9,6 +9,12 @@
 // (service processes sharing the database, default 1), `--redis URL` (with `--postgres`:
 // the BullMQ queue carries the chunks between the processes), `--no-baseline`.
 //
+// `--upload`: the list is uploaded as a CSV file with columns of its own
+// (`email,first_name,company,city`, a quoted cell with a comma in every row) instead of JSON,
+// and downloaded twice: the whole file with the contract's columns appended
+// (`csv_plain_rss_mb`), then with every sub-check too (`columns=all`, the `csv_rss_mb` figure:
+// the list's columns plus 16 result columns). Issue 23: memory stays flat during either.
+//
 // `--smtp`: the bulk job with mailbox probing instead: `--count` (default 100,000) addresses
 // over the rig's 50 bench domains (`benchJobAddresses`: 60 % exist, 25 % unknown, 8 % full,
 // 7 % disabled, every tenth domain catch-all), `use_smtp: true` on a plan with catch-all
@@ -37,6 +43,7 @@ const PROCESSES = Number(arg('processes', 1));
 const POSTGRES = arg('postgres', null);
 const REDIS = arg('redis', null);
 const BASELINE = !process.argv.includes('--no-baseline') && !SMTP;
+const UPLOAD = process.argv.includes('--upload') && !SMTP;
 
 const build = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-b'], { stdio: 'inherit', cwd: ROOT });
 if (build.status !== 0) process.exit(build.status ?? 1);
@@ -83,6 +90,8 @@ try {
     EMAIL_LOG_LEVEL: 'info',
     EMAIL_JOBS_WORKERS: String(WORKERS),
     EMAIL_JOBS_POLL_MS: '200',
+    // A million rows with four columns is about 70 MB of CSV: over the default 64 MiB.
+    ...(UPLOAD ? { EMAIL_JOBS_BODY_LIMIT_BYTES: String(256 * 1_048_576) } : {}),
     ...(REDIS ? { EMAIL_REDIS_URL: REDIS, EMAIL_JOBS_QUEUE: `bench-${process.pid}-${Date.now()}` } : {}),
     // Probing reaches the rig only: its addresses are loopback, nothing else is allowed.
     ...(SMTP
@@ -112,7 +121,16 @@ try {
   const domains = loadDomains();
   const population = SMTP ? benchJobAddresses(COUNT) : null;
   const emails = population ? population.map((a) => a.email) : Array.from({ length: COUNT }, (_, i) => `user${i}@${domains[i % domains.length]}`);
-  const body = JSON.stringify(SMTP ? { emails, use_smtp: true } : { emails });
+  let body;
+  let contentType = 'application/json';
+  if (UPLOAD) {
+    const lines = ['email,first_name,company,city'];
+    for (let i = 0; i < emails.length; i++) lines.push(`${emails[i]},First${i},"Company ${i}, Inc",City ${i % 100}`);
+    body = new globalThis.FormData();
+    body.append('column', 'email');
+    body.append('file', new globalThis.Blob([`${lines.join('\r\n')}\r\n`], { type: 'text/csv' }), 'list.csv');
+    contentType = null;
+  } else body = JSON.stringify(SMTP ? { emails, use_smtp: true } : { emails });
   const connects0 = postfixConnects();
   let peak = 0;
   const sample = () => {
@@ -133,7 +151,7 @@ try {
     }
   })();
   const t0 = performance.now();
-  const res = await fetch(`${base}/api/v1/jobs`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body });
+  const res = await fetch(`${base}/api/v1/jobs`, { method: 'POST', headers: { ...auth, ...(contentType ? { 'content-type': contentType } : {}) }, body });
   if (res.status !== 202) throw new Error(`submit: ${res.status} ${await res.text()}`);
   const { job_id: id } = await res.json();
   const submitted = performance.now();
@@ -151,12 +169,27 @@ try {
   const sessions = postfixConnects() - connects0;
   const jobPeak = Math.max(peak, ...children.map((c) => rssKb(c.pid, 'VmHWM')));
 
+  // With --upload, first the whole file with the contract's result columns, memory sampled the same way.
+  let plain = null;
+  if (UPLOAD) {
+    peak = 0;
+    sample();
+    const before = peak;
+    const p0 = performance.now();
+    const res = await fetch(`${base}/api/v1/jobs/${id}/results?format=csv`, { headers: auth });
+    let n = -1;
+    for await (const part of res.body) for (const b of part) if (b === 10) n++;
+    sample();
+    plain = { rows: n, s: (performance.now() - p0) / 1000, before, peak };
+    if (n !== COUNT) throw new Error(`plain CSV has ${n} rows, expected ${COUNT}`);
+  }
+
   // Memory flat during the download: RSS before it starts vs the highest RSS while it runs.
   peak = 0;
   sample();
   const csvBefore = peak;
   const c0 = performance.now();
-  const csv = await fetch(`${base}/api/v1/jobs/${id}/results?format=csv`, { headers: auth });
+  const csv = await fetch(`${base}/api/v1/jobs/${id}/results?format=csv${UPLOAD ? '&columns=all' : ''}`, { headers: auth });
   let rows = -1;
   let bytes = 0;
   // With --smtp each row is checked against the rig's truth: the reason the verdict gives
@@ -212,9 +245,10 @@ try {
     process.exitCode = agree === COUNT ? 0 : 1;
   } else {
   console.log(`job ${id}: ${status.total} addresses, valid ${status.valid}, invalid ${status.invalid}, risky ${status.risky}, unknown ${status.unknown}`);
+  if (plain) console.log(`uploaded CSV back with the contract's columns: ${plain.rows} rows in ${plain.s.toFixed(2)} s (RSS ${(plain.before / 1024).toFixed(0)} MiB before, at most ${(plain.peak / 1024).toFixed(0)} MiB during it); the figures below are with columns=all`);
   console.log(`submit ${((submitted - t0) / 1000).toFixed(2)} s, submit→completed ${jobS.toFixed(2)} s, CSV ${(bytes / 1048576).toFixed(1)} MiB in ${csvS.toFixed(2)} s (RSS ${(csvBefore / 1024).toFixed(0)} MiB before the download, at most ${(csvPeak / 1024).toFixed(0)} MiB during it)`);
   console.log(
-    `RESULT count=${COUNT} backend=${POSTGRES ? 'postgres' : 'sqlite'}${REDIS ? '+bullmq' : ''} processes=${PROCESSES} workers=${WORKERS} submit_s=${((submitted - t0) / 1000).toFixed(2)} submit_max_stall_ms=${stallMs.toFixed(0)} job_s=${jobS.toFixed(2)} csv_s=${csvS.toFixed(2)} peak_rss_mb=${(jobPeak / 1024).toFixed(0)} csv_rss_before_mb=${(csvBefore / 1024).toFixed(0)} csv_rss_mb=${(csvPeak / 1024).toFixed(0)} pipeline_s=${pipelineS.toFixed(2)} ratio=${(jobS / pipelineS).toFixed(2)}`,
+    `RESULT count=${COUNT}${UPLOAD ? ' input=csv-upload columns=all' : ''} backend=${POSTGRES ? 'postgres' : 'sqlite'}${REDIS ? '+bullmq' : ''} processes=${PROCESSES} workers=${WORKERS} submit_s=${((submitted - t0) / 1000).toFixed(2)} submit_max_stall_ms=${stallMs.toFixed(0)} job_s=${jobS.toFixed(2)} csv_s=${csvS.toFixed(2)} peak_rss_mb=${(jobPeak / 1024).toFixed(0)} csv_rss_before_mb=${(csvBefore / 1024).toFixed(0)} csv_rss_mb=${(csvPeak / 1024).toFixed(0)}${plain ? ` csv_plain_rss_before_mb=${(plain.before / 1024).toFixed(0)} csv_plain_rss_mb=${(plain.peak / 1024).toFixed(0)}` : ''} pipeline_s=${pipelineS.toFixed(2)} ratio=${(jobS / pipelineS).toFixed(2)}`,
   );
   }
 } finally {

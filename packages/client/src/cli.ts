@@ -1,7 +1,7 @@
 import { basename, extname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConvertClient, type ConversionOptions } from './convert.js';
-import { EmailClient, type JobStatus } from './email.js';
+import { EmailClient, type JobStatus, type ResultStatus, type ResultsFilter } from './email.js';
 import { ApiError, ChecksumError } from './http.js';
 
 /** Exit codes (documented in the package README and in `mailconv --help`). */
@@ -28,8 +28,13 @@ const HELP = `mailconv — command line for the email verification and file conv
 Usage:
   mailconv verify <address>...                 verify addresses (one request each, or one batch)
   mailconv verify --file list.csv [--column C] [--out results.csv] [--smtp] [--dedupe]
+                 [--status valid,risky] [--columns all]
                                                a whole CSV or text list through a job, with progress;
-                                               the results are written as CSV (default <list>.results.csv)
+                                               the results are written as CSV (default <list>.results.csv):
+                                               a CSV list comes back with its own columns, the result
+                                               columns appended; --status keeps only rows with those
+                                               statuses (valid, invalid, risky, unknown); --columns all
+                                               adds the sub-checks (syntax, dns, mx_count, smtp, …)
   mailconv convert <file> --to <format> [--out path] [--quality N] [--preset P]
                    [--page-range R] [--ocr-language L] [--max-output-bytes N] [--webhook URL] [--share [--share-for S]]
                    [--batch] [--export s3://bucket[/key-template] [--export-endpoint URL] [--export-region R]]
@@ -144,6 +149,8 @@ export async function main(argv: readonly string[], env: Record<string, string |
         out: { type: 'string', short: 'o' },
         smtp: { type: 'boolean', default: false },
         dedupe: { type: 'boolean', default: false },
+        status: { type: 'string' },
+        columns: { type: 'string' },
         to: { type: 'string' },
         quality: { type: 'string' },
         preset: { type: 'string' },
@@ -188,6 +195,7 @@ export async function main(argv: readonly string[], env: Record<string, string |
         if (values.file) {
           if (args.length) throw new UsageError('give either addresses or --file, not both');
           const out = values.out ?? `${values.file.replace(/\.(csv|txt)$/i, '')}.results.csv`;
+          const filter = resultsFilter(values.status, values.columns);
           const job = await client.uploadJob({ path: values.file, column: values.column }, { useSmtp: values.smtp, dedupe: values.dedupe });
           const done = await client.waitForJob(job.job_id, { intervalMs: 500, onProgress: (j: JobStatus) => bar.update('verifying', j.progress_pct, `${j.processed}/${j.total}`) });
           bar.done();
@@ -195,7 +203,7 @@ export async function main(argv: readonly string[], env: Record<string, string |
             print({ job_id: done.job_id, status: done.status, error: done.error }, `Job ${done.job_id} ${done.status}${done.error ? `: ${done.error}` : ''}.`);
             return EXIT.jobFailed;
           }
-          const saved = await client.downloadResultsCsv(job.job_id, out);
+          const saved = await client.downloadResultsCsv(job.job_id, out, undefined, filter);
           const summary = { job_id: done.job_id, status: done.status, total: done.total, valid: done.valid, invalid: done.invalid, risky: done.risky, unknown: done.unknown, results_file: out, bytes: saved.bytes };
           print(summary, `Job ${done.job_id}: ${done.total} addresses — ${done.valid} valid, ${done.invalid} invalid, ${done.risky} risky, ${done.unknown} unknown.\nResults: ${out}`);
           return EXIT.ok;
@@ -308,6 +316,24 @@ export async function main(argv: readonly string[], env: Record<string, string |
     if (err instanceof ChecksumError) return fail(EXIT.checksum, { code: 'checksum_mismatch', expected: err.expected, actual: err.actual }, err.message);
     return fail(EXIT.failure, { code: 'failure', message: (err as Error).message }, (err as Error).message);
   }
+}
+
+const RESULT_STATUSES: readonly ResultStatus[] = ['valid', 'invalid', 'risky', 'unknown'];
+
+/** `--status` and `--columns` of `verify --file`, checked before anything is uploaded. */
+function resultsFilter(status: string | undefined, columns: string | undefined): ResultsFilter {
+  const filter: ResultsFilter = {};
+  if (status !== undefined) {
+    const wanted = status.split(',').map((s) => s.trim());
+    const bad = wanted.find((s) => !(RESULT_STATUSES as readonly string[]).includes(s));
+    if (bad !== undefined) throw new UsageError(`--status takes a comma-separated list of ${RESULT_STATUSES.join(', ')}; "${bad}" is not one`);
+    filter.status = wanted as ResultStatus[];
+  }
+  if (columns !== undefined) {
+    if (columns !== 'all' && columns !== 'default') throw new UsageError('--columns takes all or default');
+    filter.columns = columns;
+  }
+  return filter;
 }
 
 function positiveInt(flag: string, value: string): number {

@@ -15,6 +15,22 @@ export type JobList = Json<'/api/v1/jobs', 'get', 200>;
 export type JobCancelled = Json<'/api/v1/jobs/{job_id}', 'delete', 200>;
 export type ResultsPage = Json<'/api/v1/jobs/{job_id}/results', 'get', 200>;
 export type JobResult = ResultsPage['results'][number];
+export type JobResultsDeleted = Json<'/api/v1/jobs/{job_id}/results', 'delete', 200>;
+/** A result's status, as the `status` filter of the results takes it. */
+export type ResultStatus = JobResult['status'];
+
+/**
+ * Which results to read (extensions of the service): `status` keeps only rows with those
+ * statuses (`['valid', 'risky']`: the sendable ones); `columns: 'all'` adds the sub-checks
+ * (`normalized`, `syntax`, `dns`, `mx_count`, `mx_provider`, `smtp`, `catch_all`,
+ * `disposable`, `role_based`, `free_provider`).
+ */
+export interface ResultsFilter {
+  status?: readonly ResultStatus[];
+  columns?: 'default' | 'all';
+}
+
+const filterQuery = (filter: ResultsFilter = {}) => ({ status: filter.status?.join(','), columns: filter.columns });
 export type ApiKeyList = Json<'/api/dashboard/api-keys', 'get', 200>;
 export type ApiKeyCreated = Json<'/api/dashboard/api-keys', 'post', 200>;
 export type WebhookList = Json<'/api/dashboard/webhooks', 'get', 200>;
@@ -157,31 +173,39 @@ export class EmailClient {
     }
   }
 
-  /** `GET /api/v1/jobs/{job_id}/results`: one JSON page. */
-  results(jobId: string, options: { page?: number; perPage?: number } = {}): Promise<ResultsPage> {
-    return this.http.json('GET', `/api/v1/jobs/${encodeURIComponent(jobId)}/results`, { query: { page: options.page, per_page: options.perPage } });
+  /** `GET /api/v1/jobs/{job_id}/results`: one JSON page (of the rows `status` keeps, if given). */
+  results(jobId: string, options: { page?: number; perPage?: number } & ResultsFilter = {}): Promise<ResultsPage> {
+    return this.http.json('GET', `/api/v1/jobs/${encodeURIComponent(jobId)}/results`, { query: { page: options.page, per_page: options.perPage, ...filterQuery(options) } });
   }
 
-  /** Every result of a completed job, in input order, page by page. */
-  async *iterateResults(jobId: string, perPage = 5000): AsyncGenerator<JobResult> {
+  /** Every result of a completed job (that the filter keeps), in input order, page by page. */
+  async *iterateResults(jobId: string, perPage = 5000, filter: ResultsFilter = {}): AsyncGenerator<JobResult> {
     for (let page = 1; ; page++) {
-      const answer = await this.results(jobId, { page, perPage });
+      const answer = await this.results(jobId, { page, perPage, ...filter });
       yield* answer.results;
-      if (answer.results.length < perPage || page * perPage >= answer.total) return;
+      if (answer.results.length < perPage || page * perPage >= (answer.matched ?? answer.total)) return;
     }
   }
 
-  /** The results as CSV (RFC 4180), streamed to `path`. Returns what was written. */
-  async downloadResultsCsv(jobId: string, path: string, onProgress?: (bytes: number) => void): Promise<SavedFile> {
-    const { response } = await this.http.raw('GET', `/api/v1/jobs/${encodeURIComponent(jobId)}/results`, { query: { format: 'csv' }, timeoutMs: 600_000 });
+  /**
+   * The results as CSV (RFC 4180), streamed to `path`: for a job uploaded as a CSV file,
+   * that file with the result columns appended. Returns what was written.
+   */
+  async downloadResultsCsv(jobId: string, path: string, onProgress?: (bytes: number) => void, filter: ResultsFilter = {}): Promise<SavedFile> {
+    const { response } = await this.http.raw('GET', `/api/v1/jobs/${encodeURIComponent(jobId)}/results`, { query: { format: 'csv', ...filterQuery(filter) }, timeoutMs: 600_000 });
     return saveBody(response, path, undefined, onProgress);
   }
 
   /** The results as CSV rows (the header row first), streamed without holding the file. */
-  async *resultsCsvRows(jobId: string): AsyncGenerator<string[]> {
-    const { response } = await this.http.raw('GET', `/api/v1/jobs/${encodeURIComponent(jobId)}/results`, { query: { format: 'csv' }, timeoutMs: 600_000 });
+  async *resultsCsvRows(jobId: string, filter: ResultsFilter = {}): AsyncGenerator<string[]> {
+    const { response } = await this.http.raw('GET', `/api/v1/jobs/${encodeURIComponent(jobId)}/results`, { query: { format: 'csv', ...filterQuery(filter) }, timeoutMs: 600_000 });
     if (!response.body) return;
     yield* csvRows(response.body);
+  }
+
+  /** `DELETE /api/v1/jobs/{job_id}/results` (extension): deletes a finished job's addresses and results; its status and counts stay. */
+  deleteJobResults(jobId: string): Promise<JobResultsDeleted> {
+    return this.http.json('DELETE', `/api/v1/jobs/${encodeURIComponent(jobId)}/results`);
   }
 
   /** API keys of the account (`/api/dashboard/api-keys`). */

@@ -74,6 +74,16 @@ describe('the mailconv CLI, run as a process against both running services', () 
     const csv = (await readFile(join(work, 'list.results.csv'), 'utf8')).trim().split('\r\n');
     assert.equal(csv.length, 27);
     assert.match(csv[0]!, /^email,/);
+
+    // Issue 23: --status and --columns; a wrong status is a usage error before anything is uploaded.
+    const sendable = await run(['verify', '--file', 'list.csv', '--status', 'valid,risky', '--columns', 'all', '--out', 'sendable.csv'], env, work);
+    assert.equal(sendable.code, 0, sendable.stderr);
+    const kept = (await readFile(join(work, 'sendable.csv'), 'utf8')).trim().split('\r\n');
+    assert.equal(kept.length, 26, 'the header and the 25 valid rows');
+    assert.match(kept[0]!, /^email,result_email,is_valid,status,.*,free_provider$/);
+    const bad = await run(['verify', '--file', 'list.csv', '--status', 'valid,good'], env, work);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /"good" is not one/);
   });
 
   test('convert report.docx --to pdf: progress, checksum verified on download, output written', async () => {

@@ -114,6 +114,21 @@ describe('EmailClient against the running email service (loopback DNS/SMTP rig)'
     assert.equal(job.total, 3);
     const done = await client.waitForJob(job.job_id, { intervalMs: 50 });
     assert.deepEqual([done.valid, done.invalid], [2, 1]);
+
+    // Issue 23: the file comes back with its own columns; filters and sub-checks; deleting the data.
+    const rows: string[][] = [];
+    for await (const row of client.resultsCsvRows(job.job_id, { status: ['invalid'], columns: 'all' })) rows.push(row);
+    assert.deepEqual(rows[0]!.slice(0, 4), ['name', 'address', 'email', 'is_valid']);
+    assert.equal(rows[0]!.at(-1), 'free_provider');
+    assert.deepEqual(rows.slice(1).map((r) => [r[0], r[2], r[4]]), [['Nobody', `x@${D.nxdomain}`, 'invalid']]);
+    const valid: string[] = [];
+    for await (const r of client.iterateResults(job.job_id, 1, { status: ['valid'] })) valid.push(r.email);
+    assert.deepEqual(valid, [`alice@${D.valid}`, `bob@${D.valid}`]);
+    const deleted = await client.deleteJobResults(job.job_id);
+    assert.deepEqual([deleted.job_id, deleted.status, typeof deleted.results_deleted_at], [job.job_id, 'completed', 'string']);
+    const gone = await client.results(job.job_id).catch((e: unknown) => e);
+    assert.ok(gone instanceof ApiError);
+    assert.deepEqual([gone.status, gone.code], [410, 'results_deleted']);
   });
 
   test('results of a running job: 409 job_not_completed with status and progress_pct; cancelJob refunds', async () => {

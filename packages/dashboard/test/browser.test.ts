@@ -184,6 +184,25 @@ describe('email dashboard in chromium', { timeout: 120_000 }, () => {
     assert.match(lines.find((l) => l.includes(`user2@${D.valid}`)) ?? '', /valid/);
   });
 
+  test('bulk job: downloads per filter (valid and risky, with every sub-check), then the data deleted (issue 23)', async () => {
+    const { page } = b;
+    await page.getByRole('checkbox', { name: /Add every sub-check/ }).check();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download valid and risky (CSV)' }).click()]);
+    assert.match(download.suggestedFilename(), /^job_[0-9a-z]+-valid-risky\.csv$/);
+    const lines = (await readFile(await download.path())).toString('utf8').trim().split('\r\n');
+    assert.match(lines[0]!, /^email,result_email,is_valid,status,reason,score,suggestion,normalized,syntax,dns,mx_count,mx_provider,smtp,catch_all,disposable,role_based,free_provider$/);
+    assert.equal(lines.length, 801, 'the header and the 800 addresses on the valid domain');
+    assert.ok(lines.slice(1).every((l) => /,(valid|risky),/.test(l) && !l.includes('broken')), 'only valid and risky rows');
+    await checkLayout(b, 'email-jobs-downloads', ['Download valid only (CSV)', 'Delete addresses and results']);
+
+    await page.getByRole('button', { name: 'Delete addresses and results' }).click();
+    await page.getByText(/Addresses and results deleted/).waitFor();
+    assert.equal(await page.getByRole('link', { name: 'Download results (CSV)' }).count(), 0, 'no download is offered any more');
+    assert.match(await page.locator('main').innerText(), /1,000 of 1,000 addresses/, 'the counts stay');
+    await page.getByText('data deleted').waitFor();
+    assert.equal(await page.getByRole('link', { name: /^CSV$/ }).count(), 0, 'the list offers no download of it either');
+  });
+
   test('webhooks: the job.completed delivery reached the receiver, signed, and is listed with its attempt', async () => {
     const { page } = b;
     const [hit] = await receiver.waitFor(1);

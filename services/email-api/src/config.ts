@@ -55,6 +55,7 @@ const EmailSettings = z.object({
   EMAIL_JOBS_QUEUE: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1–100 letters, digits, - or _').default('email-chunks'),
   EMAIL_JOBS_GREYLIST_RETRY_MS: setting.positiveInt(300_000),
   EMAIL_JOBS_GREYLIST_RETRIES: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(2),
+  EMAIL_JOB_RETENTION_DAYS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').max(36_500, 'must be at most 36500').default(30),
   EMAIL_PUBLIC_RPM: setting.positiveInt(20),
   EMAIL_PUBLIC_SMTP_PER_DAY: setting.positiveInt(50),
   EMAIL_DNS_SERVERS: setting.dnsServers(),
@@ -88,9 +89,10 @@ export interface EmailConfig extends CommonServiceConfig {
   /**
    * Bulk jobs: body limit of `POST /api/v1/jobs`, addresses per stored chunk, chunks
    * verified at once by this process (0: none), lease and poll intervals, greylisting
-   * retries, and the BullMQ queue name (used with `EMAIL_REDIS_URL` on PostgreSQL).
+   * retries, the BullMQ queue name (used with `EMAIL_REDIS_URL` on PostgreSQL), and the
+   * days a finished job's data is kept (`EMAIL_JOB_RETENTION_DAYS`, 0: until deleted).
    */
-  jobs: { bodyLimitBytes: number; chunkSize: number; workers: number; leaseMs: number; pollMs: number; greylistRetryMs: number; greylistRetries: number; queueName: string };
+  jobs: { bodyLimitBytes: number; chunkSize: number; workers: number; leaseMs: number; pollMs: number; greylistRetryMs: number; greylistRetries: number; queueName: string; retentionDays: number };
   /** `POST /api/validate-email`: requests per minute per client IP. */
   publicRpm: number;
   /** `POST /api/validate-email`: SMTP probes per day per client IP. */
@@ -133,6 +135,7 @@ export function loadEmailConfig(env: Readonly<Record<string, string | undefined>
       greylistRetryMs: s.EMAIL_JOBS_GREYLIST_RETRY_MS,
       greylistRetries: s.EMAIL_JOBS_GREYLIST_RETRIES,
       queueName: s.EMAIL_JOBS_QUEUE,
+      retentionDays: s.EMAIL_JOB_RETENTION_DAYS,
     },
     publicRpm: s.EMAIL_PUBLIC_RPM,
     publicSmtpPerDay: s.EMAIL_PUBLIC_SMTP_PER_DAY,

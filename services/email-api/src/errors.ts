@@ -11,6 +11,8 @@ export const EMAIL_ERROR_STATUS = {
   feature_not_available: 403,
   job_not_completed: 409,
   job_not_cancellable: 409,
+  /** A job's results were deleted (`DELETE …/results` or retention, issue 23); its counts stay. */
+  results_deleted: 410,
 } as const;
 
 export type EmailErrorCode = keyof typeof EMAIL_ERROR_STATUS;

@@ -67,7 +67,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -106,7 +106,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -145,7 +145,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -182,7 +182,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -221,7 +221,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -258,7 +258,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -341,7 +341,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -374,7 +374,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -405,7 +405,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -444,7 +444,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -481,7 +481,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -518,7 +518,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -557,7 +557,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -594,7 +594,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -633,7 +633,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -670,7 +670,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -745,7 +745,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -778,7 +778,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -809,7 +809,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -846,7 +846,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -885,7 +885,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -922,7 +922,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -959,7 +959,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -996,7 +996,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1035,7 +1035,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1072,7 +1072,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1111,7 +1111,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1148,7 +1148,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1227,7 +1227,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1258,7 +1258,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1291,7 +1291,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1322,7 +1322,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1397,7 +1397,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1430,7 +1430,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1463,7 +1463,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1494,7 +1494,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1525,7 +1525,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1558,7 +1558,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1589,7 +1589,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1622,7 +1622,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1653,7 +1653,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1708,7 +1708,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1739,7 +1739,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1772,7 +1772,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1803,7 +1803,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1834,7 +1834,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1865,7 +1865,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1898,7 +1898,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -1929,7 +1929,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2017,7 +2017,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2048,7 +2048,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2081,7 +2081,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2112,7 +2112,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2143,7 +2143,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2174,7 +2174,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2207,7 +2207,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2238,7 +2238,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2271,7 +2271,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2302,7 +2302,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2398,7 +2398,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2437,7 +2437,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2476,7 +2476,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2513,7 +2513,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2552,7 +2552,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2589,7 +2589,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2681,7 +2681,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2718,7 +2718,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2757,7 +2757,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2796,7 +2796,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2833,7 +2833,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2872,7 +2872,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -2909,7 +2909,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3005,7 +3005,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3038,7 +3038,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3075,7 +3075,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3114,7 +3114,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3151,7 +3151,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3188,7 +3188,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3225,7 +3225,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3264,7 +3264,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3301,7 +3301,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3340,7 +3340,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3377,7 +3377,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3449,7 +3449,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3482,7 +3482,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3519,7 +3519,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3556,7 +3556,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3595,7 +3595,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3632,7 +3632,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3669,7 +3669,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3708,7 +3708,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3745,7 +3745,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3784,7 +3784,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3821,7 +3821,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3942,7 +3942,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -3975,7 +3975,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4012,7 +4012,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4049,7 +4049,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4088,7 +4088,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4127,7 +4127,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4164,7 +4164,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4203,7 +4203,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4240,7 +4240,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4337,7 +4337,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4370,7 +4370,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4407,7 +4407,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4444,7 +4444,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4483,7 +4483,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4520,7 +4520,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4557,7 +4557,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4594,7 +4594,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4633,7 +4633,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4670,7 +4670,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4709,7 +4709,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4746,7 +4746,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4847,7 +4847,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4886,7 +4886,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4925,7 +4925,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -4962,7 +4962,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5001,7 +5001,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5038,7 +5038,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5106,6 +5106,11 @@ export interface paths {
                                 invalid_count: number;
                                 job_id: string;
                                 processed: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When the addresses and results were deleted; null while they are kept.
+                                 */
+                                results_deleted_at: string | null;
                                 risky_count: number;
                                 /** @enum {string} */
                                 status: "queued" | "processing" | "completed" | "failed" | "cancelled";
@@ -5132,7 +5137,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5171,7 +5176,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5210,7 +5215,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5247,7 +5252,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5286,7 +5291,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5323,7 +5328,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5384,7 +5389,7 @@ export interface paths {
                         dedupe?: "true" | "false" | "1" | "0" | "";
                         /**
                          * Format: binary
-                         * @description The list: a CSV file (the column named by `column`, else the first; a first row without `@` is a header) or a text file (`text/plain` or `.txt`: one address per line).
+                         * @description The list: a CSV file (the column named by `column`, else the first; a first row without `@` is a header) or a text file (`text/plain` or `.txt`: one address per line). A CSV file’s own columns are kept: the CSV download returns each row as the file spelled it with the result columns appended (extension).
                          */
                         file: string;
                         /**
@@ -5450,7 +5455,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5483,7 +5488,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5547,7 +5552,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5586,7 +5591,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5623,7 +5628,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5660,7 +5665,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5697,7 +5702,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5736,7 +5741,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5773,7 +5778,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5812,7 +5817,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5849,7 +5854,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5926,6 +5931,11 @@ export interface paths {
                             processed: number;
                             /** @description `processed` × 100 / `total`, rounded down. */
                             progress_pct: number;
+                            /**
+                             * Format: date-time
+                             * @description When the addresses and results were deleted (`DELETE /api/v1/jobs/{job_id}/results` or the retention sweep); null while they are kept.
+                             */
+                            results_deleted_at: string | null;
                             /** @description Same as `risky_count`. */
                             risky: number;
                             risky_count: number;
@@ -5966,7 +5976,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -5999,7 +6009,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6036,7 +6046,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6075,7 +6085,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6114,7 +6124,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6151,7 +6161,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6190,7 +6200,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6227,7 +6237,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6309,7 +6319,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6342,7 +6352,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6373,7 +6383,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6410,7 +6420,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6449,7 +6459,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6486,7 +6496,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6523,7 +6533,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6560,7 +6570,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6599,7 +6609,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6636,7 +6646,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6675,7 +6685,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6712,7 +6722,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6746,15 +6756,19 @@ export interface paths {
         };
         /**
          * Results of a completed job: JSON pages, or the whole job as CSV
-         * @description Results keep the input order. `format=csv` streams every row as RFC 4180 CSV (CRLF line ends) with the header `email,is_valid,status,reason,score,suggestion`; page parameters are ignored. Before completion: 409 `job_not_completed` with `status` and `progress_pct`.
+         * @description Results keep the input order. `format=csv` streams every row as RFC 4180 CSV (CRLF line ends) with the header `email,is_valid,status,reason,score,suggestion`; page parameters are ignored. A job uploaded as a CSV file comes back as that file: each row as the file spelled it (padded with empty cells to its widest row), the result columns appended; a result column named like an input column is prefixed `result_` (extension). `status` keeps only rows with those statuses and `columns=all` adds the sub-checks, in both forms (extensions). Before completion: 409 `job_not_completed` with `status` and `progress_pct`; after `DELETE …/results` or the retention period: 410 `results_deleted`.
          */
         get: {
             parameters: {
                 query?: {
+                    /** @description `all` adds `normalized`, `syntax`, `dns`, `mx_count`, `mx_provider`, `smtp`, `catch_all`, `disposable`, `role_based`, `free_provider` after the contract's columns (CSV columns, JSON fields). */
+                    columns?: "default" | "all";
                     format?: "json" | "csv";
                     /** @description 1-based; at most 1,000,000 (a job of 1,000,000 addresses one a page). Infinity, 1e309 and the like: 400. */
                     page?: number;
                     per_page?: number;
+                    /** @description Comma-separated statuses to keep (`valid`, `invalid`, `risky`, `unknown`), e.g. `valid,risky`; another value is 400 naming `status`. With JSON, pages run over the kept rows. */
+                    status?: string;
                 };
                 header?: never;
                 path: {
@@ -6767,7 +6781,7 @@ export interface paths {
                 /** @description A page of results (JSON), or the whole job (CSV). */
                 200: {
                     headers: {
-                        /** @description With `format=csv`: `attachment; filename="<job_id>.csv"`. */
+                        /** @description With `format=csv`: `attachment; filename="<job_id>.csv"` (with `status`: `<job_id>-valid-risky.csv` and the like). */
                         "Content-Disposition"?: string;
                         /** @description Requests allowed per minute. */
                         "RateLimit-Limit": number;
@@ -6782,18 +6796,32 @@ export interface paths {
                     content: {
                         "application/json": {
                             job_id: string;
+                            /** @description Rows the `status` filter selects (`total` without one); pages run over these. */
+                            matched: number;
                             page: number;
                             per_page: number;
                             /** @description In input order; empty past the last page. */
                             results: {
+                                catch_all?: boolean | null;
+                                disposable?: boolean | null;
+                                dns?: boolean | null;
                                 email: string;
+                                free_provider?: boolean | null;
                                 is_valid: boolean;
+                                mx_count?: number | null;
+                                /** @description Recognised mail providers behind the MX hosts, `|`-separated; null when none. */
+                                mx_provider?: string | null;
+                                /** @description Decision 12. */
+                                normalized?: string | null;
                                 /** @enum {string|null} */
                                 reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "smtp_unavailable" | "dns_error" | "unverifiable" | null;
+                                role_based?: boolean | null;
                                 score: number | null;
+                                smtp?: boolean | null;
                                 /** @enum {string} */
                                 status: "valid" | "invalid" | "risky" | "unknown";
                                 suggestion: string | null;
+                                syntax?: boolean | null;
                             }[];
                             /** @enum {string} */
                             status: "queued" | "processing" | "completed" | "failed" | "cancelled";
@@ -6822,7 +6850,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6855,7 +6883,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6892,7 +6920,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6931,7 +6959,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -6968,7 +6996,44 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Gone: the resource was removed. */
+                410: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit": number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining": number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset": number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7007,7 +7072,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7044,7 +7109,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7083,7 +7148,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7120,7 +7185,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7142,7 +7207,490 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a finished job’s addresses and results (extension)
+         * @description For a completed, failed or cancelled job: its addresses, results and a CSV upload’s rows are deleted; the job, its status and its counters stay (`results_deleted_at` is set). A repeat answers the same. A queued or processing job is 409 `job_not_completed` (cancel it first). Results are also deleted by the retention sweep `EMAIL_JOB_RETENTION_DAYS` after the job finished.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    job_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit": number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining": number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset": number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            job_id: string;
+                            /**
+                             * Format: date-time
+                             * @description When the data was deleted (the first deletion, on a repeat).
+                             */
+                            results_deleted_at: string;
+                            /** @enum {string} */
+                            status: "completed" | "failed" | "cancelled";
+                            success: boolean;
+                        };
+                    };
+                };
+                /** @description Invalid request: malformed JSON, a missing or wrongly typed field, or an unknown field. */
+                400: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Missing, malformed, unknown or revoked API key. */
+                401: {
+                    headers: {
+                        /** @description `Bearer`, with `error="invalid_token"` for an unknown or revoked key. */
+                        "WWW-Authenticate": string;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Forbidden: a request made with the dashboard session cookie lacks its `X-CSRF-Token` (`forbidden`), or another refusal named by the code. */
+                403: {
+                    headers: {
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Not found, or not owned by the caller. */
+                404: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit": number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining": number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset": number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The path exists but not with this method; see the Allow header. */
+                405: {
+                    headers: {
+                        /** @description The methods this path answers to, e.g. `GET, DELETE`. */
+                        Allow: string;
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Conflict with the current state of the resource. */
+                409: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit": number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining": number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset": number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Request body over the size limit. (A body sent to this route, which takes none, is still read.) */
+                413: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unsupported Content-Type. (A body sent to this route, which takes none, is still read.) */
+                415: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Rate limit or monthly quota exceeded; see Retry-After. */
+                429: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit": number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining": number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset": number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After": number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Unexpected failure; the body carries no internals. Quote the X-Request-Id header when reporting it. */
+                500: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description A dependency is not available. */
+                503: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description Seconds to wait before retrying (sent with `rate_limited`; with `quota_exceeded`, the seconds until the quota month resets; on 503 when the service is closing or a dependency is down). */
+                        "Retry-After"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Insufficient storage (`insufficient_storage`): the disk under the service's database or file storage is full; nothing was stored. Retry later. */
+                507: {
+                    headers: {
+                        /** @description Requests allowed per minute. */
+                        "RateLimit-Limit"?: number;
+                        /** @description Requests left in the current window. */
+                        "RateLimit-Remaining"?: number;
+                        /** @description Seconds until the window resets. */
+                        "RateLimit-Reset"?: number;
+                        /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
+                        "X-Request-Id": string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description Stable machine-readable code from the closed list.
+                             * @enum {string}
+                             */
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
+                            /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
+                            field?: string;
+                            /** @description Human-readable explanation; wording may change. */
+                            message: string;
+                            /** @description `job_not_completed`: how far the job is. */
+                            progress_pct?: number;
+                            /** @description `insufficient_quota`: units left this month. */
+                            remaining?: number;
+                            /** @description `insufficient_quota`: units the job needs. */
+                            required?: number;
+                            /** @description `job_not_completed` and `job_not_cancellable`: the job’s current status. */
+                            status?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -7295,7 +7843,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7328,7 +7876,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7365,7 +7913,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7404,7 +7952,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7441,7 +7989,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7478,7 +8026,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7515,7 +8063,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7554,7 +8102,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7591,7 +8139,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7630,7 +8178,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7667,7 +8215,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7822,7 +8370,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7855,7 +8403,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7892,7 +8440,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7931,7 +8479,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -7968,7 +8516,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8005,7 +8553,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8044,7 +8592,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8081,7 +8629,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8120,7 +8668,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8157,7 +8705,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8298,7 +8846,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8337,7 +8885,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8374,7 +8922,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8411,7 +8959,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8450,7 +8998,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8487,7 +9035,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8526,7 +9074,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */
@@ -8563,7 +9111,7 @@ export interface paths {
                              * @description Stable machine-readable code from the closed list.
                              * @enum {string}
                              */
-                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable";
+                            error: "invalid_request" | "invalid_json" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "webhook_limit_reached" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "quota_exceeded" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_storage" | "invalid_email" | "insufficient_quota" | "feature_not_available" | "job_not_completed" | "job_not_cancellable" | "results_deleted";
                             /** @description The offending request field, on validation errors (`invalid_request`, `invalid_email`, `not_found`/`gone` of a referenced id). */
                             field?: string;
                             /** @description Human-readable explanation; wording may change. */

@@ -7,6 +7,21 @@ import type { JobList, JobStatus, JobSubmitted } from './types.js';
 
 const FINAL = new Set(['completed', 'failed', 'cancelled']);
 
+/** The per-filter downloads of a completed job (the service's `status` extension): label, statuses, file name suffix. */
+const DOWNLOADS: ReadonlyArray<{ label: string; status: string; suffix: string }> = [
+  { label: 'Download valid only (CSV)', status: 'valid', suffix: 'valid' },
+  { label: 'Download valid and risky (CSV)', status: 'valid,risky', suffix: 'valid-risky' },
+  { label: 'Download invalid and unknown (CSV)', status: 'invalid,unknown', suffix: 'invalid-unknown' },
+];
+
+/** The CSV download of a job: every row, or those with `status`; `all` adds the sub-check columns. */
+function csvUrl(jobId: string, status: string | null, all: boolean): string {
+  const query = new URLSearchParams({ format: 'csv' });
+  if (status) query.set('status', status);
+  if (all) query.set('columns', 'all');
+  return `/api/v1/jobs/${encodeURIComponent(jobId)}/results?${query.toString()}`;
+}
+
 export function JobsPage() {
   const jobs = useLoad(() => api<JobList>('/api/v1/jobs'));
   const [file, setFile] = useState<File | null>(null);
@@ -14,6 +29,7 @@ export function JobsPage() {
   const [dedupe, setDedupe] = useState(true);
   const [sent, setSent] = useState<number | null>(null);
   const [active, setActive] = useState<JobStatus | null>(null);
+  const [allColumns, setAllColumns] = useState(false);
   const [error, setError] = useState<unknown>(null);
 
   const poll = async (id: string) => {
@@ -59,11 +75,22 @@ export function JobsPage() {
     }
   };
 
+  // Deletes a finished job's addresses and results (the service's extension); its counts stay.
+  const deleteData = async (id: string) => {
+    setError(null);
+    try {
+      await api(`/api/v1/jobs/${encodeURIComponent(id)}/results`, { method: 'DELETE' });
+      await poll(id);
+    } catch (err) {
+      setError(err);
+    }
+  };
+
   return (
     <>
       <Card title="Bulk verification">
         <form onSubmit={submit} className="stack">
-          <DropZone label="Choose or drop a list" hint="A CSV file (the first column with addresses, or a column named email) or a text file with one address per line." accept=".csv,.txt,text/csv,text/plain" file={file} onFile={setFile} disabled={sent !== null} />
+          <DropZone label="Choose or drop a list" hint="A CSV file (the first column with addresses, or a column named email; its other columns come back with the results) or a text file with one address per line." accept=".csv,.txt,text/csv,text/plain" file={file} onFile={setFile} disabled={sent !== null} />
           <div className="row">
             <label className="check"><input type="checkbox" checked={dedupe} onChange={(e) => setDedupe(e.target.checked)} /> Remove duplicates first</label>
             <label className="check"><input type="checkbox" checked={smtp} onChange={(e) => setSmtp(e.target.checked)} /> Probe mailboxes over SMTP</label>
@@ -83,8 +110,25 @@ export function JobsPage() {
           </div>
           <div className="row">
             {!FINAL.has(active.status) && <button type="button" className="danger" onClick={() => void cancel(active.job_id)}>Cancel job</button>}
-            {active.status === 'completed' && <a className="button primary" href={`/api/v1/jobs/${encodeURIComponent(active.job_id)}/results?format=csv`} download={`${active.job_id}.csv`}>Download results (CSV)</a>}
+            {active.status === 'completed' && !active.results_deleted_at && (
+              <>
+                <a className="button primary" href={csvUrl(active.job_id, null, allColumns)} download={`${active.job_id}.csv`}>Download results (CSV)</a>
+                {DOWNLOADS.map((d) => (
+                  <a key={d.suffix} className="button" href={csvUrl(active.job_id, d.status, allColumns)} download={`${active.job_id}-${d.suffix}.csv`}>{d.label}</a>
+                ))}
+              </>
+            )}
           </div>
+          {active.status === 'completed' && !active.results_deleted_at && (
+            <label className="check"><input type="checkbox" checked={allColumns} onChange={(e) => setAllColumns(e.target.checked)} /> Add every sub-check as a column (syntax, DNS, MX, SMTP, catch-all, disposable, role, free provider)</label>
+          )}
+          {FINAL.has(active.status) && !active.results_deleted_at && (
+            <div className="row">
+              <button type="button" className="danger" onClick={() => void deleteData(active.job_id)}>Delete addresses and results</button>
+              <span className="muted small">The counts stay; the list and its results cannot be downloaded again.</span>
+            </div>
+          )}
+          {active.results_deleted_at && <p className="muted">Addresses and results deleted {formatDate(active.results_deleted_at)}.</p>}
         </Card>
       )}
       <Card title="Recent jobs">
@@ -102,7 +146,7 @@ export function JobsPage() {
                     <td data-label="Progress">{formatNumber(j.processed)} / {formatNumber(j.total)}</td>
                     <td data-label="Valid / invalid / risky / unknown">{formatNumber(j.valid_count)} / {formatNumber(j.invalid_count)} / {formatNumber(j.risky_count)} / {formatNumber(j.unknown_count)}</td>
                     <td data-label="Created">{formatDate(j.created_at)}</td>
-                    <td className="actions">{j.status === 'completed' ? <a href={`/api/v1/jobs/${encodeURIComponent(j.job_id)}/results?format=csv`} download={`${j.job_id}.csv`}>CSV</a> : FINAL.has(j.status) ? null : <button type="button" className="danger" onClick={() => void cancel(j.job_id)}>Cancel</button>}</td>
+                    <td className="actions">{j.status === 'completed' && !j.results_deleted_at ? <a href={`/api/v1/jobs/${encodeURIComponent(j.job_id)}/results?format=csv`} download={`${j.job_id}.csv`}>CSV</a> : FINAL.has(j.status) ? (j.results_deleted_at ? <span className="muted small">data deleted</span> : null) : <button type="button" className="danger" onClick={() => void cancel(j.job_id)}>Cancel</button>}</td>
                   </tr>
                 ))}
               </tbody>

@@ -88,6 +88,19 @@ export const EMAIL_MIGRATIONS: Record<string, Migration> = {
     },
   },
   '2026_11_27_0900_webhook_request_targets': { up: webhookMigrationSteps.addRequestTargets, down: webhookMigrationSteps.dropRequestTargets },
+  // Issue 23: a CSV upload's own columns, and results deleted on request or by retention.
+  '2026_11_27_2100_job_input_rows': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('jobs').addColumn('input_header', 'text').execute();
+      await db.schema.alterTable('jobs').addColumn('input_width', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.alterTable('jobs').addColumn('results_deleted_at', 'text').execute();
+      await db.schema.alterTable('job_chunks').addColumn('input_rows', 'text').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('job_chunks').dropColumn('input_rows').execute();
+      for (const column of ['results_deleted_at', 'input_width', 'input_header']) await db.schema.alterTable('jobs').dropColumn(column).execute();
+    },
+  },
   '2026_11_28_0900_smtp_outcomes': {
     async up(db: Kysely<unknown>) {
       await db.schema

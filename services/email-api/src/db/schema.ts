@@ -1,4 +1,5 @@
 import type { CoreTables, WebhookTables } from '@mailconv/platform';
+import type { Generated } from 'kysely';
 
 /** A stored answer to a request sent with an `Idempotency-Key` (decision 19). */
 export interface IdempotencyKeysTable {
@@ -52,6 +53,16 @@ export interface JobsTable {
   started_at: string | null;
   /** When the job reached a final state (completed, failed or cancelled). */
   completed_at: string | null;
+  /**
+   * A CSV upload's own columns (issue 23): the header record as the download writes it
+   * (the file's header text byte for byte, or `column_1,…` when it had none, padded to
+   * `input_width` with generated names); null for text uploads and JSON submissions.
+   */
+  input_header: string | null;
+  /** Cells per input row (every stored row is padded to it); 0 without input columns. */
+  input_width: Generated<number>;
+  /** When the addresses and results were deleted (`DELETE …/results` or retention); counts and status stay. */
+  results_deleted_at: string | null;
 }
 
 /** Where a chunk is: waiting, held by a worker until `lease_until`, or finished. */
@@ -71,10 +82,12 @@ export interface JobChunksTable {
   lease_token: string | null;
   lease_until: string | null;
   /**
-   * JSON array of `[email, status, reason, score, suggestion]`, in input order: final once
+   * JSON array of `StoredResult` tuples (`[email, status, reason, score, suggestion, …sub-checks]`), in input order: final once
    * done; while greylisted addresses wait for a retry, the results so far.
    */
   results: string | null;
+  /** JSON array of the CSV upload's raw record texts, parallel to `emails`; null without input columns. */
+  input_rows: string | null;
 }
 
 

@@ -19,6 +19,8 @@ export interface ChunkWorkerOptions {
   /** Greylisted addresses (SMTP 4xx) are verified again this much later, at most `greylistRetries` times, before they stay `unknown`. */
   greylistRetryMs: number;
   greylistRetries: number;
+  /** Finished jobs' addresses and results are deleted this many days after they finished (0: kept). */
+  retentionDays?: number;
   log: { error(obj: object, msg: string): void };
   /**
    * With a queue (BullMQ), chunks arrive as messages, `concurrency` at once, and the
@@ -43,7 +45,7 @@ export const SMTP_CHUNKS_PER_SLOT = 4;
 
 /** How often a chunk in flight reads its job's status (a cancel from another process). */
 const STATUS_CHECK_MS = 1000;
-/** How often an idle worker looks for jobs a dead process left half-stored. */
+/** How often an idle worker looks for jobs a dead process left half-stored, and for results past retention. */
 const ABANDONED_SWEEP_MS = 600_000;
 
 interface Flight {
@@ -156,6 +158,7 @@ export class ChunkWorker {
       if (!chunk && !this.stopping && Date.now() - this.lastSweep >= ABANDONED_SWEEP_MS) {
         this.lastSweep = Date.now();
         await this.o.service.discardAbandoned().catch((err: unknown) => this.o.log.error({ err }, 'could not discard abandoned job submissions'));
+        await this.o.service.sweepResults(this.o.retentionDays ?? 0).catch((err: unknown) => this.o.log.error({ err }, 'could not delete job results past retention'));
       }
       if (!chunk && !this.stopping) {
         const signal: { wake?: () => void } = {};

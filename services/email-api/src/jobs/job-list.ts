@@ -14,6 +14,18 @@ export interface PreparedList {
   total: number;
   /** Each chunk's addresses as the JSON text stored in `job_chunks.emails`. */
   chunks: string[];
+  /** A CSV upload's own columns: header and width, and each chunk's raw records as the JSON text stored in `job_chunks.input_rows`. */
+  input?: { header: string; width: number; chunks: string[] };
+}
+
+/**
+ * A CSV upload's own columns (issue 23): the header record and one raw record text per
+ * address (parallel to the addresses), each padded with empty cells to `width`.
+ */
+export interface InputRows {
+  header: string;
+  width: number;
+  rows: readonly string[];
 }
 
 /** Why a list cannot become a job (400 naming `emails`). */
@@ -26,16 +38,21 @@ export interface ListProblem {
  * duplicates, keeping the first spelling in its place.
  */
 export function dedupeEmails(emails: readonly string[]): string[] {
+  return dedupeIndexes(emails).map((i) => emails[i]!.trim());
+}
+
+/** Positions of the entries `dedupeEmails` keeps (a CSV upload keeps those rows, the first of each address). */
+function dedupeIndexes(emails: readonly string[]): number[] {
   const seen = new Set<string>();
-  const out: string[] = [];
-  for (const raw of emails) {
+  const out: number[] = [];
+  emails.forEach((raw, i) => {
     const email = raw.trim();
-    if (email === '') continue;
+    if (email === '') return;
     const key = email.toLowerCase();
-    if (seen.has(key)) continue;
+    if (seen.has(key)) return;
     seen.add(key);
-    out.push(email);
-  }
+    out.push(i);
+  });
   return out;
 }
 
@@ -44,10 +61,14 @@ export function dedupeEmails(emails: readonly string[]): string[] {
  * thread for large ones, with the same answers): empty entries are refused unless
  * `dedupe` drops them.
  */
-export function prepareList(emails: readonly string[], dedupe: boolean, chunkSize: number): PreparedList | ListProblem {
+export function prepareList(emails: readonly string[], dedupe: boolean, chunkSize: number, input?: InputRows): PreparedList | ListProblem {
   let list: readonly string[] = emails;
-  if (dedupe) list = dedupeEmails(emails);
-  else {
+  let rows = input?.rows;
+  if (dedupe) {
+    const kept = dedupeIndexes(emails);
+    list = kept.map((i) => emails[i]!.trim());
+    if (rows) rows = kept.map((i) => input!.rows[i]!);
+  } else {
     const empty = emails.findIndex((e) => e.trim() === '');
     if (empty >= 0) return { problem: `emails[${empty}] is empty; remove empty entries or send dedupe: true.` };
   }
@@ -55,10 +76,18 @@ export function prepareList(emails: readonly string[], dedupe: boolean, chunkSiz
   if (list.length > MAX_JOB_EMAILS) return { problem: `A job holds at most ${MAX_JOB_EMAILS} addresses; this one has ${list.length}.` };
   const chunks: string[] = [];
   for (let i = 0; i < list.length; i += chunkSize) chunks.push(JSON.stringify(list.slice(i, i + chunkSize)));
-  return { submitted: emails.length, total: list.length, chunks };
+  const prepared: PreparedList = { submitted: emails.length, total: list.length, chunks };
+  if (input && rows) {
+    const rowChunks: string[] = [];
+    for (let i = 0; i < rows.length; i += chunkSize) rowChunks.push(JSON.stringify(rows.slice(i, i + chunkSize)));
+    prepared.input = { header: input.header, width: input.width, chunks: rowChunks };
+  }
+  return prepared;
 }
 
-/** What an `Idempotency-Key` is bound to: the route, the options and the list as sent. */
-export function submitHash(useSmtp: boolean, dedupe: boolean, emails: readonly string[]): string {
-  return createHash('sha256').update(`jobs\n${useSmtp}\n${dedupe}\n${JSON.stringify(emails)}`).digest('hex');
+/** What an `Idempotency-Key` is bound to: the route, the options and the list as sent (with an upload's own columns). */
+export function submitHash(useSmtp: boolean, dedupe: boolean, emails: readonly string[], input?: InputRows): string {
+  const hash = createHash('sha256').update(`jobs\n${useSmtp}\n${dedupe}\n${JSON.stringify(emails)}`);
+  if (input) hash.update(`\n${input.header}\n${JSON.stringify(input.rows)}`);
+  return hash.digest('hex');
 }

@@ -71,6 +71,7 @@ export function createJobsRuntime(options: {
       pollMs: config.jobs.pollMs,
       greylistRetryMs: config.jobs.greylistRetryMs,
       greylistRetries: config.jobs.greylistRetries,
+      retentionDays: config.jobs.retentionDays,
       log: options.log,
       queue,
       fallbackPollMs: Math.max(10 * config.jobs.pollMs, 1000),

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { AppError, newId, quotaPeriod, type CoreTables, type Database, type Principal, type QuotaLedger } from '@mailconv/platform';
 import type { VerificationResult } from '@mailconv/verifier';
+import type { ResultItem } from './results.js';
 import { utcDay, type DailyUsageRepository } from '../usage/daily-usage.repository.js';
 import type { EmailTables, JobState } from '../db/schema.js';
 import type { EmailPlan } from '../plans.js';
@@ -8,20 +9,34 @@ import type { EventsRepository } from '@mailconv/platform';
 import type { ClaimedChunk, JobRow, JobsRepository, VerdictCounts } from '../repositories/jobs.repository.js';
 import type { VerificationService } from '../verification/verification.service.js';
 import type { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service.js';
-import { prepareList, submitHash, type PreparedList } from './job-list.js';
+import { prepareList, submitHash, type InputRows, type PreparedList } from './job-list.js';
+import { FINAL_STATES, csvRow, matches, resultColumnNames, resultItem, type ResultsQuery, type StoredResult } from './results.js';
 
 /** A job still `storing` after this long was abandoned by a dead process (a million addresses take seconds). */
 export const STAGED_JOB_MAX_AGE_MS = 3_600_000;
 /** Contract limit of `GET /api/v1/jobs`. */
 export const JOB_LIST_LENGTH = 50;
-/** Header row of the CSV download (contract). */
-export const CSV_HEADER = 'email,is_valid,status,reason,score,suggestion';
+export { CSV_HEADER } from './results.js';
 
-/** One stored result row: `[email, status, reason, score, suggestion]` (`is_valid` is `status == "valid"`). */
-export type StoredResult = [string, VerificationResult['status'], VerificationResult['reason'], number | null, string | null];
-
-/** The stored form of a verdict. */
-export const toStored = (r: VerificationResult): StoredResult => [r.email, r.status, r.reason, r.score, r.suggestion];
+/** The stored form of a verdict: the contract's columns, then the sub-checks (`columns=all`, issue 23). */
+export const toStored = (r: VerificationResult): StoredResult => [
+  r.email,
+  r.status,
+  r.reason,
+  r.score,
+  r.suggestion,
+  r.normalized,
+  r.checks.syntax,
+  r.checks.dns,
+  r.checks.mx.count,
+  r.checks.mx.providers.length ? r.checks.mx.providers.join('|') : null,
+  r.checks.smtp,
+  r.checks.catch_all,
+  r.checks.disposable,
+  r.checks.role_based,
+  r.checks.free_provider,
+];
+export type { StoredResult };
 
 export interface JobSubmitAnswer {
   success: true;
@@ -52,15 +67,7 @@ export interface JobView {
   started_at: string | null;
   completed_at: string | null;
   error: string | null;
-}
-
-export interface ResultItem {
-  email: string;
-  is_valid: boolean;
-  status: VerificationResult['status'];
-  reason: VerificationResult['reason'];
-  score: number | null;
-  suggestion: string | null;
+  results_deleted_at: string | null;
 }
 
 export interface JobsServiceDeps {
@@ -90,7 +97,7 @@ export interface JobsServiceDeps {
  * The list of a submission: addresses as sent (prepared here), or already prepared by the
  * upload offloader with the request's fingerprint, or the offloader's finding that it is unusable.
  */
-export type JobSource = { emails: readonly string[]; dedupe: boolean } | { list: PreparedList; fingerprint: string | null } | { problem: string };
+export type JobSource = { emails: readonly string[]; dedupe: boolean; input?: InputRows } | { list: PreparedList; fingerprint: string | null } | { problem: string };
 
 /** Thrown inside a transaction to roll it back without it being an error. */
 class Rollback extends Error {}
@@ -121,23 +128,14 @@ export function jobView(job: JobRow): JobView {
     started_at: job.started_at,
     completed_at: job.completed_at,
     error: job.error,
+    results_deleted_at: job.results_deleted_at,
   };
 }
 
-const toItem = (r: StoredResult): ResultItem => ({ email: r[0], is_valid: r[1] === 'valid', status: r[1], reason: r[2], score: r[3], suggestion: r[4] });
+/** Chunks read per query when a status filter makes the download or a page scan the job. */
+const SCAN_CHUNKS = 8;
 
-/**
- * One CSV field per RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes
- * doubled. A text that a spreadsheet would run as a formula (it starts with `=`, `+`, `-`,
- * `@`, a tab or a CR: addresses come from sign-up forms, and invalid ones are echoed as
- * given) gets a leading `'` (OWASP's CSV-injection advice); JSON results stay exact.
- */
-export function csvField(v: string | number | boolean | null): string {
-  if (v === null) return '';
-  let s = String(v);
-  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-}
+export { csvField } from './results.js';
 
 /**
  * Bulk jobs: acceptance (quota reserved in the transaction that stores the job), the state
@@ -153,8 +151,8 @@ export class JobsService {
   }
 
   /** Makes `emails` a list to store; 400 naming `emails` when it cannot be a job. Large lists do this in a worker thread instead (same function). */
-  prepare(emails: readonly string[], dedupe: boolean): PreparedList {
-    const prepared = prepareList(emails, dedupe, this.deps.chunkSize);
+  prepare(emails: readonly string[], dedupe: boolean, input?: InputRows): PreparedList {
+    const prepared = prepareList(emails, dedupe, this.deps.chunkSize, input);
     if ('problem' in prepared) throw new AppError('invalid_request', prepared.problem, { field: 'emails' });
     return prepared;
   }
@@ -175,11 +173,11 @@ export class JobsService {
     // The plan's SMTP feature first: it answers before any problem of the list itself.
     this.deps.verification.checkSmtp(useSmtp, plan);
     if ('problem' in source) throw new AppError('invalid_request', source.problem, { field: 'emails' });
-    const list = 'list' in source ? source.list : this.prepare(source.emails, source.dedupe);
+    const list = 'list' in source ? source.list : this.prepare(source.emails, source.dedupe, source.input);
     return this.deps.idempotency.run({
       accountId: principal.accountId,
       key: input.idempotencyKey,
-      fingerprint: () => ('list' in source ? source.fingerprint! : submitHash(useSmtp, source.dedupe, source.emails)),
+      fingerprint: () => ('list' in source ? source.fingerprint! : submitHash(useSmtp, source.dedupe, source.emails, source.input)),
       statusCode: 202,
       work: () => this.submit(principal, plan, list, { useSmtp }),
       serialize,
@@ -204,9 +202,9 @@ export class JobsService {
     // The chunks are written first, a few per transaction, under a job no one sees (issue 15:
     // one transaction for the whole list held every other write of the process up); the
     // quota is reserved and the job made visible together in one short transaction.
-    const job = { id, account_id: principal.accountId, total: list.total, use_smtp: options.useSmtp ? 1 : 0, catch_all: options.useSmtp && plan.features.catch_all ? 1 : 0, chunk_size: size, chunk_count: chunks.length, created_at: now.toISOString() };
+    const job = { id, account_id: principal.accountId, total: list.total, use_smtp: options.useSmtp ? 1 : 0, catch_all: options.useSmtp && plan.features.catch_all ? 1 : 0, chunk_size: size, chunk_count: chunks.length, created_at: now.toISOString(), input_header: list.input?.header ?? null, input_width: list.input?.width ?? 0 };
     try {
-      await this.deps.jobs.stage(job, chunks);
+      await this.deps.jobs.stage(job, chunks, list.input?.chunks);
       await this.deps.database.writeTransaction(async (trx) => {
         const reserved = await this.deps.quota.reserve(principal.accountId, list.total, plan.monthlyQuota, now, trx as unknown as Kysely<CoreTables>);
         if (!reserved.ok) throw refusal(reserved.remaining);
@@ -325,42 +323,110 @@ export class JobsService {
     }
   }
 
-  /** A page of results (JSON form); 409 `job_not_completed` before completion. */
-  async page(principal: Principal, id: string, page: number, perPage: number): Promise<{ job: JobRow; results: ResultItem[] }> {
+  /**
+   * A page of results (JSON form), of every row or of the rows whose status `query` asks
+   * for; 409 `job_not_completed` before completion, 410 `results_deleted` once deleted.
+   * `matched` is how many rows the filter selects (from the job's counters).
+   */
+  async page(principal: Principal, id: string, page: number, perPage: number, query: ResultsQuery = { statuses: null, all: false }): Promise<{ job: JobRow; matched: number; results: ResultItem[] }> {
     const job = await this.completedJob(principal, id);
+    const matched = query.statuses ? [...query.statuses].reduce((n, st) => n + job[`${st}_count`], 0) : job.total;
     const first = (page - 1) * perPage;
-    if (first >= job.total) return { job, results: [] };
-    const last = Math.min(job.total, first + perPage) - 1;
+    if (first >= matched) return { job, matched, results: [] };
     const size = job.chunk_size;
-    const chunks = await this.deps.jobs.chunkResults(job.id, Math.floor(first / size), Math.floor(last / size));
     const results: ResultItem[] = [];
-    for (const c of chunks) {
-      const rows = JSON.parse(c.results ?? '[]') as StoredResult[];
-      const base = c.idx * size;
-      const from = Math.max(first - base, 0);
-      const to = Math.min(last - base, rows.length - 1);
-      for (let i = from; i <= to; i++) results.push(toItem(rows[i]!));
+    if (!query.statuses) {
+      const last = Math.min(job.total, first + perPage) - 1;
+      const chunks = await this.deps.jobs.chunkResults(job.id, Math.floor(first / size), Math.floor(last / size));
+      for (const c of chunks) {
+        const rows = JSON.parse(c.results ?? '[]') as StoredResult[];
+        const base = c.idx * size;
+        const from = Math.max(first - base, 0);
+        const to = Math.min(last - base, rows.length - 1);
+        for (let i = from; i <= to; i++) results.push(resultItem(rows[i]!, query.all));
+      }
+      return { job, matched, results };
     }
-    return { job, results };
+    // Filtered: the rows before the page are counted, not kept (a few chunks in memory at a time).
+    let skip = first;
+    for (let from = 0; from < job.chunk_count && results.length < perPage; from += SCAN_CHUNKS) {
+      for (const c of await this.deps.jobs.chunkResults(job.id, from, from + SCAN_CHUNKS - 1)) {
+        for (const r of JSON.parse(c.results ?? '[]') as StoredResult[]) {
+          if (!matches(r, query) || skip-- > 0) continue;
+          results.push(resultItem(r, query.all));
+          if (results.length === perPage) break;
+        }
+        if (results.length === perPage) break;
+      }
+    }
+    return { job, matched, results };
   }
 
   /**
-   * The whole job as RFC 4180 CSV (CRLF line ends), produced chunk by chunk: at most one
-   * chunk's rows are in memory, and the caller pulls only as fast as the client reads.
+   * The job as RFC 4180 CSV (CRLF line ends), produced chunk by chunk: at most one chunk's
+   * rows are in memory, and the caller pulls only as fast as the client reads. A CSV
+   * upload's rows come first, as the file spelled them, then the result columns
+   * (`resultColumnNames`: prefixed `result_` where they clash with an input column).
    */
-  async csv(principal: Principal, id: string): Promise<AsyncGenerator<string>> {
+  async csv(principal: Principal, id: string, query: ResultsQuery = { statuses: null, all: false }): Promise<AsyncGenerator<string>> {
     const job = await this.completedJob(principal, id);
     const jobs = this.deps.jobs;
+    const withInput = job.input_width > 0 && job.input_header !== null;
+    const names = resultColumnNames(query.all, withInput ? job.input_header : null);
     return (async function* () {
-      yield `${CSV_HEADER}\r\n`;
+      yield `${withInput ? `${job.input_header},` : ''}${names.join(',')}\r\n`;
       for (let idx = 0; idx < job.chunk_count; idx++) {
-        const [chunk] = await jobs.chunkResults(job.id, idx, idx);
+        const [chunk] = await jobs.chunkResults(job.id, idx, idx, withInput);
         const rows = JSON.parse(chunk?.results ?? '[]') as StoredResult[];
+        const inputs = withInput ? (JSON.parse(chunk?.input_rows ?? '[]') as string[]) : null;
         let out = '';
-        for (const r of rows) out += `${csvField(r[0])},${r[1] === 'valid'},${r[1]},${csvField(r[2])},${csvField(r[3])},${csvField(r[4])}\r\n`;
+        for (let i = 0; i < rows.length; i++) {
+          const r = rows[i]!;
+          if (!matches(r, query)) continue;
+          out += `${inputs ? `${inputs[i] ?? ','.repeat(job.input_width - 1)},` : ''}${csvRow(r, query.all)}\r\n`;
+        }
         yield out;
       }
     })();
+  }
+
+  /**
+   * `DELETE /api/v1/jobs/{id}/results` (extension): removes a finished job's addresses and
+   * results, keeping its counters and status. Repeating it answers the same; an active job
+   * is 409 `job_not_completed`.
+   */
+  async deleteResults(principal: Principal, id: string): Promise<{ success: true; job_id: string; status: JobState; results_deleted_at: string }> {
+    const now = this.deps.clock();
+    let job = await this.deps.jobs.markResultsDeleted(id, now, principal.accountId);
+    if (!job) {
+      job = await this.get(principal, id);
+      if (!FINAL_STATES.includes(job.status)) {
+        throw new AppError('job_not_completed', `Job ${id} is ${job.status}; its results can be deleted once it is completed, failed or cancelled (or cancel it first).`, { status: job.status, progress_pct: progressPct(job) });
+      }
+    }
+    // Also after a repeat: a process that died part-way through the deletion left chunks behind.
+    await this.deps.jobs.deleteChunks(id);
+    return { success: true, job_id: id, status: job.status, results_deleted_at: job.results_deleted_at! };
+  }
+
+  /**
+   * The retention sweep (`EMAIL_JOB_RETENTION_DAYS`): deletes the addresses and results of
+   * jobs finished more than `retentionDays` ago, and finishes deletions a dead process left
+   * part-way. Idempotent: processes sweeping at once delete nothing twice. Returns the jobs purged.
+   */
+  async sweepResults(retentionDays: number): Promise<number> {
+    const now = this.deps.clock();
+    const before = retentionDays > 0 ? new Date(now.getTime() - retentionDays * 86_400_000) : null;
+    let purged = 0;
+    for (;;) {
+      const ids = await this.deps.jobs.expiredResults(before, 100);
+      for (const id of ids) {
+        await this.deps.jobs.markResultsDeleted(id, now);
+        await this.deps.jobs.deleteChunks(id);
+      }
+      purged += ids.length;
+      if (ids.length < 100) return purged;
+    }
   }
 
   private async completedJob(principal: Principal, id: string): Promise<JobRow> {
@@ -368,6 +434,7 @@ export class JobsService {
     if (job.status !== 'completed') {
       throw new AppError('job_not_completed', `Job ${id} is ${job.status}; results are available once it is completed.`, { status: job.status, progress_pct: progressPct(job) });
     }
+    if (job.results_deleted_at !== null) throw new AppError('results_deleted', `The results of job ${id} were deleted at ${job.results_deleted_at}; its counts stay in the job's status.`);
     return job;
   }
 

@@ -65,3 +65,12 @@ export function parseCsv(text: string): string[][] {
   return rows;
 }
 
+
+/** A `multipart/form-data` request (fields and file parts) for `app.inject`, authorised with `key`. */
+export function multipartForm(parts: Array<{ name: string; value: string; filename?: string; type?: string }>, key: string): { payload: string; headers: Record<string, string> } {
+  const boundary = 'mailconvBoundary7MA4YWxk';
+  const body = parts
+    .map((p) => `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"${p.filename ? `; filename="${p.filename}"\r\nContent-Type: ${p.type ?? 'text/csv'}` : ''}\r\n\r\n${p.value}\r\n`)
+    .join('');
+  return { payload: `${body}--${boundary}--\r\n`, headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, authorization: `Bearer ${key}` } };
+}

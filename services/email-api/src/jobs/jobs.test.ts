@@ -100,6 +100,7 @@ for (const backend of testBackends()) {
           unknown_count: 0,
           progress_pct: 100,
           error: null,
+          results_deleted_at: null,
           created_at: undefined,
           started_at: undefined,
           completed_at: undefined,
@@ -121,7 +122,7 @@ for (const backend of testBackends()) {
       assert.equal(await admin.quota.used(ids.growth!), 31, 'processing charges nothing more');
 
       const list = (await call('GET', '/api/v1/jobs', keys.growth!)).json() as { jobs: Array<Record<string, unknown>> };
-      assert.deepEqual(list.jobs[0], { job_id: accepted.job_id, status: 'completed', total: 31, processed: 31, valid_count: 28, invalid_count: 2, risky_count: 1, unknown_count: 0, created_at: done.created_at, completed_at: done.completed_at });
+      assert.deepEqual(list.jobs[0], { job_id: accepted.job_id, status: 'completed', total: 31, processed: 31, valid_count: 28, invalid_count: 2, risky_count: 1, unknown_count: 0, created_at: done.created_at, completed_at: done.completed_at, results_deleted_at: null });
 
       const events = (await admin.database.db.selectFrom('events').selectAll().where('account_id', '=', ids.growth!).execute()).map((e) => JSON.parse(e.payload) as Record<string, unknown>);
       assert.deepEqual(events.map((e) => [e.event, e.job_id, e.summary]), [['job.completed', accepted.job_id, { total: 31, valid: 28, invalid: 2, risky: 1 }]]);

@@ -50,7 +50,10 @@ export const ACTIVE_STATES: readonly StoredJobState[] = ['queued', 'processing']
 export const CHUNK_INSERT_BATCH = 50;
 
 /** A job being stored, as `stage` takes it. */
-export type NewJob = Omit<JobRow, 'status' | 'processed' | 'valid_count' | 'invalid_count' | 'risky_count' | 'unknown_count' | 'error' | 'started_at' | 'completed_at' | 'reservation_id'>;
+export type NewJob = Omit<JobRow, 'status' | 'processed' | 'valid_count' | 'invalid_count' | 'risky_count' | 'unknown_count' | 'error' | 'started_at' | 'completed_at' | 'reservation_id' | 'results_deleted_at'>;
+
+/** Final states: a job in one of them may have its data deleted. */
+const FINAL: readonly StoredJobState[] = ['completed', 'failed', 'cancelled'];
 
 /**
  * Jobs and their chunks. Every method that changes state is one conditional statement (or
@@ -64,12 +67,13 @@ export class JobsRepository {
    * Writes a job as `storing` and its chunks, `CHUNK_INSERT_BATCH` chunks per transaction
    * with a turn of the event loop between them, so that other writers (the request path)
    * get the database in between. `chunks` are the chunks' address lists as JSON text, each
-   * `job.chunk_size` long but the last. Then `publish` it, or `discard` it.
+   * `job.chunk_size` long but the last; `inputRows`, a CSV upload's raw records (JSON text
+   * per chunk, parallel to `chunks`). Then `publish` it, or `discard` it.
    */
-  async stage(job: NewJob, chunks: readonly string[]): Promise<void> {
+  async stage(job: NewJob, chunks: readonly string[], inputRows?: readonly string[]): Promise<void> {
     await this.database.db
       .insertInto('jobs')
-      .values({ ...job, status: 'storing', reservation_id: '', processed: 0, valid_count: 0, invalid_count: 0, risky_count: 0, unknown_count: 0, error: null, started_at: null, completed_at: null })
+      .values({ ...job, status: 'storing', reservation_id: '', processed: 0, valid_count: 0, invalid_count: 0, risky_count: 0, unknown_count: 0, error: null, started_at: null, completed_at: null, results_deleted_at: null })
       .execute();
     for (let start = 0; start < chunks.length; start += CHUNK_INSERT_BATCH) {
       const rows = chunks.slice(start, start + CHUNK_INSERT_BATCH).map((emails, i) => ({
@@ -82,6 +86,7 @@ export class JobsRepository {
         lease_token: null,
         lease_until: null,
         results: null,
+        input_rows: inputRows?.[start + i] ?? null,
       }));
       await this.database.writeTransaction((trx) => trx.insertInto('job_chunks').values(rows).execute());
       // Between batches the event loop (and so the database) serves others.
@@ -100,11 +105,55 @@ export class JobsRepository {
     const db = this.database.db;
     const staged = await db.selectFrom('jobs').select('chunk_count').where('id', '=', id).where('status', '=', 'storing').executeTakeFirst();
     if (!staged) return;
-    for (let start = staged.chunk_count - CHUNK_INSERT_BATCH; start > -CHUNK_INSERT_BATCH; start -= CHUNK_INSERT_BATCH) {
+    await this.deleteChunks(id);
+    await db.deleteFrom('jobs').where('id', '=', id).where('status', '=', 'storing').execute();
+  }
+
+  /**
+   * Deletes a job's chunks, `CHUNK_INSERT_BATCH` per statement from the end with a turn of
+   * the event loop between them (a million addresses are about 100 MB of text: one DELETE
+   * would hold every other write of the process). Chunks already gone are fine.
+   */
+  async deleteChunks(id: string): Promise<void> {
+    const db = this.database.db;
+    const last = await db.selectFrom('job_chunks').select((eb) => eb.fn.max('idx').as('idx')).where('job_id', '=', id).executeTakeFirst();
+    if (last?.idx === null || last?.idx === undefined) return;
+    for (let start = Number(last.idx) - CHUNK_INSERT_BATCH + 1; start > -CHUNK_INSERT_BATCH; start -= CHUNK_INSERT_BATCH) {
       await db.deleteFrom('job_chunks').where('job_id', '=', id).where('idx', '>=', Math.max(0, start)).execute();
       await new Promise((r) => setImmediate(r));
     }
-    await db.deleteFrom('jobs').where('id', '=', id).where('status', '=', 'storing').execute();
+  }
+
+  /**
+   * Marks a finished job's results deleted (once: a repeat keeps the first time); the job
+   * as it is then, or undefined when it is not finished (or not `accountId`'s).
+   */
+  async markResultsDeleted(id: string, now: Date, accountId?: string): Promise<JobRow | undefined> {
+    let q = this.database.db
+      .updateTable('jobs')
+      .set((eb) => ({ results_deleted_at: eb.fn.coalesce('results_deleted_at', eb.val(now.toISOString())) }))
+      .where('id', '=', id)
+      .where('status', 'in', FINAL);
+    if (accountId !== undefined) q = q.where('account_id', '=', accountId);
+    return (await q.returningAll().executeTakeFirst()) as JobRow | undefined;
+  }
+
+  /**
+   * Up to `limit` finished jobs that still have chunks and whose data is due for deletion:
+   * finished before `before` (null: retention off), or already marked deleted (a deletion
+   * a dead process left part-way).
+   */
+  async expiredResults(before: Date | null, limit: number): Promise<string[]> {
+    const rows = await this.database.db
+      .selectFrom('jobs')
+      .select('id')
+      .where('status', 'in', FINAL)
+      .where((eb) => eb.or([eb('results_deleted_at', 'is not', null), ...(before ? [eb('completed_at', '<', before.toISOString())] : [])]))
+      .where(({ exists, selectFrom }) => exists(selectFrom('job_chunks as c').select('c.idx').whereRef('c.job_id', '=', 'jobs.id')))
+      .orderBy('completed_at')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.id);
   }
 
   /** Ids of jobs left `storing` since before `before` (their submit's process died part-way). */
@@ -266,8 +315,15 @@ export class JobsRepository {
     return q.returningAll().executeTakeFirst() as Promise<JobRow | undefined>;
   }
 
-  /** Stored results of chunks `from`…`to` (inclusive), in order. */
-  async chunkResults(jobId: string, from: number, to: number): Promise<Array<{ idx: number; results: string | null }>> {
-    return this.database.db.selectFrom('job_chunks').select(['idx', 'results']).where('job_id', '=', jobId).where('idx', '>=', from).where('idx', '<=', to).orderBy('idx').execute();
+  /** Stored results of chunks `from`…`to` (inclusive), in order; with `withInput`, a CSV upload's raw records too. */
+  async chunkResults(jobId: string, from: number, to: number, withInput = false): Promise<Array<{ idx: number; results: string | null; input_rows?: string | null }>> {
+    return this.database.db
+      .selectFrom('job_chunks')
+      .select(withInput ? ['idx', 'results', 'input_rows'] : ['idx', 'results'])
+      .where('job_id', '=', jobId)
+      .where('idx', '>=', from)
+      .where('idx', '<=', to)
+      .orderBy('idx')
+      .execute();
   }
 }

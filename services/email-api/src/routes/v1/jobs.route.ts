@@ -3,8 +3,9 @@ import { Type, type Static } from 'typebox';
 import { AppError, DateTime, Nullable, StringEnum, formChecker, utf8JsonParser, withHeaders, type ServiceApp } from '@mailconv/platform';
 import { REASONS, STATUSES } from '@mailconv/verifier';
 import { planOf, type EmailDeps } from '../../deps.js';
-import { MAX_EMAIL_INPUT, MAX_JOB_EMAILS } from '../../jobs/job-list.js';
-import { CSV_HEADER, jobView, type JobSource, type JobsService } from '../../jobs/jobs.service.js';
+import { MAX_EMAIL_INPUT, MAX_JOB_EMAILS, type InputRows } from '../../jobs/job-list.js';
+import { jobView, type JobSource, type JobsService } from '../../jobs/jobs.service.js';
+import { CSV_HEADER, EXTRA_COLUMNS, parseStatusFilter } from '../../jobs/results.js';
 import { ListReader, OFFLOAD_MIN_BYTES, OffloadedList } from '../../jobs/list-offload.js';
 import { readUpload } from '../../jobs/upload.js';
 import { IDEMPOTENT_REPLAYED, SECURED, errors, secured } from '../../schemas.js';
@@ -28,7 +29,12 @@ const SubmitBody = Type.Object(
 /** The upload form; `readUpload` checks the fields it collects against this same schema. */
 const UploadForm = Type.Object(
   {
-    file: Type.String({ format: 'binary', description: 'The list: a CSV file (the column named by `column`, else the first; a first row without `@` is a header) or a text file (`text/plain` or `.txt`: one address per line).' }),
+    file: Type.String({
+      format: 'binary',
+      description:
+        'The list: a CSV file (the column named by `column`, else the first; a first row without `@` is a header) or a text file (`text/plain` or `.txt`: one address per line). ' +
+        'A CSV file’s own columns are kept: the CSV download returns each row as the file spelled it with the result columns appended (extension).',
+    }),
     column: Type.Optional(Type.String({ maxLength: 1024, description: 'Header of the CSV column holding the addresses (case-insensitive).' })),
     use_smtp: Type.Optional(Type.String({ enum: ['true', 'false', '1', '0', ''], description: 'Probe mailboxes over SMTP; empty means false.' })),
     dedupe: Type.Optional(Type.String({ enum: ['true', 'false', '1', '0', ''], description: 'As `dedupe` of the JSON body; empty means false.' })),
@@ -68,6 +74,7 @@ const JobStatusResponse = Type.Object({
   started_at: Nullable(DateTime({ description: 'When a worker first claimed part of the job.' })),
   completed_at: Nullable(DateTime({ description: 'When the job reached a final state (completed, failed or cancelled).' })),
   error: Nullable(Type.String({ description: 'Short reason of a `failed` job.' })),
+  results_deleted_at: Nullable(DateTime({ description: 'When the addresses and results were deleted (`DELETE /api/v1/jobs/{job_id}/results` or the retention sweep); null while they are kept.', 'x-extension': true })),
 });
 
 const JobListItem = Type.Object({
@@ -81,6 +88,7 @@ const JobListItem = Type.Object({
   unknown_count: Type.Integer(),
   created_at: DateTime(),
   completed_at: Nullable(DateTime()),
+  results_deleted_at: Nullable(DateTime({ description: 'When the addresses and results were deleted; null while they are kept.', 'x-extension': true })),
 });
 
 const CancelResponse = Type.Object({
@@ -91,6 +99,20 @@ const CancelResponse = Type.Object({
   refunded: Type.Integer({ description: 'Units of the reservation given back: `total` − `processed`.' }),
 });
 
+/** What `columns=all` adds to each item (extension); null on rows stored before the sub-checks were kept. */
+const EXTRA_FIELDS = {
+  normalized: Nullable(Type.String({ description: 'Decision 12.' })),
+  syntax: Nullable(Type.Boolean()),
+  dns: Nullable(Type.Boolean()),
+  mx_count: Nullable(Type.Integer()),
+  mx_provider: Nullable(Type.String({ description: 'Recognised mail providers behind the MX hosts, `|`-separated; null when none.' })),
+  smtp: Nullable(Type.Boolean()),
+  catch_all: Nullable(Type.Boolean()),
+  disposable: Nullable(Type.Boolean()),
+  role_based: Nullable(Type.Boolean()),
+  free_provider: Nullable(Type.Boolean()),
+} satisfies Record<(typeof EXTRA_COLUMNS)[number], unknown>;
+
 const ResultItem = Type.Object({
   email: Type.String(),
   is_valid: Type.Boolean(),
@@ -98,6 +120,7 @@ const ResultItem = Type.Object({
   reason: Nullable(StringEnum(REASONS)),
   score: Nullable(Type.Integer()),
   suggestion: Nullable(Type.String()),
+  ...Object.fromEntries(Object.entries(EXTRA_FIELDS).map(([k, v]) => [k, Type.Optional({ ...v, 'x-extension': true })])),
 });
 
 const ResultsResponse = Type.Object({
@@ -107,7 +130,15 @@ const ResultsResponse = Type.Object({
   total: Type.Integer(),
   page: Type.Integer(),
   per_page: Type.Integer(),
+  matched: Type.Integer({ description: 'Rows the `status` filter selects (`total` without one); pages run over these.', 'x-extension': true }),
   results: Type.Array(ResultItem, { description: 'In input order; empty past the last page.' }),
+});
+
+const DeleteResultsResponse = Type.Object({
+  success: Type.Boolean(),
+  job_id: Type.String(),
+  status: StringEnum(['completed', 'failed', 'cancelled']),
+  results_deleted_at: DateTime({ description: 'When the data was deleted (the first deletion, on a repeat).' }),
 });
 
 /** A job id; a longer one is refused (400) before any lookup. */
@@ -203,15 +234,16 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
       } else {
         let emails: string[];
         let dedupe: boolean;
+        let input: InputRows | undefined;
         if (request.isMultipart()) {
-          ({ emails, useSmtp, dedupe } = await readUpload(request, options.bodyLimit, checkUploadForm));
+          ({ emails, useSmtp, dedupe, input } = await readUpload(request, options.bodyLimit, checkUploadForm));
         } else {
           const body = request.body as Static<typeof SubmitBody>;
           emails = body.emails;
           useSmtp = body.use_smtp ?? false;
           dedupe = body.dedupe ?? false;
         }
-        source = { emails, dedupe };
+        source = { emails, dedupe, ...(input ? { input } : {}) };
       }
       const outcome = await jobs.submitRequest(principal, plan, { source, useSmtp, idempotencyKey: request.headers['idempotency-key'] }, (answer) => reply.code(202).serialize(answer) as string);
       return sendIdempotent(reply, outcome, 202);
@@ -243,6 +275,7 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
           unknown_count: j.unknown_count,
           created_at: j.created_at,
           completed_at: j.completed_at,
+          results_deleted_at: j.results_deleted_at,
         })),
       };
     },
@@ -287,41 +320,76 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
         summary: 'Results of a completed job: JSON pages, or the whole job as CSV',
         description:
           `Results keep the input order. \`format=csv\` streams every row as RFC 4180 CSV (CRLF line ends) with the header \`${CSV_HEADER}\`; page parameters are ignored. ` +
-          'Before completion: 409 `job_not_completed` with `status` and `progress_pct`.',
+          'A job uploaded as a CSV file comes back as that file: each row as the file spelled it (padded with empty cells to its widest row), the result columns appended; a result column named like an input column is prefixed `result_` (extension). ' +
+          '`status` keeps only rows with those statuses and `columns=all` adds the sub-checks, in both forms (extensions). ' +
+          'Before completion: 409 `job_not_completed` with `status` and `progress_pct`; after `DELETE …/results` or the retention period: 410 `results_deleted`.',
         security: SECURED,
         params: JobParams,
         querystring: Type.Object({
           format: Type.Optional(StringEnum(['json', 'csv'], { default: 'json' })),
           page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: '1-based; at most 1,000,000 (a job of 1,000,000 addresses one a page). Infinity, 1e309 and the like: 400.' })),
           per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, default: 1000 })),
+          status: Type.Optional(
+            Type.String({
+              maxLength: 200,
+              description: 'Comma-separated statuses to keep (`valid`, `invalid`, `risky`, `unknown`), e.g. `valid,risky`; another value is 400 naming `status`. With JSON, pages run over the kept rows.',
+              'x-extension': true,
+            }),
+          ),
+          columns: Type.Optional(
+            StringEnum(['default', 'all'], {
+              default: 'default',
+              description: `\`all\` adds ${EXTRA_COLUMNS.map((c) => `\`${c}\``).join(', ')} after the contract's columns (CSV columns, JSON fields).`,
+              'x-extension': true,
+            }),
+          ),
         }),
         response: secured({
           200: {
             description: 'A page of results (JSON), or the whole job (CSV).',
-            headers: { 'Content-Disposition': Type.String({ description: 'With `format=csv`: `attachment; filename="<job_id>.csv"`.' }) },
+            headers: { 'Content-Disposition': Type.String({ description: 'With `format=csv`: `attachment; filename="<job_id>.csv"` (with `status`: `<job_id>-valid-risky.csv` and the like).' }) },
             content: {
               'application/json': { schema: ResultsResponse },
-              'text/csv': { schema: Type.String({ description: `RFC 4180, header row \`${CSV_HEADER}\`.` }) },
+              'text/csv': { schema: Type.String({ description: `RFC 4180, header row \`${CSV_HEADER}\` (after a CSV upload's own columns, with \`columns=all\` the sub-checks after it).` }) },
             },
           },
-          ...errors(400, 401, 404, 409, 429, 500),
+          ...errors(400, 401, 404, 409, 410, 429, 500),
         }),
       },
     },
     async (request, reply) => {
       const principal = request.principal!;
       const { job_id: id } = request.params;
+      const query = { statuses: parseStatusFilter(request.query.status), all: request.query.columns === 'all' };
       if (request.query.format === 'csv') {
-        const rows = await jobs.csv(principal, id);
+        const rows = await jobs.csv(principal, id, query);
         return reply
           .type('text/csv; charset=utf-8')
-          .header('content-disposition', `attachment; filename="${id}.csv"`)
+          .header('content-disposition', `attachment; filename="${id}${query.statuses ? `-${[...query.statuses].join('-')}` : ''}.csv"`)
           .send(Readable.from(rows) as never);
       }
       const page = request.query.page ?? 1;
       const perPage = request.query.per_page ?? 1000;
-      const { job, results } = await jobs.page(principal, id, page, perPage);
-      return reply.type('application/json; charset=utf-8').send({ success: true, job_id: job.id, status: job.status, total: job.total, page, per_page: perPage, results });
+      const { job, matched, results } = await jobs.page(principal, id, page, perPage, query);
+      return reply.type('application/json; charset=utf-8').send({ success: true, job_id: job.id, status: job.status, total: job.total, page, per_page: perPage, matched, results });
     },
+  );
+
+  app.delete(
+    '/api/v1/jobs/:job_id/results',
+    {
+      schema: {
+        tags: ['jobs'],
+        summary: 'Delete a finished job’s addresses and results (extension)',
+        description:
+          'For a completed, failed or cancelled job: its addresses, results and a CSV upload’s rows are deleted; the job, its status and its counters stay (`results_deleted_at` is set). ' +
+          'A repeat answers the same. A queued or processing job is 409 `job_not_completed` (cancel it first). Results are also deleted by the retention sweep `EMAIL_JOB_RETENTION_DAYS` after the job finished.',
+        security: SECURED,
+        params: JobParams,
+        response: secured({ 200: DeleteResultsResponse, ...errors(400, 401, 404, 409, 429, 500) }),
+        'x-extension': true,
+      },
+    },
+    async (request) => jobs.deleteResults(request.principal!, request.params.job_id),
   );
 }
