@@ -37,7 +37,7 @@ export { createProcessRegistry, serveMetrics, type MetricsServer } from './http/
 export { jsonNestingExceeds, MAX_JSON_DEPTH, type HttpTimeouts } from './http/framing.js';
 export { createServiceBase, type ServiceBase, type ServiceIdentity } from './service/service-base.js';
 export { openServiceCore, type ServiceCore, type ServiceCoreOptions } from './service/service-core.js';
-export { runAdminMain, runServer } from './service/run.js';
+export { runAdminMain, runServer, tuneGcForStreamedBodies } from './service/run.js';
 export { BullWorkQueue, type WorkMessage } from './queue/bull-work-queue.js';
 export { runAdminCli, type AdminTarget } from './admin/admin-cli.js';
 export * from './egress/index.js';

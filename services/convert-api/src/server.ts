@@ -1,10 +1,11 @@
-import { runServer } from '@mailconv/platform';
+import { runServer, tuneGcForStreamedBodies } from '@mailconv/platform';
 import { buildApp } from './app.js';
 import { loadConvertConfig } from './config.js';
 
 // One setting chooses the process's role: `worker` runs conversions without HTTP; `api`
 // and `all` (the default) serve the API (see worker.ts and runtime.ts). Bad settings are
 // reported by whichever path reads them.
+tuneGcForStreamedBodies();
 let role: string | undefined;
 try {
   role = loadConvertConfig(process.env).role;
