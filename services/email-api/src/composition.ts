@@ -118,6 +118,7 @@ export function composeEmailServices(options: {
     charges: core.charges,
     clock,
     smtpAvailable: engine.prober !== null,
+    smtpAvailability: engine.availability,
     batchConcurrency: config.batchConcurrency,
     onCounted: (accountId, count, at) => usageRecorder.record(accountId, count, at),
   });

@@ -78,7 +78,7 @@ for (const backend of testBackends()) {
     }
 
     test('port 25 closed: /readyz stays 200 and says why, use_smtp answers smtp_unavailable at once, /metrics and the log say so', async () => {
-      const { app, lines, ready } = await start({ EMAIL_SMTP_PROBE_HOST: `${rig.hosts.dead}:${rig.smtpPort}` });
+      const { app, lines, ready } = await start({ EMAIL_SMTP_PROBE_HOST: `${rig.hosts.dead}:${rig.smtpPort}`, EMAIL_PUBLIC_SMTP_PER_DAY: '1' });
       assert.equal(ready.statusCode, 200, 'the service still verifies without SMTP');
       const smtp = ready.json().smtp;
       assert.equal(smtp.status, 'unavailable');
@@ -98,10 +98,17 @@ for (const backend of testBackends()) {
       assert.equal(body.checks.dns, true);
       assert.ok(ms < 1000, `answered in ${ms} ms`);
 
+      // The public endpoint makes no probe either, so the day's one SMTP probe is not used up.
+      for (let i = 0; i < 3; i++) {
+        const pub = await app.inject({ method: 'POST', url: '/api/validate-email', headers: json, payload: JSON.stringify({ email: `bob@${D.valid}`, use_smtp: true }) });
+        assert.equal(pub.statusCode, 200, pub.body);
+        assert.equal(pub.json().reason, 'smtp_unavailable');
+      }
+
       const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body;
       assert.match(metrics, /^email_smtp_available 0$/m);
       assert.match(metrics, /^email_smtp_self_check\{egress="source:[\d.]+",check="port25",result="closed"\} 1$/m);
-      assert.match(metrics, /^email_verifications_total\{status="unknown",reason="smtp_unavailable"\} 1$/m);
+      assert.match(metrics, /^email_verifications_total\{status="unknown",reason="smtp_unavailable"\} 4$/m);
       assert.ok(lines.some((l) => /"event":"smtp_unavailable"/.test(l) && /SMTP probing unavailable: no egress reaches port/.test(l)), lines.join(''));
     });
 

@@ -43,6 +43,8 @@ export interface VerificationServiceDeps {
   clock: () => Date;
   /** SMTP probing is configured on this server (HELO name and MAIL FROM set). */
   smtpAvailable: boolean;
+  /** Whether probing can work now, as the last SMTP self-check found (issue 23); absent: not known. */
+  smtpAvailability?: { readonly available: boolean } | null;
   /** Addresses of one batch verified at the same time. */
   batchConcurrency: number;
   /** Told of the addresses verified for an account (the dashboard's daily figures). */
@@ -73,6 +75,14 @@ export class VerificationService {
     if (!this.deps.smtpAvailable) {
       throw new AppError('service_unavailable', 'SMTP mailbox probing is not configured on this server (EMAIL_SMTP_HELO and EMAIL_SMTP_FROM).');
     }
+  }
+
+  /**
+   * The last self-check found no egress reaching port 25: `use_smtp` is answered
+   * `smtp_unavailable` at once, without a probe (so the public endpoint charges no SMTP probe).
+   */
+  smtpKnownUnavailable(): boolean {
+    return this.deps.smtpAvailability?.available === false;
   }
 
   async single(principal: Principal, plan: EmailPlan, email: string, useSmtp: boolean): Promise<{ result: VerificationResult; quota: QuotaBody }> {

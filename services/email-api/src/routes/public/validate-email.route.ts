@@ -40,7 +40,8 @@ export function registerPublicRoutes(app: ServiceApp, deps: EmailDeps, limits: P
       throwValidationError(request);
       const useSmtp = request.body.use_smtp ?? false;
       deps.verification.checkSmtp(useSmtp, null);
-      if (useSmtp) {
+      // No probe is made while probing is known to be unavailable: nothing of the day's allowance is used.
+      if (useSmtp && !deps.verification.smtpKnownUnavailable()) {
         const d = await limits.dayLimiter.consume(request.ip, limits.smtpPerDay);
         if (!d.allowed) {
           reply.headers({ 'ratelimit-limit': d.limit, 'ratelimit-remaining': 0, 'ratelimit-reset': d.resetSeconds });
