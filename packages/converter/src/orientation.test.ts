@@ -104,3 +104,38 @@ test('JPEG XL → jpg writes no malformed EXIF segment (exiftool warned on the A
     assert.doesNotMatch(tool(EXIFTOOL, ['-a', '-warning', out]), /APP1|EXIF/i, s.name);
   }
 });
+
+// Issue 31: an upright photo is embedded (img2pdf) or repacked (cjxl) as is, and its EXIF
+// went with it: the GPS position was in the PDF's image and in the JPEG XL. Read back by
+// poppler (the PDF's JPEG, extracted as stored) and by libjxl's djxl (the JPEG it rebuilds
+// from the JPEG XL's reconstruction data), then exiftool.
+test('an upright phone photo with a location → pdf and jxl: the location is not carried over, the page size and pixels stay', { timeout: 120_000 }, async () => {
+  const jpg = join(work, 'upright-gps.jpg');
+  await copyFile(join(CORPUS, 'jpg/image-rs-progressive-cat.jpg'), jpg);
+  // As cameras write it: the resolution in the EXIF only (no JFIF header).
+  tool(EXIFTOOL, ['-q', '-overwrite_original', '-n', '-JFIF:all=', '-GPSLatitude=48.85', '-GPSLatitudeRef=N', '-EXIF:XResolution=144', '-EXIF:YResolution=144', '-EXIF:ResolutionUnit=2', jpg]);
+  assert.equal(exif(jpg, 'GPSLatitude'), '48.85');
+  const pdf = join(work, 'upright-gps.pdf');
+  assert.ok((await converter.convert({ inputPath: jpg, sourceFormat: 'jpg', targetFormat: 'pdf', outputPath: pdf })).ok);
+  tool('/usr/bin/pdfimages', ['-all', pdf, join(work, 'upright-gps-pdf')]);
+  const embedded = join(work, 'upright-gps-pdf-000.jpg');
+  assert.equal(exif(embedded, 'GPSLatitude'), '', 'no location in the PDF’s JPEG');
+  assert.equal(`${exif(embedded, 'ImageWidth')}×${exif(embedded, 'ImageHeight')}`, '320×240', 'the JPEG as it was');
+  // The page keeps the size the photo's resolution gives it: 320 × 240 px at 144 dpi as before.
+  assert.match(tool('/usr/bin/pdfinfo', [pdf]), /Page size:\s+160 x 120 pts/);
+
+  for (const [name, orientation, upright] of [['upright', 1, '320×240'], ['turned', 6, '240×320']] as const) {
+    const src = join(work, `${name}-gps-src.jpg`);
+    await copyFile(jpg, src);
+    tool(EXIFTOOL, ['-q', '-overwrite_original', '-n', `-Orientation=${orientation}`, src]);
+    const jxl = join(work, `${name}-gps.jxl`);
+    const r = await converter.convert({ inputPath: src, sourceFormat: 'jpg', targetFormat: 'jxl', outputPath: jxl });
+    assert.ok(r.ok, name);
+    const rebuilt = join(work, `${name}-gps-rebuilt.jpg`);
+    tool('/usr/bin/djxl', ['--num_threads=1', jxl, rebuilt]);
+    assert.equal(exif(rebuilt, 'GPSLatitude'), '', `${name}: no location in the JPEG XL`);
+    const png = join(work, `${name}-gps.png`);
+    tool('/usr/bin/djxl', ['--num_threads=1', jxl, png]);
+    assert.equal(tool('/usr/bin/identify', ['-format', '%w×%h', png]), upright, `${name}: shown upright`);
+  }
+});

@@ -2,9 +2,11 @@
  * img2pdf for raster images to PDF: it embeds JPEG and PNG data as is (lossless, no
  * re-encoding) and runs outside ImageMagick, whose PDF coder stays denied by policy.
  */
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp, { type Metadata } from 'sharp';
 import { failed } from '../errors.js';
+import { stripJpeg } from './jpeg-strip.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
 const IMG2PDF = '/usr/bin/img2pdf';
@@ -20,7 +22,7 @@ export class Img2PdfEngine implements Engine {
   }
 
   probe(): Promise<EngineProbe> {
-    return probeBinaries(this.name, [IMG2PDF, '/usr/bin/python3'], ['--version'], /img2pdf (\S+)/);
+    return probeBinaries(this.name, [IMG2PDF, '/usr/bin/python3', '/usr/bin/jpegtran'], ['--version'], /img2pdf (\S+)/);
   }
 
   async convert(step: Step): Promise<void> {
@@ -47,8 +49,42 @@ export class Img2PdfEngine implements Engine {
     } catch (e) {
       throw failed(`The ${step.from} image could not be read.`, `sharp: ${(e as Error).message}`);
     }
-    await runStep(step, IMG2PDF, ['--output', step.output, ...imageSize(meta), '--', input]);
+    let size = imageSize(meta);
+    if (input === step.input && meta.format === 'jpeg' && (meta.exif || meta.xmp)) {
+      // img2pdf embeds a JPEG byte for byte, its EXIF and XMP (location, camera serial)
+      // included (issue 31: an upright phone photo's GPS position was in the PDF). The copy
+      // keeps the JFIF resolution; a resolution only the EXIF declared is given to img2pdf
+      // as the page size, so the page keeps its size.
+      const stripped = (await stripJpeg(step, 1, 'stripped.jpg')) as string;
+      if (!(await hasJfifDpi(stripped)) && meta.density && !size.length) size = pageSize(meta);
+      input = stripped;
+    }
+    await runStep(step, IMG2PDF, ['--output', step.output, ...size, '--', input]);
   }
+}
+
+/**
+ * Whether a JPEG's JFIF header declares its resolution in dots per inch: the only JFIF
+ * resolution img2pdf (PIL) takes; otherwise it takes the EXIF's, else 96 dpi.
+ */
+async function hasJfifDpi(path: string): Promise<boolean> {
+  const head = Buffer.alloc(16);
+  const fd = await open(path, 'r');
+  try {
+    await fd.read(head, 0, 16, 0);
+  } finally {
+    await fd.close();
+  }
+  // SOI, APP0 "JFIF\0", version, units (1: dots per inch), X density.
+  return head.readUInt16BE(0) === 0xffd8 && head.readUInt16BE(2) === 0xffe0 && head.toString('latin1', 6, 11) === 'JFIF\0' && head[13] === 1 && head.readUInt16BE(14) > 0;
+}
+
+/** `--imgsize` for the page a picture makes at its declared resolution, within the PDF limits. */
+export function pageSize(meta: Pick<Metadata, 'width' | 'height' | 'density'>): string[] {
+  const out = imageSize(meta);
+  if (out.length || !meta.width || !meta.height) return out;
+  const dpi = meta.density && meta.density > 0 ? meta.density : 96;
+  return ['--imgsize', `${((meta.width * 72) / dpi).toFixed(3)}ptx${((meta.height * 72) / dpi).toFixed(3)}pt`];
 }
 
 /** PDF page sides must lie within 3–14,400 pt (img2pdf checks). */

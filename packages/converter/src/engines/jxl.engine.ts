@@ -9,6 +9,9 @@
  * (sharpEncode; docs/decisions.md, "Photos are turned once").
  */
 import { join } from 'node:path';
+import sharp, { type Metadata } from 'sharp';
+import { failed } from '../errors.js';
+import { stripJpeg } from './jpeg-strip.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 import { sharpEncode } from './sharp.engine.js';
 
@@ -16,6 +19,33 @@ const CJXL = '/usr/bin/cjxl';
 const DJXL = '/usr/bin/djxl';
 const ENCODE_FROM = new Set(['png', 'jpg', 'gif', 'ppm', 'pgm']);
 const DECODE_TO = new Set(['png', 'jpg', 'ppm', 'pgm']);
+
+/**
+ * What cjxl reads. cjxl keeps a JPEG's EXIF and XMP (brotli-compressed, where exiftool does
+ * not look) and its reconstruction data would bring them back: a JPEG carrying them is first
+ * copied without them, turned upright losslessly (issue 31: an upright phone photo's GPS
+ * position was in the JPEG XL). A JPEG whose sides are not whole blocks and that is not
+ * upright is decoded upright to PNG instead (cjxl then encodes pixels, not the JPEG).
+ */
+async function encoderInput(step: Step): Promise<string> {
+  if (step.from !== 'jpg') return step.input;
+  let meta: Metadata;
+  try {
+    meta = await sharp(step.input, { limitInputPixels: step.job.maxInputPixels }).metadata();
+  } catch (e) {
+    throw failed('The jpg image could not be read.', `sharp: ${(e as Error).message}`);
+  }
+  if (!meta.exif && !meta.xmp) return step.input;
+  const stripped = await stripJpeg(step, meta.orientation ?? 1, 'stripped.jpg');
+  if (stripped) return stripped;
+  const upright = join(step.job.dir, 'upright.png');
+  try {
+    await sharp(step.input, { limitInputPixels: step.job.maxInputPixels }).rotate().png().toFile(upright);
+  } catch (e) {
+    throw failed('The jpg image could not be read.', `sharp: ${(e as Error).message}`);
+  }
+  return upright;
+}
 
 /** The libjxl engine. */
 export class JxlEngine implements Engine {
@@ -40,7 +70,7 @@ export class JxlEngine implements Engine {
       // A JPEG is repacked losslessly unless a quality was asked for.
       const lossless = step.from === 'jpg' && !step.qualityRequested;
       const args = lossless ? [] : ['-q', String(step.qualityRequested ? step.quality : 90)];
-      await runStep(step, CJXL, [...args, '--num_threads=1', step.input, step.output]);
+      await runStep(step, CJXL, [...args, '--num_threads=1', await encoderInput(step), step.output]);
       return;
     }
     // 8 bits a sample: djxl 0.7 refuses to write a 16-bit picture with alpha ("Alpha bit depth does not match").
