@@ -15,20 +15,18 @@
 // Usage: npm run bench:convert [-- --docs N] [--images N] [--upload-mb N] [--upload-rounds N] [--no-upload] [--only-upload]
 // Build first (npm run build). Ends with one `RESULT key=value …` line.
 import { spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Blob } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Converter, ownForSandbox, runSandboxed } from '@mailconv/converter';
 import { ensureSystemPackages } from '../scripts/lib/ensure.mjs';
-import { startConvertService } from './lib/convert-service.mjs';
+import { convertViaApi, startConvertService } from './lib/convert-service.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const arg = (name, fallback) => {
@@ -67,20 +65,8 @@ const rssMb = (pid) => {
 // --- the service, as a separate process on loopback --------------------------------------
 const { base, auth, service } = await startConvertService(dir, { env: { CONVERT_PRESTART: 'true' } });
 
-/** Upload + convert (waiting for it) + download through the API; the output bytes, or null. */
-async function viaApi(name, bytes, target, options = {}) {
-  const form = new globalThis.FormData();
-  form.set('target_format', target);
-  for (const [k, v] of Object.entries(options)) form.set(k, String(v));
-  form.set('file', new Blob([bytes]), name);
-  const res = await fetch(`${base}/api/v1/convert?wait=120`, { method: 'POST', headers: auth, body: form });
-  const rec = await res.json();
-  if (res.status !== 200 || rec.status !== 'completed') return { ok: false, why: `${res.status} ${rec.status ?? rec.error}: ${JSON.stringify(rec.error ?? rec.message)}` };
-  const dl = await fetch(`${base}/api/v1/download/${rec.download_token}`, { headers: auth });
-  const out = Buffer.from(await dl.arrayBuffer());
-  if (createHash('sha256').update(out).digest('hex') !== rec.output.sha256) return { ok: false, why: 'checksum mismatch' };
-  return { ok: true, out, engines: rec.output.engines };
-}
+/** Upload + convert (waiting for it) + download through the API. */
+const viaApi = (name, bytes, target, options = {}) => convertViaApi(base, auth, name, bytes, target, options);
 
 const results = {};
 try {

@@ -1,6 +1,8 @@
 // The conversion service as the benchmarks run it: a real process on loopback, on its own
 // data folder, with a plan generous enough that limits never interfere, and one account.
+import { Blob } from 'node:buffer';
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -36,4 +38,22 @@ export async function startConvertService(dir, { maxFileBytes = 4e9, env: extra 
       await new Promise((r) => service.once('exit', r));
     },
   };
+}
+
+/**
+ * Upload + convert (waiting for it) + download through the API, multipart as a user sends
+ * it; answers the output bytes and the engines that made them, or why it failed.
+ */
+export async function convertViaApi(base, auth, name, bytes, target, options = {}) {
+  const form = new globalThis.FormData();
+  form.set('target_format', target);
+  for (const [k, v] of Object.entries(options)) form.set(k, String(v));
+  form.set('file', new Blob([bytes]), name);
+  const res = await fetch(`${base}/api/v1/convert?wait=120`, { method: 'POST', headers: auth, body: form });
+  const rec = await res.json();
+  if (res.status !== 200 || rec.status !== 'completed') return { ok: false, why: `${res.status} ${rec.status ?? rec.error}: ${JSON.stringify(rec.error ?? rec.message)}` };
+  const dl = await fetch(`${base}/api/v1/download/${rec.download_token}`, { headers: auth });
+  const out = Buffer.from(await dl.arrayBuffer());
+  if (createHash('sha256').update(out).digest('hex') !== rec.output.sha256) return { ok: false, why: 'checksum mismatch' };
+  return { ok: true, out, engines: rec.output.engines };
 }
