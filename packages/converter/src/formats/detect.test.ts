@@ -319,6 +319,24 @@ test('audio and video containers by their bytes, whatever the name (issue 12)', 
     const p = ff(args, `av-${ext}`);
     assert.equal((await detectFormat(p, 'upload.bin'))?.ext, ext, ext);
   }
+  // Issue 31: a QuickTime movie without an ftyp box, as cameras write their Motion-JPEG MOVs
+  // (leading wide/free atoms, then mdat or moov): ffmpeg's MOV with its ftyp renamed, so the
+  // offsets inside stay right and ffmpeg still reads it.
+  const mjpeg = ff([...card, '-c:v', 'mjpeg', '-c:a', 'pcm_s16le', '-shortest', '-f', 'mov'], 'av-mjpeg-mov');
+  const faststart = ff([...card, '-c:v', 'mjpeg', '-c:a', 'pcm_s16le', '-shortest', '-movflags', '+faststart', '-f', 'mov'], 'av-mjpeg-moov-first');
+  for (const [name, path, lead] of [['mdat after wide', mjpeg, 'wide'], ['moov first', faststart, 'free']] as const) {
+    const bytes = await readFile(path);
+    assert.equal(bytes.toString('latin1', 4, 8), 'ftyp');
+    bytes.write(lead, 4, 'latin1');
+    const classic = join(dir, `classic-${lead}.mov`);
+    await writeFile(classic, bytes);
+    assert.equal((await detectFormat(classic, 'upload.bin'))?.ext, 'mov', name);
+    assert.match(tool('/usr/bin/ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name', '-of', 'csv=p=0', classic]), /mjpeg/, `${name}: ffmpeg reads it`);
+  }
+  // Near misses: a free atom followed by something else, a moov without a movie header.
+  const atom = (size: number, type: string, body = Buffer.alloc(0)) => Buffer.concat([Buffer.from([size >>> 24, (size >>> 16) & 255, (size >>> 8) & 255, size & 255]), Buffer.from(type, 'latin1'), body]);
+  assert.equal(await detectBytes(Buffer.concat([atom(8, 'free'), atom(24, 'abcd', Buffer.alloc(16))]), 'upload.bin'), undefined);
+  assert.equal(await detectBytes(Buffer.concat([atom(24, 'moov', Buffer.concat([atom(16, 'zzzz', Buffer.alloc(8))]))]), 'upload.bin'), undefined);
   // ASF with video named .asf, an MPEG-2 program stream named .vob: the name breaks the tie.
   const wmv = join(dir, 'av-wmv');
   assert.equal((await detectFormat(wmv, 'clip.asf'))?.ext, 'asf');

@@ -107,6 +107,7 @@ export function detectBinary(b: Buffer): string | null {
     if (brand === 'f4v ' || brand === 'f4p ') return 'f4v';
     return 'mp4';
   }
+  if (classicQuickTime(b)) return 'mov';
   if (startsWith(b, [0x1a, 0x45, 0xdf, 0xa3])) {
     if (b.subarray(0, 64).includes(Buffer.from('webm'))) return 'webm';
     const tracks = matroskaTrackTypes(b);
@@ -118,6 +119,31 @@ export function detectBinary(b: Buffer): string | null {
   if (startsWith(b, [0x50, 0x4b, 0x03, 0x04])) return 'zip';
   if (startsWith(b, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])) return 'ole2';
   return null;
+}
+
+/** Top-level atoms a QuickTime movie without an `ftyp` box may start with. */
+const QUICKTIME_LEADING = new Set(['wide', 'free', 'skip', 'pnot', 'PICT']);
+/** The first atom inside `moov`. */
+const QUICKTIME_MOOV_FIRST = new Set(['mvhd', 'cmov', 'prfl', 'iods']);
+
+/**
+ * A QuickTime movie as cameras and older Apple software write it, with no `ftyp` box (issue 31:
+ * a camera's Motion-JPEG MOV was refused at upload): leading `wide`/`free`/`skip`/`pnot`
+ * atoms walked over, then an `mdat` of a plausible size or a `moov` whose first child is a
+ * movie header. At most eight atoms, all inside the bytes read.
+ */
+export function classicQuickTime(b: Buffer): boolean {
+  let off = 0;
+  for (let i = 0; i < 8 && off + 16 <= b.length; i++) {
+    const size = b.readUInt32BE(off);
+    const type = b.toString('latin1', off + 4, off + 8);
+    if (type === 'moov') return size >= 16 && QUICKTIME_MOOV_FIRST.has(b.toString('latin1', off + 12, off + 16));
+    // mdat: the media data, often first; 1 means a 64-bit size follows, 0 "to the end of the file".
+    if (type === 'mdat') return i > 0 || size === 0 || size === 1 || size >= 16;
+    if (!QUICKTIME_LEADING.has(type) || size < 8) return false;
+    off += size;
+  }
+  return false;
 }
 
 /**
