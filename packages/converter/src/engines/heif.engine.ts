@@ -10,8 +10,8 @@
  * target from those pixels as they are, without the EXIF (sharpEncode). A JPEG to encode is made upright first for the
  * same reason: heif-enc copies its EXIF but writes no irot.
  */
-import { open } from 'node:fs/promises';
-import { join } from 'node:path';
+import { access, open, readdir, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import sharp from 'sharp';
 import { failed } from '../errors.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
@@ -19,6 +19,7 @@ import { sharpEncode } from './sharp.engine.js';
 
 const HEIF_CONVERT = '/usr/bin/heif-convert';
 const HEIF_ENC = '/usr/bin/heif-enc';
+const HEIF_INFO = '/usr/bin/heif-info';
 /** libjpeg-turbo's lossless JPEG transformer (scripts/system-packages/converter.txt). */
 const JPEGTRAN = '/usr/bin/jpegtran';
 
@@ -37,7 +38,7 @@ export class HeifEngine implements Engine {
   }
 
   probe(): Promise<EngineProbe> {
-    return probeBinaries(this.name, [HEIF_ENC, HEIF_CONVERT, JPEGTRAN], ['--version'], /libheif version: (\S+)/);
+    return probeBinaries(this.name, [HEIF_ENC, HEIF_CONVERT, HEIF_INFO, JPEGTRAN], ['--version'], /libheif version: (\S+)/);
   }
 
   async convert(step: Step): Promise<void> {
@@ -46,19 +47,63 @@ export class HeifEngine implements Engine {
       await runStep(step, HEIF_ENC, [...args, '-o', step.output, await encoderInput(step)]);
       return;
     }
-    if (step.to === 'jpg') {
+    if (step.to === 'jpg' && !(await primaryInfo(step)).alpha) {
       // The fast way to a JPEG: heif-convert encodes it (pixels turned, colour profile kept),
       // then jpegtran copies it losslessly without its EXIF and XMP (orientation, location)
       // but with the ICC profile. A PNG round trip costs ten times as long on a 12 MP photo.
+      // Not for a picture with an alpha plane: heif-convert drops the plane and shows what
+      // lies under the transparent pixels; sharp lays the PNG over white, as every other
+      // picture with alpha becomes a JPEG.
       const encoded = join(step.job.dir, 'heif-decoded.jpg');
-      await runStep(step, HEIF_CONVERT, ['-q', String(Math.min(step.quality, 100)), step.input, encoded]);
+      await decodePrimary(step, ['-q', String(Math.min(step.quality, 100))], encoded);
       await runStep(step, JPEGTRAN, ['-copy', 'icc', '-outfile', step.output, encoded]);
       return;
     }
     const decoded = join(step.job.dir, 'heif-decoded.png');
-    await runStep(step, HEIF_CONVERT, [step.input, decoded]);
+    await decodePrimary(step, [], decoded);
     await sharpEncode(step, decoded, { autoOrient: false });
   }
+}
+
+/**
+ * heif-convert writes a file holding several top-level images — a burst, an image sequence's
+ * stills, an Apple spatial (stereo) photo's two eyes — as `name-1.png`, `name-2.png`, … and
+ * never `name.png` (issue 31: such photos came back "The conversion produced no output.").
+ * The primary image is the one a viewer shows: heif-info names it in the same order, and its
+ * file becomes `output`; the others are deleted.
+ */
+async function decodePrimary(step: Step, args: readonly string[], output: string): Promise<void> {
+  await runStep(step, HEIF_CONVERT, [...args, step.input, output]);
+  if (await exists(output)) return;
+  const dot = output.lastIndexOf('.');
+  const stem = basename(output.slice(0, dot));
+  const ext = output.slice(dot);
+  const numbered = (await readdir(dirname(output))).filter((n) => n.startsWith(`${stem}-`) && n.endsWith(ext) && /^\d+$/.test(n.slice(stem.length + 1, -ext.length)));
+  if (!numbered.length) return;
+  const { images, primary } = await primaryInfo(step);
+  const chosen = `${stem}-${primary + 1}${ext}`;
+  if (primary < 0 || images !== numbered.length || !numbered.includes(chosen)) {
+    throw failed(`The ${step.from} file could not be converted to ${step.to}.`, `heif-convert wrote ${numbered.length} images; heif-info lists ${images}, primary #${primary + 1}`);
+  }
+  await rename(join(dirname(output), chosen), output);
+  await Promise.all(numbered.filter((n) => n !== chosen).map((n) => rm(join(dirname(output), n), { force: true })));
+}
+
+/**
+ * heif-info's listing: how many top-level images, which one is the primary (0-based, in
+ * heif-convert's order; -1 when none is marked) and whether it has an alpha plane.
+ */
+async function primaryInfo(step: Step): Promise<{ images: number; primary: number; alpha: boolean }> {
+  const info = await runStep(step, HEIF_INFO, [step.input], { maxStdoutBytes: 1024 * 1024 });
+  // Each top-level image starts at column 0 ("image: …"); its facts follow, indented.
+  const blocks = info.stdout.toString('utf8').split(/^(?=image: )/m).filter((b) => b.startsWith('image: '));
+  const primary = blocks.findIndex((b) => /^image: \d+x\d+ \(id=\d+\), primary$/m.test(b));
+  const facts = blocks[primary < 0 ? 0 : primary] ?? '';
+  return { images: blocks.length, primary, alpha: /^\s+alpha channel: yes/m.test(facts) };
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(() => true, () => false);
 }
 
 /**

@@ -104,3 +104,11 @@ export function runTool(cmd: string, args: readonly string[], timeoutMs = 60_000
     });
   });
 }
+
+/** ffmpeg's SSIM of two pictures of one size ("All", 0–1; alpha left out): the issue 31 yardstick against a reference decode. */
+export function ssim(a: string, b: string): number {
+  const r = spawnSync('/usr/bin/ffmpeg', ['-hide_banner', '-nostdin', '-i', a, '-i', b, '-lavfi', '[0:v]format=rgb24[x];[1:v]format=rgb24[y];[x][y]ssim', '-f', 'null', '-'], { encoding: 'utf8', timeout: 60_000 });
+  const m = /All:([\d.]+)/.exec(r.stderr);
+  if (!m) throw new Error(`ffmpeg ssim failed: ${r.stderr.slice(-500)}`);
+  return Number(m[1]);
+}

@@ -1,0 +1,79 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Converter } from './converter.js';
+import { packageFile } from './engines/engine.js';
+import { ssim, tool } from './testing/tools.js';
+
+// Issue 31: HEIF files as phones write them beyond a single picture — a burst (three top-level
+// images, the primary second), an Apple spatial photo (two eyes, the primary first), a picture
+// with an alpha plane — come out as the primary picture to every photo target. heif-convert
+// wrote such files as name-1.png, name-2.png, … and the conversion "produced no output".
+// Checked against libheif's own decode of the primary image (heif-info names it; heif-convert
+// writes it), by ffmpeg's SSIM, and by ImageMagick's reading of sizes and channels. A picture
+// with alpha keeps it in png and webp and is laid over white in jpg and pdf (heif-convert's
+// own JPEG showed what lay under the transparent pixels).
+const PHOTOS = packageFile('test/photos');
+const FILES = [
+  { name: 'burst', file: 'pillow-heif-burst-zpug-3.heic', images: 3, primary: 2, size: '64×64' },
+  { name: 'spatial photo', file: 'pillow-heif-spatial-photo.heic', images: 2, primary: 1, size: '2560×2560' },
+  { name: 'alpha', file: 'pillow-heif-rgba-8.heif', images: 1, primary: 1, size: '128×128' },
+] as const;
+
+let converter: Converter;
+let work: string;
+before(async () => {
+  work = await mkdtemp(join(tmpdir(), 'heif-variants-'));
+  converter = await Converter.create({ workDir: join(work, 'jobs') });
+});
+after(async () => {
+  await converter.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+/** libheif's reference decode of the file's primary image, as a PNG. */
+async function reference(f: (typeof FILES)[number]): Promise<string> {
+  const info = tool('/usr/bin/heif-info', [join(PHOTOS, f.file)]);
+  const listed = [...info.matchAll(/^image: \d+x\d+ \(id=\d+\)(, primary)?$/gm)];
+  assert.equal(listed.length, f.images, `${f.name}: top-level images`);
+  assert.equal(listed.findIndex((m) => m[1]) + 1, f.primary, `${f.name}: the primary image`);
+  const dir = join(work, `ref-${f.images}-${f.primary}-${f.size}`);
+  await mkdir(dir, { recursive: true });
+  tool('/usr/bin/heif-convert', [join(PHOTOS, f.file), join(dir, 'ref.png')]);
+  return join(dir, f.images === 1 ? 'ref.png' : `ref-${f.primary}.png`);
+}
+
+for (const f of FILES) {
+  test(`HEIF ${f.name} → jpg, png, webp, pdf: the primary picture, as libheif decodes it`, { timeout: 180_000 }, async () => {
+    const ref = await reference(f);
+    // Targets without alpha (jpg, pdf) show the picture laid over white, as ImageMagick lays it.
+    const white = `${ref}-on-white.png`;
+    tool('/usr/bin/convert', [ref, '-background', 'white', '-flatten', white]);
+    const problems: string[] = [];
+    for (const target of ['jpg', 'png', 'webp', 'pdf']) {
+      const src = join(work, `${f.file}`);
+      await copyFile(join(PHOTOS, f.file), src);
+      const out = join(work, `${f.file}.${target}`);
+      const r = await converter.convert({ inputPath: src, sourceFormat: 'heic', targetFormat: target, outputPath: out });
+      if (!r.ok) {
+        problems.push(`${target}: ${r.error.message}`);
+        continue;
+      }
+      // A PDF's picture is compared as stored (poppler's pdfimages), not as a page rendering.
+      let picture = out;
+      if (target === 'pdf') {
+        tool('/usr/bin/pdfimages', ['-png', out, `${out}-image`]);
+        picture = `${out}-image-000.png`;
+      }
+      const [size, channels] = tool('/usr/bin/identify', ['-format', '%w×%h %[channels]', picture]).split(' ');
+      if (size !== f.size) problems.push(`${target}: ${size}, not ${f.size}`);
+      // The alpha plane is kept where the target holds one.
+      if (f.name === 'alpha' && (target === 'png' || target === 'webp') && !/a$/.test(channels ?? '')) problems.push(`${target}: no alpha (${channels})`);
+      const s = ssim(picture, target === 'jpg' || target === 'pdf' ? white : ref);
+      if (s < 0.95) problems.push(`${target}: SSIM ${s} against libheif's primary image`);
+    }
+    assert.deepEqual(problems, []);
+  });
+}
