@@ -17,7 +17,6 @@ import json
 import os
 import sys
 
-import pikepdf
 from pikepdf import Array, Dictionary, Name, String
 
 _spec = importlib.util.spec_from_file_location('pdf_info', os.path.join(os.path.dirname(os.path.abspath(__file__)), 'pdf-info.py'))
@@ -102,10 +101,8 @@ def tidy(pdf):
 def main():
     mode, source, target = sys.argv[1:4]
     values = json.load(sys.stdin) if mode == 'fill' else None
-    try:
-        pdf = pikepdf.open(source)
-    except Exception as e:  # noqa: BLE001 - any failure to open is the input's fault
-        print(f'not a readable PDF: {type(e).__name__}', file=sys.stderr)
+    pdf = info.open_pdf(source)
+    if pdf is None:
         return 2
     with pdf:
         try:

@@ -265,12 +265,19 @@ def metadata(pdf):
     return out, claims
 
 
-def main():
-    source, target = sys.argv[1:3]
+def open_pdf(path):
+    """The PDF at `path`, or None (said on stderr) when pikepdf cannot open it: the input's fault."""
     try:
-        pdf = pikepdf.open(source)
+        return pikepdf.open(path)
     except Exception as e:  # noqa: BLE001 - any failure to open is the input's fault
         print(f'not a readable PDF: {type(e).__name__}', file=sys.stderr)
+        return None
+
+
+def main():
+    source, target = sys.argv[1:3]
+    pdf = open_pdf(source)
+    if pdf is None:
         return 2
     with pdf:
         sizes = []
