@@ -316,6 +316,10 @@ export class Converter {
       if (options.video.animated === true && !makesAnimation(target.ext, options.video)) throw invalid('animated', `animated applies to gif and webp targets; a ${target.ext} is one still frame.`);
     }
     if (options.pdfForm?.formData && source.ext !== 'pdf') throw invalid('form_data', `form_data fills the form of a PDF source; this upload is ${source.ext}.`);
+    // Compression re-distils the PDF (Ghostscript) before the PDF operations run, and its copy has no form left to fill.
+    if (options.pdfForm?.formData && target.ext === 'pdf' && (options.quality !== undefined || options.compression !== undefined || options.maxOutputBytes !== undefined || (options.preset && !options.preset.pdfa && !options.preset.linearize))) {
+      throw invalid('form_data', 'form_data cannot be combined with compression (quality, compression, max_output_bytes or a compressing preset): the compressed copy has no form left to fill.');
+    }
     if (options.pageRange && source.ext === 'pdf' && target.ext === 'json') throw invalid('page_range', 'pdf → json describes the whole PDF; page_range does not apply to it.');
     if (options.preset?.pdfa && target.ext === 'pdf' && options.setPassword !== undefined) {
       throw invalid('set_password', 'PDF/A (preset "archive") forbids encryption: set_password cannot be combined with it.');

@@ -213,6 +213,12 @@ test('form_data that does not fit the form: 400 naming the fields, at preflight 
   assert.deepEqual([late.code, late.field], ['invalid_request', 'form_data']);
   // Not a PDF source; not a PDF target.
   assert.equal(conv.plan('docx', 'pdf', { form_data: { a: 'b' } }).ok, false);
+  // Compression (Ghostscript, before the PDF operations) would leave no form to fill.
+  for (const squeeze of [{ preset: 'compress' }, { quality: 50 }, { max_output_bytes: 100_000 }]) {
+    const refused = conv.plan('pdf', 'pdf', { ...squeeze, form_data: { 'First Name 🚀': 'Ada' } });
+    assert.equal(refused.ok ? '' : refused.error.field, 'form_data', JSON.stringify(squeeze));
+  }
+  assert.equal(conv.plan('pdf', 'pdf', { preset: 'linearize', form_data: { 'First Name 🚀': 'Ada' } }).ok, true);
   const plan = conv.plan('pdf', 'png', { flatten: true });
   assert.equal(plan.ok ? '' : plan.error.field, 'flatten');
 });
