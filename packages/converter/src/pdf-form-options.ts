@@ -199,7 +199,8 @@ export function checkFormData(data: Readonly<Record<string, FormValue>>, fields:
         if (f.max_length !== undefined && [...value].length > f.max_length) throw invalid(field, `${quote(name, 80)} takes at most ${f.max_length} characters.`);
         break;
       case 'checkbox':
-        if (typeof value !== 'boolean' && !(typeof value === 'string' && (states.includes(value) || options.includes(value)))) {
+        // true needs an on-state to show (a check box without appearances has none).
+        if (!(value === false || (value === true && states.length > 0) || (typeof value === 'string' && (states.includes(value) || options.includes(value))))) {
           throw invalid(field, `${quote(name, 80)} is a check box: give true, false${options.length ? ` or ${oneOf()}` : ''}.`);
         }
         break;

@@ -12,6 +12,7 @@ import { packageFile } from './engines/engine.js';
 import type { PdfFacts } from './engines/pdf-info.engine.js';
 import { PDF_IMAGE_LIMITS } from './engines/pdf-images.engine.js';
 import { parseOptions } from './options.js';
+import { checkFormData } from './pdf-form-options.js';
 import { scratchDir, tool, toolBytes, toolWith } from './testing/tools.js';
 
 const corpus = (name: string): string => packageFile(`test/corpus/pdf/${name}`);
@@ -213,6 +214,9 @@ test('form_data that does not fit the form: 400 naming the fields, at preflight 
   assert.deepEqual([late.code, late.field], ['invalid_request', 'form_data']);
   // Not a PDF source; not a PDF target.
   assert.equal(conv.plan('docx', 'pdf', { form_data: { a: 'b' } }).ok, false);
+  // A check box without appearances has no on-state to show: true is refused, false is fine.
+  assert.throws(() => checkFormData({ bare: true }, [{ name: 'bare', type: 'checkbox', states: [], options: [] }]), /check box/);
+  assert.doesNotThrow(() => checkFormData({ bare: false }, [{ name: 'bare', type: 'checkbox', states: [], options: [] }]));
   // Compression (Ghostscript, before the PDF operations) would leave no form to fill.
   for (const squeeze of [{ preset: 'compress' }, { quality: 50 }, { max_output_bytes: 100_000 }]) {
     const refused = conv.plan('pdf', 'pdf', { ...squeeze, form_data: { 'First Name 🚀': 'Ada' } });
