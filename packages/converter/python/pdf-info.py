@@ -22,6 +22,14 @@ MAX_FIELDS = 2000
 MAX_OPTIONS = 500
 MAX_SIGNATURES = 100
 MAX_DEPTH = 20
+# Characters of text the facts may hold in all: one long string referenced a million times
+# (an /Opt array shared by every field) would otherwise fill the memory cap before the file cap.
+MAX_TOTAL_TEXT = 2_000_000
+_budget = [MAX_TOTAL_TEXT]
+
+
+class TooLarge(Exception):
+    """The facts would hold more text than MAX_TOTAL_TEXT."""
 # Field flags (PDF 32000-1, tables 221, 226, 228, 230).
 FF_READ_ONLY = 1 << 0
 FF_REQUIRED = 1 << 1
@@ -40,7 +48,11 @@ def text(value):
         s = str(value)[1:]
     else:
         return None
-    return s[:MAX_TEXT]
+    s = s[:MAX_TEXT]
+    _budget[0] -= len(s)
+    if _budget[0] < 0:
+        raise TooLarge()
+    return s
 
 
 def pdf_date(value):
@@ -279,6 +291,18 @@ def main():
     pdf = open_pdf(source)
     if pdf is None:
         return 2
+    try:
+        facts = describe(pdf)
+    except TooLarge:
+        print('too large: the facts hold more text than the cap', file=sys.stderr)
+        return 3
+    with open(target, 'w', encoding='utf-8') as out:
+        json.dump(facts, out, ensure_ascii=False)
+    return 0
+
+
+def describe(pdf):
+    """The facts of an open PDF (closed on the way out)."""
     with pdf:
         sizes = []
         for number, page in enumerate(pdf.pages, start=1):
@@ -313,9 +337,7 @@ def main():
             'signatures': signatures,
             'form': {'fields': fields},
         }
-    with open(target, 'w', encoding='utf-8') as out:
-        json.dump(facts, out, ensure_ascii=False)
-    return 0
+    return facts
 
 
 if __name__ == '__main__':

@@ -292,6 +292,23 @@ pdf.save(sys.argv[1], compress_streams=True)
   assert.equal(e.code, 'conversion_failed');
   assert.match(e.message, new RegExp(`more than ${PDF_IMAGE_LIMITS.maxImages} images`));
   assert.ok(Date.now() - started < 30_000, `${Date.now() - started} ms`);
+  // 2,000 choice fields sharing one /Opt of 500 references to one 2,000-character string
+  // (a 200 KB file, 2 GB of text): the facts stop at their text cap, quickly, not at the memory cap.
+  const options = join(dir, 'options-bomb.pdf');
+  tool('/usr/bin/python3', ['-I', '-c', `
+import sys, pikepdf
+from pikepdf import Dictionary, Name, Array, String
+pdf = pikepdf.new()
+pdf.add_blank_page()
+s = pdf.make_indirect(String('x' * 2000))
+opt = pdf.make_indirect(Array([s] * 500))
+pdf.Root.AcroForm = Dictionary(Fields=Array([pdf.make_indirect(Dictionary(FT=Name.Ch, T=String('f%d' % i), Opt=opt, Rect=Array([0, 0, 0, 0]))) for i in range(2000)]))
+pdf.save(sys.argv[1])
+`, options]);
+  const t0 = Date.now();
+  const big = await failure(options, 'json');
+  assert.equal(big.message, 'The PDF’s facts are too large to answer.');
+  assert.ok(Date.now() - t0 < 15_000, `${Date.now() - t0} ms`);
   // Its facts still count them (pdf → json lists, it extracts nothing).
   const facts = JSON.parse(await readFile((await convert(bomb, 'json')).out, 'utf8')) as PdfFacts;
   assert.equal(facts.images, 100_000);

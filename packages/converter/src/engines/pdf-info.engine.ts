@@ -85,6 +85,8 @@ export async function readPdfFacts(input: string, job: JobContext): Promise<Omit
   });
   if (r.timedOut || r.aborted || r.exitCode !== 0) {
     await rm(out, { force: true });
+    // Exit 3: more text than the script's cap (one long string shared by a million /Opt entries).
+    if (r.exitCode === 3) throw failed('The PDF’s facts are too large to answer.', `pdf-info: ${r.stderr.slice(-200)}`);
     throw runFailure(r, 'pdf-info', 'The PDF could not be read.', limits);
   }
   const opened = await openEngineOutput(out, job, 'pikepdf');
