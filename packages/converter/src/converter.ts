@@ -43,6 +43,8 @@ import { SoxEngine } from './engines/sox.engine.js';
 import { SubtitleEngine } from './engines/subtitle.engine.js';
 import { TypstEngine } from './engines/typst.engine.js';
 import { QoiEngine } from './engines/qoi.engine.js';
+import { PdfInfoEngine } from './engines/pdf-info.engine.js';
+import { PdfImagesEngine } from './engines/pdf-images.engine.js';
 import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { PAGE_OPTION_NAMES } from './page-options.js';
 import { ANIMATION_ONLY_OPTIONS, makesAnimation, VIDEO_OPTION_NAMES, VIDEO_PICTURE_TARGETS } from './video-options.js';
@@ -50,6 +52,7 @@ import { effectiveQuality, parseOptions, qualityLadder, resolvePageRange, type C
 import { provenPairs, readProof } from './proven-pairs.js';
 import { Registry, type Route } from './registry.js';
 import { applyPdfOperations, cutPages, sandboxFolder, splitPdfPages, unlockPdf, zipFiles } from './pdf-operations.js';
+import { checkFormDataAgainst } from './pdf-form-operations.js';
 import { listBatchMembers, OutputNames, sha256File, tooMany, writeBatchZip, type BatchManifest, type ManifestEntry } from './batch.js';
 import { unpackArchive } from './engines/archive.engine.js';
 import { detectFormat } from './formats/detect.js';
@@ -186,6 +189,8 @@ export class Converter {
       new PodEngine(),
       new TypstEngine(),
       new QoiEngine(),
+      new PdfInfoEngine(),
+      new PdfImagesEngine(),
     ];
     const all = builtIn.map((e) => config.replaceEngines?.find((r) => r.name === e.name) ?? e);
     const probes = await Promise.all(all.map((e) => e.probe()));
@@ -310,6 +315,12 @@ export class Converter {
       }
       if (options.video.animated === true && !makesAnimation(target.ext, options.video)) throw invalid('animated', `animated applies to gif and webp targets; a ${target.ext} is one still frame.`);
     }
+    if (options.pdfForm?.formData && source.ext !== 'pdf') throw invalid('form_data', `form_data fills the form of a PDF source; this upload is ${source.ext}.`);
+    // Compression re-distils the PDF (Ghostscript) before the PDF operations run, and its copy has no form left to fill.
+    if (options.pdfForm?.formData && target.ext === 'pdf' && (options.quality !== undefined || options.compression !== undefined || options.maxOutputBytes !== undefined || (options.preset && !options.preset.pdfa && !options.preset.linearize))) {
+      throw invalid('form_data', 'form_data cannot be combined with compression (quality, compression, max_output_bytes or a compressing preset): the compressed copy has no form left to fill.');
+    }
+    if (options.pageRange && source.ext === 'pdf' && target.ext === 'json') throw invalid('page_range', 'pdf → json describes the whole PDF; page_range does not apply to it.');
     if (options.preset?.pdfa && target.ext === 'pdf' && options.setPassword !== undefined) {
       throw invalid('set_password', 'PDF/A (preset "archive") forbids encryption: set_password cannot be combined with it.');
     }
@@ -370,6 +381,8 @@ export class Converter {
       const { facts } = await inspectInput(input, source.ext, this.config.limits, prepared.job);
       if (options.batch) checkBatchListing(facts, source.ext, this.config.limits.maxBatchFiles);
       else if (options.pageRange && facts.pages !== undefined) resolvePageRange(options.pageRange, facts.pages);
+      // The field names and what each takes are known once the PDF is read (issue 25): a 400 now, not a failed job.
+      if (options.pdfForm?.formData) await checkFormDataAgainst(input, options.pdfForm.formData, prepared.job);
       return { ok: true, facts };
     } catch (e) {
       return { ok: false, error: toFailure(e) };

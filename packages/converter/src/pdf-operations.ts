@@ -1,7 +1,7 @@
 /**
  * PDF operations on a finished PDF output (issue 12, convert-decisions.md item 17), in a
- * fixed order: `watermark` (Ghostscript stamps every page), `remove_active_content`
- * (Ghostscript re-distils without actions, issue #13), `title` and `author` (pikepdf),
+ * fixed order: `form_data` and `flatten` (issue 25, pdf-form-operations.ts), `watermark` (Ghostscript stamps every page), `remove_active_content`
+ * (Ghostscript re-distils without actions, issue #13), `title`, `author` and `metadata` (pikepdf),
  * the `archive` preset's PDF/A-2b
  * (Ghostscript) when LibreOffice did not write the PDF, then `rotate`, the `linearize`
  * preset and `set_password` (AES-256) in one lossless qpdf run, last because a later
@@ -18,6 +18,8 @@ import { acceptEngineOutput } from './guards/output-guard.js';
 import type { GhostscriptEngine } from './engines/ghostscript.engine.js';
 import type { QpdfEngine } from './engines/qpdf.engine.js';
 import type { ConversionOptions } from './options.js';
+import { applyFormOperations } from './pdf-form-operations.js';
+import type { PdfMetadata } from './pdf-form-options.js';
 
 /**
  * Applies the options' PDF operations to `file` and returns the resulting file; appends
@@ -37,6 +39,8 @@ export async function applyPdfOperations(
   const gs = available.get('ghostscript') as GhostscriptEngine | undefined;
   const qpdf = available.get('qpdf') as QpdfEngine | undefined;
   let current = file;
+  // Issue 25's form fill and flatten come first: later steps stamp and distil what they drew.
+  current = await applyFormOperations(current, options, job, available, engines);
   if (options.watermark) {
     if (!gs) throw failed('Watermarks are not available (Ghostscript is missing).');
     const out = join(job.dir, 'watermarked.pdf');
@@ -53,10 +57,11 @@ export async function applyPdfOperations(
     current = out;
     used('ghostscript');
   }
-  // Title and author first: a PDF/A step after this one carries them into its own XMP.
-  if (options.title !== undefined || options.author !== undefined) {
+  // Metadata before PDF/A: a PDF/A step after this one carries it into its own XMP.
+  const metadata = { ...options.pdfForm?.metadata, ...(options.title !== undefined ? { title: options.title } : {}), ...(options.author !== undefined ? { author: options.author } : {}) };
+  if (Object.keys(metadata).length) {
     const out = join(job.dir, 'described.pdf');
-    await setPdfMetadata(current, out, { title: options.title, author: options.author }, job);
+    await setPdfMetadata(current, out, metadata, job);
     await acceptEngineOutput(out, job, 'pikepdf');
     current = out;
     used('pikepdf');
@@ -150,14 +155,15 @@ export async function unlockPdf(input: string, password: string, job: JobContext
 
 
 /**
- * Sets a PDF's title and author (the `title` and `author` options) with pikepdf (Debian's
+ * Sets a PDF's metadata (the `title`, `author` and `metadata` options) with pikepdf (Debian's
  * python3-pikepdf, on qpdf) in the sandbox: the information dictionary and the XMP metadata
- * together, nothing else of the file changed (`python/pdf-metadata.py`).
+ * together, nothing else of the file changed (`python/pdf-metadata.py`, the entries on stdin).
  */
-async function setPdfMetadata(input: string, output: string, meta: { title: string | undefined; author: string | undefined }, job: JobContext): Promise<void> {
+async function setPdfMetadata(input: string, output: string, meta: PdfMetadata, job: JobContext): Promise<void> {
   const script = packageFile('python/pdf-metadata.py');
   await rm(output, { force: true });
-  const r = await runSandboxed('/usr/bin/python3', ['-I', script, input, output, meta.title ?? '', meta.author ?? '', meta.title !== undefined ? '1' : '0', meta.author !== undefined ? '1' : '0'], {
+  const r = await runSandboxed('/usr/bin/python3', ['-I', script, input, output], {
+    input: JSON.stringify(meta),
     cwd: job.dir,
     timeoutMs: Math.min(job.timeoutMs, 60_000),
     maxFileBytes: job.maxFileBytes,
@@ -166,5 +172,5 @@ async function setPdfMetadata(input: string, output: string, meta: { title: stri
     env: { PYTHONDONTWRITEBYTECODE: '1' },
     ...(job.signal ? { signal: job.signal } : {}),
   });
-  if (r.timedOut || r.exitCode !== 0) throw failed('The PDF’s title and author could not be set.', `pdf-metadata exit ${r.exitCode}: ${r.stderr.toString().slice(-300)}`);
+  if (r.timedOut || r.exitCode !== 0) throw failed('The PDF’s metadata could not be set.', `pdf-metadata exit ${r.exitCode}: ${r.stderr.toString().slice(-300)}`);
 }

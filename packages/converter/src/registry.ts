@@ -53,6 +53,8 @@ export const ENGINE_ORDER = [
   'pod',
   // Issue 21: Typst (→ PDF/SVG) and QOI (↔ the common rasters).
   'typst', 'qoi',
+  // Issue 25: a PDF's facts (pdf → json) and its images (pdf → zip), never a hop of a chain.
+  'pikepdf', 'pdfimages',
 ] as const;
 
 /**
@@ -115,11 +117,12 @@ export class Registry {
     this.proven = opts.proven;
   }
 
-  private direct(from: string, to: string): string[] {
+  /** Engines that do the pair, in priority order; `hop`: as one step of a chain (no {@link Engine.directOnly} engine). */
+  private direct(from: string, to: string, hop = false): string[] {
     const names: string[] = [];
     for (const name of ENGINE_ORDER) {
       const e = this.engines.get(name);
-      if (!e || !e.reads.includes(from) || !e.writes.includes(to)) continue;
+      if (!e || !e.reads.includes(from) || !e.writes.includes(to) || (hop && e.directOnly)) continue;
       const ok = e.supports ? e.supports(from, to) : from !== to;
       if (ok) names.push(name);
     }
@@ -172,10 +175,10 @@ export class Registry {
     if (from === to) return out;
     for (const via of FORMAT_INTERMEDIATES.get(from) ?? (family && INTERMEDIATES[family]) ?? []) {
       if (via === from || via === to) continue;
-      for (const first of this.direct(from, via)) {
+      for (const first of this.direct(from, via, true)) {
         // A first hop through OCR would turn a document into its recognised text: never.
         if (first === 'tesseract') continue;
-        for (const second of this.direct(via, to)) {
+        for (const second of this.direct(via, to, true)) {
           // OCR reads pictures: a document rendered to PDF has its text already (poppler).
           if (second === 'tesseract' && family !== 'image') continue;
           // Writer's PDF import frames every line as on the page: for a PDF someone has, not

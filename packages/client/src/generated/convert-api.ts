@@ -1275,8 +1275,15 @@ export interface paths {
                                     device_scale?: number;
                                     /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                     duration?: number;
+                                    /**
+                                     * @description Extension (issue 25): present (true) when the PDF was flattened.
+                                     * @enum {boolean}
+                                     */
+                                    flatten?: true;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                     footer_html?: string;
+                                    /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
+                                    form_data?: string[];
                                     /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                     fps?: number;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -1293,6 +1300,19 @@ export interface paths {
                                      * @enum {string}
                                      */
                                     media?: "print" | "screen";
+                                    /** @description Extension (issue 25): PDF targets only. Written to the information dictionary and the XMP together: title, author, subject, keywords (a string or a list), creator, producer, created, modified (ISO 8601; a time without a zone is UTC). metadata.title with the title option (or .author with author) → 400. */
+                                    metadata?: {
+                                        author?: string;
+                                        /** @description ISO 8601 date or date-time. */
+                                        created?: string;
+                                        creator?: string;
+                                        keywords?: string | string[];
+                                        /** @description ISO 8601 date or date-time. */
+                                        modified?: string;
+                                        producer?: string;
+                                        subject?: string;
+                                        title?: string;
+                                    };
                                     /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                     ocr_language: string | null;
                                     page_range: string | null;
@@ -6201,8 +6221,14 @@ export interface paths {
                              */
                             session_token?: string;
                         };
+                        /** @description Extension (issue 25): PDF targets only. true: form fields and annotations become page content (after form_data, in the same request); no field remains. */
+                        flatten?: boolean;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
+                        /** @description Extension (issue 25): PDF targets only. Fills the source PDF's AcroForm: {"<full field name>": value} — text → a string; check box → true/false (or its on-state name); radio → the chosen option’s export value (false: none); combo box or list → one of its options; multi-select list → a list of options. Field names, types and options are listed by converting the PDF to json. Checked against the PDF before anything is charged: unknown names → 400 naming them (field form_data); a value its field cannot take → 400 naming the field (form_data.<name>). The values are drawn into the fields, so every viewer shows them. */
+                        form_data?: {
+                            [key: string]: string | boolean | string[];
+                        };
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -6220,6 +6246,19 @@ export interface paths {
                          * @enum {string}
                          */
                         media?: "print" | "screen";
+                        /** @description Extension (issue 25): PDF targets only. Written to the information dictionary and the XMP together: title, author, subject, keywords (a string or a list), creator, producer, created, modified (ISO 8601; a time without a zone is UTC). metadata.title with the title option (or .author with author) → 400. */
+                        metadata?: {
+                            author?: string;
+                            /** @description ISO 8601 date or date-time. */
+                            created?: string;
+                            creator?: string;
+                            keywords?: string | string[];
+                            /** @description ISO 8601 date or date-time. */
+                            modified?: string;
+                            producer?: string;
+                            subject?: string;
+                            title?: string;
+                        };
                         /** @description OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes). */
                         ocr_language?: string;
                         /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
@@ -6298,8 +6337,12 @@ export interface paths {
                          * @description The source file (streamed; over the plan’s max_file_bytes → 413 file_too_large).
                          */
                         file: string;
+                        /** @description Extension (issue 25): PDF targets only. true: form fields and annotations become page content (after form_data, in the same request); no field remains. */
+                        flatten?: boolean;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
+                        /** @description Extension (issue 25): PDF targets only. Fills the source PDF's AcroForm: {"<full field name>": value} — text → a string; check box → true/false (or its on-state name); radio → the chosen option’s export value (false: none); combo box or list → one of its options; multi-select list → a list of options. Field names, types and options are listed by converting the PDF to json. Checked against the PDF before anything is charged: unknown names → 400 naming them (field form_data); a value its field cannot take → 400 naming the field (form_data.<name>). The values are drawn into the fields, so every viewer shows them. In a form: the object as JSON text. */
+                        form_data?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -6312,6 +6355,8 @@ export interface paths {
                         max_output_bytes?: number;
                         /** @enum {string} */
                         media?: "print" | "screen";
+                        /** @description Extension (issue 25): PDF targets only. Written to the information dictionary and the XMP together: title, author, subject, keywords (a string or a list), creator, producer, created, modified (ISO 8601; a time without a zone is UTC). metadata.title with the title option (or .author with author) → 400. In a form: the object as JSON text. */
+                        metadata?: string;
                         ocr_language?: string;
                         page_range?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
@@ -6429,8 +6474,15 @@ export interface paths {
                                 device_scale?: number;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
+                                /**
+                                 * @description Extension (issue 25): present (true) when the PDF was flattened.
+                                 * @enum {boolean}
+                                 */
+                                flatten?: true;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
+                                /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
+                                form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -6447,6 +6499,19 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
+                                /** @description Extension (issue 25): PDF targets only. Written to the information dictionary and the XMP together: title, author, subject, keywords (a string or a list), creator, producer, created, modified (ISO 8601; a time without a zone is UTC). metadata.title with the title option (or .author with author) → 400. */
+                                metadata?: {
+                                    author?: string;
+                                    /** @description ISO 8601 date or date-time. */
+                                    created?: string;
+                                    creator?: string;
+                                    keywords?: string | string[];
+                                    /** @description ISO 8601 date or date-time. */
+                                    modified?: string;
+                                    producer?: string;
+                                    subject?: string;
+                                    title?: string;
+                                };
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
@@ -6615,8 +6680,15 @@ export interface paths {
                                 device_scale?: number;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
+                                /**
+                                 * @description Extension (issue 25): present (true) when the PDF was flattened.
+                                 * @enum {boolean}
+                                 */
+                                flatten?: true;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
+                                /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
+                                form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -6633,6 +6705,19 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
+                                /** @description Extension (issue 25): PDF targets only. Written to the information dictionary and the XMP together: title, author, subject, keywords (a string or a list), creator, producer, created, modified (ISO 8601; a time without a zone is UTC). metadata.title with the title option (or .author with author) → 400. */
+                                metadata?: {
+                                    author?: string;
+                                    /** @description ISO 8601 date or date-time. */
+                                    created?: string;
+                                    creator?: string;
+                                    keywords?: string | string[];
+                                    /** @description ISO 8601 date or date-time. */
+                                    modified?: string;
+                                    producer?: string;
+                                    subject?: string;
+                                    title?: string;
+                                };
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
@@ -7303,8 +7388,15 @@ export interface paths {
                                 device_scale?: number;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
+                                /**
+                                 * @description Extension (issue 25): present (true) when the PDF was flattened.
+                                 * @enum {boolean}
+                                 */
+                                flatten?: true;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
+                                /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
+                                form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -7321,6 +7413,19 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
+                                /** @description Extension (issue 25): PDF targets only. Written to the information dictionary and the XMP together: title, author, subject, keywords (a string or a list), creator, producer, created, modified (ISO 8601; a time without a zone is UTC). metadata.title with the title option (or .author with author) → 400. */
+                                metadata?: {
+                                    author?: string;
+                                    /** @description ISO 8601 date or date-time. */
+                                    created?: string;
+                                    creator?: string;
+                                    keywords?: string | string[];
+                                    /** @description ISO 8601 date or date-time. */
+                                    modified?: string;
+                                    producer?: string;
+                                    subject?: string;
+                                    title?: string;
+                                };
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
@@ -8825,8 +8930,14 @@ export interface paths {
                              */
                             session_token?: string;
                         };
+                        /** @description Extension (issue 25): PDF targets only. true: form fields and annotations become page content (after form_data, in the same request); no field remains. */
+                        flatten?: boolean;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
+                        /** @description Extension (issue 25): PDF targets only. Fills the source PDF's AcroForm: {"<full field name>": value} — text → a string; check box → true/false (or its on-state name); radio → the chosen option’s export value (false: none); combo box or list → one of its options; multi-select list → a list of options. Field names, types and options are listed by converting the PDF to json. Checked against the PDF before anything is charged: unknown names → 400 naming them (field form_data); a value its field cannot take → 400 naming the field (form_data.<name>). The values are drawn into the fields, so every viewer shows them. */
+                        form_data?: {
+                            [key: string]: string | boolean | string[];
+                        };
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -8844,6 +8955,19 @@ export interface paths {
                          * @enum {string}
                          */
                         media?: "print" | "screen";
+                        /** @description Extension (issue 25): PDF targets only. Written to the information dictionary and the XMP together: title, author, subject, keywords (a string or a list), creator, producer, created, modified (ISO 8601; a time without a zone is UTC). metadata.title with the title option (or .author with author) → 400. */
+                        metadata?: {
+                            author?: string;
+                            /** @description ISO 8601 date or date-time. */
+                            created?: string;
+                            creator?: string;
+                            keywords?: string | string[];
+                            /** @description ISO 8601 date or date-time. */
+                            modified?: string;
+                            producer?: string;
+                            subject?: string;
+                            title?: string;
+                        };
                         /** @description OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes). */
                         ocr_language?: string;
                         /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
@@ -8922,8 +9046,12 @@ export interface paths {
                          * @description The source file (streamed; over the plan’s max_file_bytes → 413 file_too_large).
                          */
                         file: string;
+                        /** @description Extension (issue 25): PDF targets only. true: form fields and annotations become page content (after form_data, in the same request); no field remains. */
+                        flatten?: boolean;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
+                        /** @description Extension (issue 25): PDF targets only. Fills the source PDF's AcroForm: {"<full field name>": value} — text → a string; check box → true/false (or its on-state name); radio → the chosen option’s export value (false: none); combo box or list → one of its options; multi-select list → a list of options. Field names, types and options are listed by converting the PDF to json. Checked against the PDF before anything is charged: unknown names → 400 naming them (field form_data); a value its field cannot take → 400 naming the field (form_data.<name>). The values are drawn into the fields, so every viewer shows them. In a form: the object as JSON text. */
+                        form_data?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -8936,6 +9064,8 @@ export interface paths {
                         max_output_bytes?: number;
                         /** @enum {string} */
                         media?: "print" | "screen";
+                        /** @description Extension (issue 25): PDF targets only. Written to the information dictionary and the XMP together: title, author, subject, keywords (a string or a list), creator, producer, created, modified (ISO 8601; a time without a zone is UTC). metadata.title with the title option (or .author with author) → 400. In a form: the object as JSON text. */
+                        metadata?: string;
                         ocr_language?: string;
                         page_range?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
@@ -9055,8 +9185,15 @@ export interface paths {
                                 device_scale?: number;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
+                                /**
+                                 * @description Extension (issue 25): present (true) when the PDF was flattened.
+                                 * @enum {boolean}
+                                 */
+                                flatten?: true;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
+                                /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
+                                form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -9073,6 +9210,19 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
+                                /** @description Extension (issue 25): PDF targets only. Written to the information dictionary and the XMP together: title, author, subject, keywords (a string or a list), creator, producer, created, modified (ISO 8601; a time without a zone is UTC). metadata.title with the title option (or .author with author) → 400. */
+                                metadata?: {
+                                    author?: string;
+                                    /** @description ISO 8601 date or date-time. */
+                                    created?: string;
+                                    creator?: string;
+                                    keywords?: string | string[];
+                                    /** @description ISO 8601 date or date-time. */
+                                    modified?: string;
+                                    producer?: string;
+                                    subject?: string;
+                                    title?: string;
+                                };
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
@@ -9743,8 +9893,15 @@ export interface paths {
                                 device_scale?: number;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
+                                /**
+                                 * @description Extension (issue 25): present (true) when the PDF was flattened.
+                                 * @enum {boolean}
+                                 */
+                                flatten?: true;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
+                                /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
+                                form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -9761,6 +9918,19 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
+                                /** @description Extension (issue 25): PDF targets only. Written to the information dictionary and the XMP together: title, author, subject, keywords (a string or a list), creator, producer, created, modified (ISO 8601; a time without a zone is UTC). metadata.title with the title option (or .author with author) → 400. */
+                                metadata?: {
+                                    author?: string;
+                                    /** @description ISO 8601 date or date-time. */
+                                    created?: string;
+                                    creator?: string;
+                                    keywords?: string | string[];
+                                    /** @description ISO 8601 date or date-time. */
+                                    modified?: string;
+                                    producer?: string;
+                                    subject?: string;
+                                    title?: string;
+                                };
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
@@ -10207,8 +10377,15 @@ export interface paths {
                                 device_scale?: number;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
+                                /**
+                                 * @description Extension (issue 25): present (true) when the PDF was flattened.
+                                 * @enum {boolean}
+                                 */
+                                flatten?: true;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
+                                /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
+                                form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -10225,6 +10402,19 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
+                                /** @description Extension (issue 25): PDF targets only. Written to the information dictionary and the XMP together: title, author, subject, keywords (a string or a list), creator, producer, created, modified (ISO 8601; a time without a zone is UTC). metadata.title with the title option (or .author with author) → 400. */
+                                metadata?: {
+                                    author?: string;
+                                    /** @description ISO 8601 date or date-time. */
+                                    created?: string;
+                                    creator?: string;
+                                    keywords?: string | string[];
+                                    /** @description ISO 8601 date or date-time. */
+                                    modified?: string;
+                                    producer?: string;
+                                    subject?: string;
+                                    title?: string;
+                                };
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
@@ -12575,8 +12765,14 @@ export interface paths {
                              */
                             session_token?: string;
                         };
+                        /** @description Extension (issue 25): PDF targets only. true: form fields and annotations become page content (after form_data, in the same request); no field remains. */
+                        flatten?: boolean;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
+                        /** @description Extension (issue 25): PDF targets only. Fills the source PDF's AcroForm: {"<full field name>": value} — text → a string; check box → true/false (or its on-state name); radio → the chosen option’s export value (false: none); combo box or list → one of its options; multi-select list → a list of options. Field names, types and options are listed by converting the PDF to json. Checked against the PDF before anything is charged: unknown names → 400 naming them (field form_data); a value its field cannot take → 400 naming the field (form_data.<name>). The values are drawn into the fields, so every viewer shows them. */
+                        form_data?: {
+                            [key: string]: string | boolean | string[];
+                        };
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -12594,6 +12790,19 @@ export interface paths {
                          * @enum {string}
                          */
                         media?: "print" | "screen";
+                        /** @description Extension (issue 25): PDF targets only. Written to the information dictionary and the XMP together: title, author, subject, keywords (a string or a list), creator, producer, created, modified (ISO 8601; a time without a zone is UTC). metadata.title with the title option (or .author with author) → 400. */
+                        metadata?: {
+                            author?: string;
+                            /** @description ISO 8601 date or date-time. */
+                            created?: string;
+                            creator?: string;
+                            keywords?: string | string[];
+                            /** @description ISO 8601 date or date-time. */
+                            modified?: string;
+                            producer?: string;
+                            subject?: string;
+                            title?: string;
+                        };
                         /** @description OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes). */
                         ocr_language?: string;
                         /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
@@ -12722,8 +12931,15 @@ export interface paths {
                                 device_scale?: number;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
+                                /**
+                                 * @description Extension (issue 25): present (true) when the PDF was flattened.
+                                 * @enum {boolean}
+                                 */
+                                flatten?: true;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
+                                /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
+                                form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -12740,6 +12956,19 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
+                                /** @description Extension (issue 25): PDF targets only. Written to the information dictionary and the XMP together: title, author, subject, keywords (a string or a list), creator, producer, created, modified (ISO 8601; a time without a zone is UTC). metadata.title with the title option (or .author with author) → 400. */
+                                metadata?: {
+                                    author?: string;
+                                    /** @description ISO 8601 date or date-time. */
+                                    created?: string;
+                                    creator?: string;
+                                    keywords?: string | string[];
+                                    /** @description ISO 8601 date or date-time. */
+                                    modified?: string;
+                                    producer?: string;
+                                    subject?: string;
+                                    title?: string;
+                                };
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;
@@ -12908,8 +13137,15 @@ export interface paths {
                                 device_scale?: number;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
+                                /**
+                                 * @description Extension (issue 25): present (true) when the PDF was flattened.
+                                 * @enum {boolean}
+                                 */
+                                flatten?: true;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
+                                /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
+                                form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -12926,6 +13162,19 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 media?: "print" | "screen";
+                                /** @description Extension (issue 25): PDF targets only. Written to the information dictionary and the XMP together: title, author, subject, keywords (a string or a list), creator, producer, created, modified (ISO 8601; a time without a zone is UTC). metadata.title with the title option (or .author with author) → 400. */
+                                metadata?: {
+                                    author?: string;
+                                    /** @description ISO 8601 date or date-time. */
+                                    created?: string;
+                                    creator?: string;
+                                    keywords?: string | string[];
+                                    /** @description ISO 8601 date or date-time. */
+                                    modified?: string;
+                                    producer?: string;
+                                    subject?: string;
+                                    title?: string;
+                                };
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
                                 page_range: string | null;

@@ -79,6 +79,11 @@ export interface Engine {
   readonly writes: readonly string[];
   /** Whether it does this pair (default: every non-identity pair of reads × writes). */
   supports?(from: string, to: string): boolean;
+  /**
+   * Its pairs are never a hop of a chain (issue 25): it describes or takes apart the very file
+   * it is given (a PDF's facts, its images), which a document made into one on the way is not.
+   */
+  readonly directOnly?: boolean;
   /** Whether a lower `quality` makes a smaller output of this target (for `max_output_bytes`). */
   tradesQualityForSize(to: string): boolean;
   probe(): Promise<EngineProbe>;

@@ -77,6 +77,16 @@ export class QpdfEngine implements Engine {
   }
 
   /**
+   * Draws the form fields' values into their widgets (`--generate-appearances`: text and
+   * choice fields, where /NeedAppearances asks for it) and, with `flatten`, makes every
+   * visible annotation with an appearance page content (`--flatten-annotations=all`), which
+   * also removes the AcroForm (issue 25).
+   */
+  async formAppearances(input: string, output: string, flatten: boolean, job: JobContext): Promise<void> {
+    await this.run(job, ['--generate-appearances', ...(flatten ? ['--flatten-annotations=all'] : []), '--object-streams=generate', '--', input, output]);
+  }
+
+  /**
    * Writes an unencrypted copy of an encrypted PDF, opened with `password`; a password that
    * does not open it is `password_required`.
    */

@@ -237,5 +237,13 @@ export async function makeExtraSamples(dir: string): Promise<Map<string, string>
   const ttf = made('ttf', '/usr/bin/fontforge', (p) => ['-quiet', '-lang=ff', '-c', 'Open($1); Select(0u41,0u5a); SelectInvert(); Clear(); Generate($2)', '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf', p]);
   for (const ext of ['otf', 'woff', 'woff2', 'pfb']) made(ext, '/usr/bin/fontforge', (p) => ['-quiet', '-lang=ff', '-c', 'Open($1); Generate($2)', ttf, p]);
   made('sfd', '/usr/bin/fontforge', (p) => ['-quiet', '-lang=ff', '-c', 'Open($1); Save($2)', ttf, p]);
+
+  // A PDF that holds a picture, for pdf → zip (its images; issue 25): ImageMagick's JPEG of the
+  // sample, which img2pdf embeds as it is (and pdfimages -all gives back as a .jpg).
+  const jpeg = at('pair-pdf-to-zip.jpg');
+  tool('/usr/bin/convert', [fixture('sample.png'), '-background', 'white', '-flatten', jpeg]);
+  const pdfWithImage = at('pair-pdf-to-zip.pdf');
+  tool('/usr/bin/img2pdf', ['-o', pdfWithImage, jpeg]);
+  out.set('pdf>zip', pdfWithImage);
   return out;
 }

@@ -18,6 +18,16 @@ export function tool(cmd: string, args: string[]): string {
   return r.stdout;
 }
 
+/**
+ * Runs a tool and returns stdout; `okStatus`: exit codes that are not failures (qpdf's 3,
+ * "succeeded with warnings"), `maxBuffer`: room for a long listing (default 64 MiB).
+ */
+export function toolWith(cmd: string, args: string[], opts: { okStatus?: readonly number[]; maxBuffer?: number } = {}): string {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 60_000, maxBuffer: opts.maxBuffer ?? 64 * 1024 ** 2 });
+  if (r.status === null || (r.status !== 0 && !opts.okStatus?.includes(r.status))) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout;
+}
+
 /** Runs a tool and returns its stdout as bytes; throws on a non-zero exit. */
 export function toolBytes(cmd: string, args: string[]): Buffer {
   const r = spawnSync(cmd, args, { timeout: 60_000 });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import { detectFormat, PAGE_OPTION_NAMES, pageOptionsRecord, quote, VIDEO_OPTION_NAMES, videoOptionsRecord, type Converter } from '@mailconv/converter';
+import { detectFormat, PAGE_OPTION_NAMES, pageOptionsRecord, PDF_FORM_OPTION_NAMES, pdfFormOptionsRecord, quote, VIDEO_OPTION_NAMES, videoOptionsRecord, type Converter, type FormValue } from '@mailconv/converter';
 import { AppError, isStorageFull, newId, quotaRetryAfter, randomBase62, type BullWorkQueue, type DiskSpace, type QuotaLedger, type WebhooksService } from '@mailconv/platform';
 import type { ConvertPlan } from '../plans.js';
 import type { ConversionsRepository} from '../repositories/conversions.repository.js';
@@ -68,18 +68,27 @@ export interface RecordOptions {
   width?: number;
   loop?: number;
   animated?: boolean;
+  /** Extensions (issue 25, PDF forms and metadata): present only when asked for; form_data as the names of the fields filled. */
+  form_data?: string[];
+  flatten?: true;
+  metadata?: Record<string, string | readonly string[]>;
 }
 
 /**
- * The options as stored for the worker (which may be another process): the passwords
- * themselves, which {@link ConversionService.record} turns into `true`.
+ * The options as stored for the worker (which may be another process): the passwords and
+ * the form's values themselves, which {@link ConversionService.record} does not answer.
  */
-type StoredOptions = Omit<RecordOptions, 'password' | 'set_password'> & { password?: string; set_password?: string };
+type StoredOptions = Omit<RecordOptions, 'password' | 'set_password' | 'form_data'> & { password?: string; set_password?: string; form_data?: Record<string, FormValue> };
 
-/** The stored options as answered: secrets replaced by `true`. */
+/** The stored options as answered: secrets replaced by `true`, a form's values by the names of its fields filled. */
 function answeredOptions(stored: StoredOptions): RecordOptions {
-  const { password, set_password, ...rest } = stored;
-  return { ...rest, ...(password !== undefined ? { password: true } : {}), ...(set_password !== undefined ? { set_password: true } : {}) };
+  const { password, set_password, form_data, ...rest } = stored;
+  return {
+    ...rest,
+    ...(password !== undefined ? { password: true } : {}),
+    ...(set_password !== undefined ? { set_password: true } : {}),
+    ...(form_data !== undefined ? { form_data: Object.keys(form_data).sort() } : {}),
+  };
 }
 
 /** The record's `output`: the file's name, format, size, SHA-256 and whichever of pages, size, duration apply. */
@@ -135,7 +144,7 @@ export interface DownloadTarget {
 }
 
 /** The option names a conversion request may carry besides `target_format`. */
-export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'batch', 'title', 'author', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES] as const;
+export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'batch', 'title', 'author', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES] as const;
 
 export interface ConversionServiceDeps {
   converter: Converter;
@@ -352,6 +361,8 @@ export class ConversionService {
       ...(plan.options.author !== undefined ? { author: plan.options.author } : {}),
       ...pageOptionsRecord(plan.options.page),
       ...videoOptionsRecord(plan.options.video),
+      // form_data's values are kept for the worker like the passwords below; answered as the field names only.
+      ...pdfFormOptionsRecord(plan.options.pdfForm),
       // Kept in the record's row for the worker to use; never answered (see answeredOptions).
       ...(plan.options.password !== undefined ? { password: plan.options.password } : {}),
       ...(plan.options.setPassword !== undefined ? { set_password: plan.options.setPassword } : {}),

@@ -131,6 +131,48 @@ const videoOptionFields = {
   animated: Type.Optional(Type.Boolean({ description: VIDEO_DESCRIPTIONS.animated })),
 };
 
+// Extensions (issue 25): PDF forms, metadata and images (docs/convert-api.md, "PDF forms, metadata and images").
+const FORMS = 'Extension (issue 25): PDF targets only.';
+const FORM_DATA =
+  `${FORMS} Fills the source PDF's AcroForm: {"<full field name>": value} — text → a string; check box → true/false (or its on-state name); ` +
+  'radio → the chosen option’s export value (false: none); combo box or list → one of its options; multi-select list → a list of options. ' +
+  'Field names, types and options are listed by converting the PDF to json. Checked against the PDF before anything is charged: unknown names → 400 naming them ' +
+  '(field form_data); a value its field cannot take → 400 naming the field (form_data.<name>). The values are drawn into the fields, so every viewer shows them.';
+const FLATTEN = `${FORMS} true: form fields and annotations become page content (after form_data, in the same request); no field remains.`;
+const PDF_METADATA =
+  `${FORMS} Written to the information dictionary and the XMP together: title, author, subject, keywords (a string or a list), creator, producer, created, modified ` +
+  '(ISO 8601; a time without a zone is UTC). metadata.title with the title option (or .author with author) → 400.';
+const FormValue = Type.Union([Type.String({ maxLength: 10000 }), Type.Boolean(), Type.Array(Type.String({ maxLength: 10000 }), { minItems: 1, maxItems: 500 })]);
+const MetadataText = Type.String({ minLength: 1, maxLength: 1000 });
+const PdfMetadataObject = Type.Object(
+  {
+    title: Type.Optional(MetadataText),
+    author: Type.Optional(MetadataText),
+    subject: Type.Optional(MetadataText),
+    keywords: Type.Optional(Type.Union([MetadataText, Type.Array(MetadataText, { minItems: 1, maxItems: 100 })])),
+    creator: Type.Optional(MetadataText),
+    producer: Type.Optional(MetadataText),
+    created: Type.Optional(Type.String({ description: 'ISO 8601 date or date-time.' })),
+    modified: Type.Optional(Type.String({ description: 'ISO 8601 date or date-time.' })),
+  },
+  { additionalProperties: false, description: PDF_METADATA },
+);
+const pdfFormOptionFields = {
+  form_data: Type.Optional(Type.Object({}, { additionalProperties: FormValue, maxProperties: 1000, description: FORM_DATA })),
+  flatten: Type.Optional(Type.Boolean({ description: FLATTEN })),
+  metadata: Type.Optional(PdfMetadataObject),
+};
+const pdfFormMultipartFields = {
+  form_data: { type: 'string', maxLength: 1048576, description: `${FORM_DATA} In a form: the object as JSON text.` },
+  flatten: { type: 'boolean', description: FLATTEN },
+  metadata: { type: 'string', maxLength: 16384, description: `${PDF_METADATA} In a form: the object as JSON text.` },
+};
+const pdfFormRecordFields = {
+  form_data: Type.Optional(Type.Array(Type.String(), { description: 'Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only).' })),
+  flatten: Type.Optional(Type.Literal(true, { description: 'Extension (issue 25): present (true) when the PDF was flattened.' })),
+  metadata: Type.Optional(PdfMetadataObject),
+};
+
 const optionFields = {
   preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target.' })),
   quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Images, lossy audio/video, PDF compression.' })),
@@ -149,6 +191,7 @@ const optionFields = {
   author: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: METADATA('author') })),
   ...pageOptionFields,
   ...videoOptionFields,
+  ...pdfFormOptionFields,
   webhook_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: NO_NUL, description: WEBHOOK_URL })),
   export: Type.Optional(ExportRequest),
 };
@@ -237,6 +280,7 @@ export const MultipartBody = Type.Unsafe({
     width: { type: 'integer', minimum: 16, maximum: 1920, description: VIDEO_DESCRIPTIONS.width },
     loop: { type: 'integer', minimum: 0, maximum: 65535, description: VIDEO_DESCRIPTIONS.loop },
     animated: { type: 'boolean', description: VIDEO_DESCRIPTIONS.animated },
+    ...pdfFormMultipartFields,
     webhook_url: { type: 'string', minLength: 1, maxLength: 2048, description: WEBHOOK_URL },
     export: { type: 'string', maxLength: 8192, description: `${EXPORT} In a form: the export object as JSON text.` },
   },
@@ -283,6 +327,8 @@ export const ConversionRecordSchema = Type.Object({
     ...pageOptionFields,
     // Extensions (issue 31): the video → picture options, present when given.
     ...videoOptionFields,
+    // Extensions (issue 25): the PDF form and metadata options, present when given.
+    ...pdfFormRecordFields,
   }),
   output: Nullable(
     Type.Object({

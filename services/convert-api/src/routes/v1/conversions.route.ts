@@ -29,8 +29,10 @@ async function startFrom(service: ConversionService, owner: Owner, upload: Uploa
     if (typeof target !== 'string' || target === '') throw new AppError('invalid_request', "'target_format' is required.", { field: 'target_format' });
     if (how.form) {
       checkForm({ ...fields, file: upload.id });
-      // A form carries the export object as JSON text.
-      if (typeof options.export === 'string') options.export = parseFormJson('export', options.export);
+      // A form carries the export, form_data and metadata objects as JSON text.
+      for (const field of ['export', 'form_data', 'metadata']) {
+        if (typeof options[field] === 'string') options[field] = parseFormJson(field, options[field]);
+      }
     }
     return await service.start(owner, upload, target, Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)));
   } catch (err) {
