@@ -10,7 +10,7 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { failed } from './errors.js';
+import { failed, invalid } from './errors.js';
 import type { ArchiveEngine } from './engines/archive.engine.js';
 import { jobLimits, packageFile, type Engine, type JobContext, type Step } from './engines/engine.js';
 import { ownForSandbox, runSandboxed } from './exec/exec.js';
@@ -18,6 +18,8 @@ import { acceptEngineOutput } from './guards/output-guard.js';
 import type { GhostscriptEngine } from './engines/ghostscript.engine.js';
 import type { QpdfEngine } from './engines/qpdf.engine.js';
 import type { ConversionOptions } from './options.js';
+import { signPdf } from './pdf-sign.js';
+import type { SigningCredential } from './signing-credential.js';
 
 /**
  * Applies the options' PDF operations to `file` and returns the resulting file; appends
@@ -29,6 +31,7 @@ export async function applyPdfOperations(
   job: JobContext,
   available: ReadonlyMap<string, Engine>,
   engines: string[],
+  signing?: SigningCredential,
 ): Promise<string> {
   const step = (input: string, output: string): Step => ({ input, output, from: 'pdf', to: 'pdf', options, quality: 100, qualityRequested: false, job });
   const used = (name: string): void => {
@@ -82,6 +85,12 @@ export async function applyPdfOperations(
     await acceptEngineOutput(out, job, 'qpdf');
     current = out;
     used('qpdf');
+  }
+  // Last: any rewrite after it would break the signature. After linearize it is an incremental update.
+  if (options.sign) {
+    if (!signing) throw invalid('sign', 'signing is not configured on this service.');
+    current = await signPdf(current, options.sign, signing, job);
+    used('pikepdf');
   }
   return current;
 }
