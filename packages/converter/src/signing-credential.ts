@@ -103,3 +103,21 @@ function certificateFacts(x509: X509Certificate): CertificateFacts {
     sha256: createHash('sha256').update(x509.raw).digest('hex'),
   };
 }
+
+/** A credential as one string (its key PKCS#8 and certificates DER, base64), to be sealed at rest by the caller. */
+export function credentialToText(c: SigningCredential): string {
+  const der = (b: Buffer): string => b.toString('base64');
+  return JSON.stringify({ key: der(c.privateKey.export({ type: 'pkcs8', format: 'der' })), certificate: der(c.certificate), chain: c.chain.map(der) });
+}
+
+/** The credential {@link credentialToText} wrote. */
+export function credentialFromText(text: string): SigningCredential {
+  const o = JSON.parse(text) as { key: string; certificate: string; chain: string[] };
+  const certificate = Buffer.from(o.certificate, 'base64');
+  return {
+    privateKey: createPrivateKey({ key: Buffer.from(o.key, 'base64'), format: 'der', type: 'pkcs8' }),
+    certificate,
+    chain: o.chain.map((c) => Buffer.from(c, 'base64')),
+    facts: certificateFacts(new X509Certificate(certificate)),
+  };
+}
