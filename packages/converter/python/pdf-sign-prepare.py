@@ -11,7 +11,7 @@ valid): a signature field and widget on the page, its appearance (visible) and a
 dictionary whose /ByteRange and /Contents are placeholders of fixed width, preceded by the
 comment line `%mailconv-sign NONCE` so the trusted code finds them in a hostile file. The
 private key is never here: the trusted code fills /ByteRange and /Contents.
-A damaged INPUT (pikepdf had to repair it) is rewritten first: an update of a broken
+A damaged INPUT (qpdf had to rebuild its cross-reference table) is rewritten first: an update of a broken
 cross-reference table would not be readable.
 
 Exit 0 on success; 2 not a readable PDF; 3 no such page; 4 the box is outside the page;
@@ -24,6 +24,8 @@ import sys
 import pikepdf
 
 BYTERANGE_PLACEHOLDER = b'/ByteRange [0 0000000000 0000000000 0000000000]'
+# qpdf's warnings when it had to rebuild the cross-reference table (other warnings leave it usable).
+DAMAGED = re.compile(r'damaged|reconstruct|xref|cross-reference|startxref', re.IGNORECASE)
 
 
 def pdf_text(value):
@@ -109,8 +111,8 @@ def main():
         return 5
     with open(source, 'rb') as f:
         base = f.read()
-    if pdf.get_warnings() or last_startxref(base) is None:
-        # Repaired on opening: an update cannot point at the broken table; rewrite first.
+    if any(DAMAGED.search(w) for w in pdf.get_warnings()) or last_startxref(base) is None:
+        # Its cross-reference table was rebuilt on opening: an update cannot point at it; rewrite first.
         pdf.save(target)
         pdf.close()
         pdf = pikepdf.open(target)

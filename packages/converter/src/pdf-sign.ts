@@ -12,12 +12,12 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { failed, invalid } from './errors.js';
-import { jobLimits, packageFile, type JobContext } from './engines/engine.js';
-import { runSandboxed } from './exec/exec.js';
+import type { JobContext } from './engines/engine.js';
+import { runPikepdfScript } from './engines/pikepdf-script.js';
 import { acceptEngineOutput } from './guards/output-guard.js';
 import type { SignOptions } from './sign-options.js';
 import type { SigningCredential } from './signing-credential.js';
@@ -55,7 +55,6 @@ export async function signPdf(file: string, sign: SignOptions, credential: Signi
 }
 
 async function prepare(input: string, output: string, sign: SignOptions, credential: SigningCredential, nonce: string, now: Date, job: JobContext): Promise<void> {
-  const script = packageFile('python/pdf-sign-prepare.py');
   await rm(output, { force: true });
   const name = credential.facts.commonName;
   const date = now.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
@@ -72,15 +71,7 @@ async function prepare(input: string, output: string, sign: SignOptions, credent
     contact: sign.contact ?? null,
     lines: [`Digitally signed by ${name}`, `Date: ${date}`, ...(sign.reason ? [`Reason: ${sign.reason}`] : []), ...(sign.location ? [`Location: ${sign.location}`] : [])],
   };
-  const r = await runSandboxed('/usr/bin/python3', ['-I', script, input, output, JSON.stringify(params)], {
-    cwd: job.dir,
-    timeoutMs: Math.min(job.timeoutMs, 60_000),
-    maxFileBytes: job.maxFileBytes,
-    ...jobLimits(job, 1024 ** 3),
-    readOnly: [dirname(script)],
-    env: { PYTHONDONTWRITEBYTECODE: '1' },
-    ...(job.signal ? { signal: job.signal } : {}),
-  });
+  const r = await runPikepdfScript('pdf-sign-prepare.py', [input, output, JSON.stringify(params)], job);
   if (r.exitCode === 3) throw invalid('sign', `sign.page ${sign.page} is not a page of the document.`);
   if (r.exitCode === 4) throw invalid('sign', 'sign: the visible box does not fit on the page.');
   if (r.exitCode === 5) throw invalid('sign', 'sign: signing encrypted output is not supported.');

@@ -107,5 +107,5 @@ export function refuseSignWith(options: { readonly setPassword?: string; readonl
  * stay valid. The sandboxed preparation still parses it as hostile input.
  */
 export function signsSourceAsIs(source: string, target: string, options: object): boolean {
-  return source === 'pdf' && target === 'pdf' && Object.keys(options).every((k) => k === 'sign' || k === 'maxOutputBytes');
+  return source === 'pdf' && target === 'pdf' && 'sign' in options && Object.keys(options).every((k) => k === 'sign' || k === 'maxOutputBytes');
 }
