@@ -37,6 +37,8 @@ test('CONVERT_SIGNING_P12 with its password file: opened at start-up; problems n
     assert.match(problems({ CONVERT_SIGNING_P12: pki.expiredP12, CONVERT_SIGNING_P12_PASSWORD_FILE: join(dir, 'good') }), /expired/);
     const both = problems({ CONVERT_SIGNING_P12: join(dir, 'missing.p12'), CONVERT_SIGNING_P12_PASSWORD_FILE: join(dir, 'missing') });
     assert.match(both, /CONVERT_SIGNING_P12: cannot read[\s\S]*CONVERT_SIGNING_P12_PASSWORD_FILE: cannot read/);
+    // Reported together with the other settings' problems.
+    assert.match(problems({ CONVERT_OCR_CONCURRENCY: '0', CONVERT_SIGNING_P12: pki.rsaP12 }), /CONVERT_OCR_CONCURRENCY[\s\S]*CONVERT_SIGNING_P12_PASSWORD_FILE: must be set/);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -133,11 +133,26 @@ export interface ConvertConfig extends CommonServiceConfig {
 
 /** Reads the conversion service's settings from `env`; throws ConfigError listing every problem. */
 export function loadConvertConfig(env: Readonly<Record<string, string | undefined>> = process.env, root = findProjectRoot()): ConvertConfig {
-  const settings = parseSettings(ConvertSettings, env);
+  // The signing files are read whatever else is wrong, so that every problem is reported at once.
+  const given = (name: string): string | undefined => env[name]?.trim() || undefined;
+  const signingProblems: string[] = [];
+  let signing: SigningCredential | null = null;
+  try {
+    signing = operatorSigning(given('CONVERT_SIGNING_P12'), given('CONVERT_SIGNING_P12_PASSWORD_FILE'), root);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    signingProblems.push(...err.problems);
+  }
+  let settings: z.output<typeof ConvertSettings>;
+  try {
+    settings = parseSettings(ConvertSettings, env);
+  } catch (err) {
+    throw err instanceof ConfigError ? new ConfigError([...err.problems, ...signingProblems]) : err;
+  }
+  if (signingProblems.length) throw new ConfigError(signingProblems);
   const parsed = settings as Record<string, unknown>;
   const common = commonConfig('CONVERT', settings, DEFAULTS, root);
   const storage = parsed.CONVERT_STORAGE_DIR as string | undefined;
-  const signing = operatorSigning(parsed.CONVERT_SIGNING_P12 as string | undefined, parsed.CONVERT_SIGNING_P12_PASSWORD_FILE as string | undefined, root);
   return {
     ...common,
     storageDir: storage ? resolve(root, storage) : resolve(common.dataDir, 'storage'),
