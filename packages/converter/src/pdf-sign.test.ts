@@ -172,6 +172,41 @@ test('sign: refusals name the field', async () => {
   assert.equal(!docx.ok && docx.error.field, 'sign');
 });
 
+test('a hostile PDF: odd /Annots and /Fields, a forged placeholder of its own; still one valid signature, or a clean failure', async () => {
+  // Written by hand: /Annots a string, /AcroForm /Fields a number, and the exact placeholder
+  // shape (with another nonce) in a stream, which the signer must not take for its own.
+  const forged = `%mailconv-sign ${'ab'.repeat(16)}\n/ByteRange [0 0000000000 0000000000 0000000000]\n/Contents <${'0'.repeat(32768)}>`;
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields 5 0 R >> >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 400 300] /Annots 6 0 R /Contents 4 0 R >>',
+    `<< /Length ${forged.length} >>\nstream\n${forged}\nendstream`,
+    '42',
+    '(not an array)',
+  ];
+  let body = '%PDF-1.7\n';
+  const offsets: number[] = [];
+  objects.forEach((o, i) => {
+    offsets.push(body.length);
+    body += `${i + 1} 0 obj\n${o}\nendobj\n`;
+  });
+  const xref = body.length;
+  body += `xref\n0 ${objects.length + 1}\n0000000000 65535 f\r\n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n\r\n`).join('')}`;
+  body += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  const hostile = join(dir, 'hostile.pdf');
+  await writeFile(hostile, body, 'latin1');
+  const out = await signed(hostile, { sign: { visible: true, x: 20, y: 20, width: 200, height: 60 } });
+  assertValid(out);
+  // The widget is on the page (a new /Annots array), not lost in the string.
+  assert.match(tool('/usr/bin/pdftotext', [out, '-']), /Digitally signed by Jane Signer/);
+  // A page tree that points at itself: pikepdf gives up, the conversion fails cleanly.
+  const loop = join(dir, 'loop.pdf');
+  await writeFile(loop, body.replace('/Kids [3 0 R]', '/Kids [2 0 R]'), 'latin1');
+  const r = await sign(loop, { sign: true });
+  assert.equal(r.ok, false);
+  if (!r.ok) assert.ok(['conversion_failed', 'invalid_request'].includes(r.error.code), JSON.stringify(r.error));
+});
+
 test('the placeholder is found by the nonce only, exactly once, in its exact shape', () => {
   const slot = (nonce: string): string => `%mailconv-sign ${nonce}\n/ByteRange [0 0000000000 0000000000 0000000000]\n/Contents <${'0'.repeat(32768)}>`;
   const good = Buffer.from(`%PDF-1.7\n${slot('aa')}\n%%EOF\n`, 'latin1');
