@@ -46,6 +46,8 @@ export default tseslint.config(
       'packages/converter/src/testing/tools.ts',
       // The hostile-file generators build their files with the real tools (qpdf and the like).
       'packages/converter/src/testing/hostile-files.ts',
+      // The signature tests' throw-away PKI (openssl, certutil) and pdfsig without network (bwrap).
+      'packages/converter/src/testing/test-pki.ts',
       // The exploit generators (tar/zip by Python) and the compromised test engine (mknod).
       'packages/converter/src/testing/exploit-files.ts',
       // The output guard's test makes FIFOs and device nodes (mkfifo, mknod as root).

@@ -56,6 +56,8 @@ import { checkFormDataAgainst } from './pdf-form-operations.js';
 import { listBatchMembers, OutputNames, sha256File, tooMany, writeBatchZip, type BatchManifest, type ManifestEntry } from './batch.js';
 import { unpackArchive } from './engines/archive.engine.js';
 import { detectFormat } from './formats/detect.js';
+import { refuseSignWith, signsSourceAsIs } from './sign-options.js';
+import type { SigningCredential } from './signing-credential.js';
 import { DEFAULT_INPUT_LIMITS, inspectInput, type InputFacts, type InputLimits } from './guards/input-guard.js';
 import { checkMediaContent } from './guards/output-content.js';
 import { acceptEngineOutput, moveEngineOutput, openEngineOutput, UnsafeOutputError, type SecurityEvent } from './guards/output-guard.js';
@@ -121,6 +123,8 @@ export interface ConvertRequest {
   readonly jobTag?: string;
   /** An HTML source fetched from a URL: rendered at its address, its sub-resources fetched through this (issue 22). */
   readonly remotePage?: RemotePage;
+  /** The credential that signs the output when the options ask for `sign` (the service resolves it; issue 25). */
+  readonly signing?: SigningCredential;
 }
 
 /** The output's metadata, as the conversion record's `output` (less the filename). */
@@ -321,6 +325,7 @@ export class Converter {
       throw invalid('form_data', 'form_data cannot be combined with compression (quality, compression, max_output_bytes or a compressing preset): the compressed copy has no form left to fill.');
     }
     if (options.pageRange && source.ext === 'pdf' && target.ext === 'json') throw invalid('page_range', 'pdf → json describes the whole PDF; page_range does not apply to it.');
+    if (options.sign) refuseSignWith(options);
     if (options.preset?.pdfa && target.ext === 'pdf' && options.setPassword !== undefined) {
       throw invalid('set_password', 'PDF/A (preset "archive") forbids encryption: set_password cannot be combined with it.');
     }
@@ -344,12 +349,12 @@ export class Converter {
         const output = await this.finish(split.file, formatInfo('zip') as FormatInfo, req.outputPath, job);
         return { ok: true, output: { ...output, pages: split.pages }, engines: split.engines, options };
       }
-      const ran = await this.runWithSizeLadder(input, source, target, options, routes, job);
+      const ran = signsSourceAsIs(source.ext, target.ext, options) ? { file: input, engines: [] } : await this.runWithSizeLadder(input, source, target, options, routes, job);
       let file = ran.file;
       const engines = [...ran.engines];
       // Sound or pictures out only when sound or pictures went in (guards/output-content.ts).
       await checkMediaContent(input, source, file, target, job);
-      if (target.ext === 'pdf') file = await applyPdfOperations(file, options, job, this.engines, engines);
+      if (target.ext === 'pdf') file = await applyPdfOperations(file, options, job, this.engines, engines, req.signing);
       if (options.split) {
         // One PDF per page in a zip: the output is the zip, its page count the PDF's.
         const split = await splitPdfPages(file, options, job, this.engines, engines);

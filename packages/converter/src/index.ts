@@ -20,3 +20,5 @@ export type { EngineProbe, RemoteAnswer, RemotePage } from './engines/engine.js'
 export type { LibreOfficePoolOptions, PoolStats } from './engines/libreoffice-pool.js';
 export { CHROMIUM_BIN, CHROMIUM_OFFLINE_FLAGS, type ChromiumPoolOptions, type ChromiumPoolStats } from './engines/chromium-pool.js';
 export { allowSandboxTraversal, ownForSandbox, runSandboxed, sandboxCapabilities, shareWithSandbox, type ExecResult, type RunOptions, type SandboxCapabilities } from './exec/exec.js';
+export { SIGN_OPTION_NAMES, MAX_SIGN_TEXT_CHARS, type SignOptions } from './sign-options.js';
+export { CredentialError, credentialFromText, credentialToText, loadPkcs12, MAX_PKCS12_BYTES, type CertificateFacts, type SigningCredential } from './signing-credential.js';

@@ -7,6 +7,7 @@ import { invalid, quote } from './errors.js';
 import type { FormatFamily } from './formats/catalogue.js';
 import { PAGE_OPTION_NAMES, parsePageOptions, type PageOptions } from './page-options.js';
 import { parsePdfFormOptions, PDF_FORM_OPTION_NAMES, type PdfFormOptions } from './pdf-form-options.js';
+import { parseSignOptions, SIGN_OPTION_NAMES, type SignOptions } from './sign-options.js';
 import { parseVideoOptions, VIDEO_OPTION_NAMES, type VideoFrameOptions } from './video-options.js';
 
 /** The 12 OCR languages, as tesseract codes, with their ISO 639-1 aliases. */
@@ -111,9 +112,11 @@ export interface ConversionOptions {
   readonly video?: VideoFrameOptions;
   /** PDF outputs: `form_data`, `flatten` and `metadata` (extension, issue 25). */
   readonly pdfForm?: PdfFormOptions;
+  /** PDF outputs: a PAdES signature, the last PDF operation; the credential comes with the request (extension, issue 25). */
+  readonly sign?: SignOptions;
 }
 
-const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', 'batch', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES]);
+const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', 'batch', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES, ...SIGN_OPTION_NAMES]);
 /** Longest `title` or `author`. */
 export const MAX_METADATA_CHARS = 300;
 
@@ -285,6 +288,8 @@ export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamil
   if (video) opts.video = video;
   const pdfForm = parsePdfFormOptions(raw, present, targetFamily);
   if (pdfForm) opts.pdfForm = pdfForm;
+  const sign = parseSignOptions(raw, present, targetFamily);
+  if (sign) opts.sign = sign;
   return opts;
 }
 

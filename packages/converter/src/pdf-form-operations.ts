@@ -8,11 +8,11 @@
  * /AcroForm, hidden widgets), so no field remains.
  */
 import { rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { ConversionError, failed } from './errors.js';
-import { runSandboxed } from './exec/exec.js';
+import { runPikepdfScript } from './engines/pikepdf-script.js';
 import { acceptEngineOutput } from './guards/output-guard.js';
-import { jobLimits, packageFile, type Engine, type JobContext } from './engines/engine.js';
+import { type Engine, type JobContext } from './engines/engine.js';
 import { readPdfFacts } from './engines/pdf-info.engine.js';
 import type { QpdfEngine } from './engines/qpdf.engine.js';
 import type { ConversionOptions } from './options.js';
@@ -56,19 +56,8 @@ export async function applyFormOperations(file: string, options: ConversionOptio
 }
 
 async function runFormScript(mode: 'fill' | 'tidy', input: string, output: string, job: JobContext, stdin = ''): Promise<void> {
-  const script = packageFile('python/pdf-form.py');
   await rm(output, { force: true });
-  const limits = jobLimits(job, 1024 ** 3);
-  const r = await runSandboxed('/usr/bin/python3', ['-I', script, mode, input, output], {
-    cwd: job.dir,
-    input: stdin,
-    timeoutMs: Math.min(job.timeoutMs, 60_000),
-    maxFileBytes: job.maxFileBytes,
-    ...limits,
-    readOnly: [dirname(script)],
-    env: { PYTHONDONTWRITEBYTECODE: '1' },
-    ...(job.signal ? { signal: job.signal } : {}),
-  });
+  const r = await runPikepdfScript('pdf-form.py', [mode, input, output], job, stdin);
   if (r.timedOut || r.aborted || r.exitCode !== 0) {
     // The values were checked against the same facts before: a refusal here is the PDF's doing.
     throw new ConversionError('conversion_failed', mode === 'fill' ? 'The PDF’s form could not be filled.' : 'The PDF’s form could not be flattened.', { detail: `pdf-form ${mode} exit ${r.exitCode}: ${r.stderr.slice(-300)}`, final: true });

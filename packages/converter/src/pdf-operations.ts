@@ -9,17 +9,20 @@
  * Compression and grey conversion happen earlier, in the route's Ghostscript step.
  */
 import { mkdir, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { failed } from './errors.js';
+import { join } from 'node:path';
+import { failed, invalid } from './errors.js';
 import type { ArchiveEngine } from './engines/archive.engine.js';
-import { jobLimits, packageFile, type Engine, type JobContext, type Step } from './engines/engine.js';
-import { ownForSandbox, runSandboxed } from './exec/exec.js';
+import { type Engine, type JobContext, type Step } from './engines/engine.js';
+import { runPikepdfScript } from './engines/pikepdf-script.js';
+import { ownForSandbox } from './exec/exec.js';
 import { acceptEngineOutput } from './guards/output-guard.js';
 import type { GhostscriptEngine } from './engines/ghostscript.engine.js';
 import type { QpdfEngine } from './engines/qpdf.engine.js';
 import type { ConversionOptions } from './options.js';
 import { applyFormOperations } from './pdf-form-operations.js';
 import type { PdfMetadata } from './pdf-form-options.js';
+import { signPdf } from './pdf-sign.js';
+import type { SigningCredential } from './signing-credential.js';
 
 /**
  * Applies the options' PDF operations to `file` and returns the resulting file; appends
@@ -31,6 +34,7 @@ export async function applyPdfOperations(
   job: JobContext,
   available: ReadonlyMap<string, Engine>,
   engines: string[],
+  signing?: SigningCredential,
 ): Promise<string> {
   const step = (input: string, output: string): Step => ({ input, output, from: 'pdf', to: 'pdf', options, quality: 100, qualityRequested: false, job });
   const used = (name: string): void => {
@@ -87,6 +91,12 @@ export async function applyPdfOperations(
     await acceptEngineOutput(out, job, 'qpdf');
     current = out;
     used('qpdf');
+  }
+  // Last: any rewrite after it would break the signature. After linearize it is an incremental update.
+  if (options.sign) {
+    if (!signing) throw invalid('sign', 'signing is not configured on this service.');
+    current = await signPdf(current, options.sign, signing, job);
+    used('pikepdf');
   }
   return current;
 }
@@ -160,17 +170,7 @@ export async function unlockPdf(input: string, password: string, job: JobContext
  * together, nothing else of the file changed (`python/pdf-metadata.py`, the entries on stdin).
  */
 async function setPdfMetadata(input: string, output: string, meta: PdfMetadata, job: JobContext): Promise<void> {
-  const script = packageFile('python/pdf-metadata.py');
   await rm(output, { force: true });
-  const r = await runSandboxed('/usr/bin/python3', ['-I', script, input, output], {
-    input: JSON.stringify(meta),
-    cwd: job.dir,
-    timeoutMs: Math.min(job.timeoutMs, 60_000),
-    maxFileBytes: job.maxFileBytes,
-    ...jobLimits(job, 1024 ** 3),
-    readOnly: [dirname(script)],
-    env: { PYTHONDONTWRITEBYTECODE: '1' },
-    ...(job.signal ? { signal: job.signal } : {}),
-  });
+  const r = await runPikepdfScript('pdf-metadata.py', [input, output], job, JSON.stringify(meta));
   if (r.timedOut || r.exitCode !== 0) throw failed('The PDF’s metadata could not be set.', `pdf-metadata exit ${r.exitCode}: ${r.stderr.toString().slice(-300)}`);
 }

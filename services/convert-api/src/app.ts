@@ -13,6 +13,7 @@ import { registerAccountRoutes } from './routes/v1/account.route.js';
 import { registerConversionRoutes } from './routes/v1/conversions.route.js';
 import { registerDownloadRoutes, registerSharedDownloadRoute } from './routes/v1/downloads.route.js';
 import { registerShareLinkRoutes } from './routes/v1/share-links.route.js';
+import { registerSigningCertificateRoutes } from './routes/v1/signing-certificates.route.js';
 import { registerFormatRoutes } from './routes/v1/formats.route.js';
 import { registerUploadRoutes } from './routes/v1/upload.route.js';
 import { registerConvertMetrics } from './metrics.js';
@@ -99,6 +100,7 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
     registerConversionRoutes(scope, deps);
     registerDownloadRoutes(scope, deps);
     registerShareLinkRoutes(scope, deps, runtime.shareLinks);
+    registerSigningCertificateRoutes(scope, runtime.signing);
     registerFormatRoutes(scope, deps);
     registerDashboardConversionRoutes(scope, deps);
   });

@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { commonConfig, commonSettings, findProjectRoot, parseSettings, setting, webhookConfig, webhookSettings, type CommonServiceConfig, type WebhookConfig } from '@mailconv/platform';
+import { CredentialError, loadPkcs12, type SigningCredential } from '@mailconv/converter';
+import { ConfigError, commonConfig, commonSettings, findProjectRoot, parseSettings, setting, webhookConfig, webhookSettings, type CommonServiceConfig, type WebhookConfig } from '@mailconv/platform';
 
 const DEFAULTS = { port: 8081, dataDir: 'data/convert', databaseFile: 'convert.db', requestTimeoutMs: 0 };
 
@@ -47,6 +49,8 @@ const ConvertSettings = z.object({
   CONVERT_EXPORT_PART_MB: z.coerce.number().int('must be a whole number').min(5, 'must be at least 5 (S3’s smallest part)').max(5120, 'must be at most 5120').default(16),
   CONVERT_EXPORT_TIMEOUT_SECONDS: setting.positiveInt(300),
   CONVERT_SECRETS_KEY_FILE: z.string().min(1).optional(),
+  CONVERT_SIGNING_P12: z.string().min(1).optional(),
+  CONVERT_SIGNING_P12_PASSWORD_FILE: z.string().min(1).optional(),
   CONVERT_QUEUE: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1–100 letters, digits, - or _').default('convert-conversions'),
 });
 
@@ -119,11 +123,33 @@ export interface ConvertConfig extends CommonServiceConfig {
    * or `<data dir>/secrets.key`, made at the first start. Every process of one service shares it.
    */
   secretsKey: { file: string; create: boolean };
+  /**
+   * The operator's signing certificate for the `sign` option (issue 25): `CONVERT_SIGNING_P12`
+   * opened with the password in `CONVERT_SIGNING_P12_PASSWORD_FILE`, at start-up; null: signing
+   * with the operator's certificate is off. The password is not kept.
+   */
+  signing: SigningCredential | null;
 }
 
 /** Reads the conversion service's settings from `env`; throws ConfigError listing every problem. */
 export function loadConvertConfig(env: Readonly<Record<string, string | undefined>> = process.env, root = findProjectRoot()): ConvertConfig {
-  const settings = parseSettings(ConvertSettings, env);
+  // The signing files are read whatever else is wrong, so that every problem is reported at once.
+  const given = (name: string): string | undefined => env[name]?.trim() || undefined;
+  const signingProblems: string[] = [];
+  let signing: SigningCredential | null = null;
+  try {
+    signing = operatorSigning(given('CONVERT_SIGNING_P12'), given('CONVERT_SIGNING_P12_PASSWORD_FILE'), root);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    signingProblems.push(...err.problems);
+  }
+  let settings: z.output<typeof ConvertSettings>;
+  try {
+    settings = parseSettings(ConvertSettings, env);
+  } catch (err) {
+    throw err instanceof ConfigError ? new ConfigError([...err.problems, ...signingProblems]) : err;
+  }
+  if (signingProblems.length) throw new ConfigError(signingProblems);
   const parsed = settings as Record<string, unknown>;
   const common = commonConfig('CONVERT', settings, DEFAULTS, root);
   const storage = parsed.CONVERT_STORAGE_DIR as string | undefined;
@@ -164,5 +190,37 @@ export function loadConvertConfig(env: Readonly<Record<string, string | undefine
     secretsKey: parsed.CONVERT_SECRETS_KEY_FILE
       ? { file: resolve(root, parsed.CONVERT_SECRETS_KEY_FILE as string), create: false }
       : { file: resolve(common.dataDir, 'secrets.key'), create: true },
+    signing,
   };
+}
+
+/**
+ * Opens the operator's PKCS#12 file; every problem of the pair in one ConfigError. Messages
+ * name the settings and the files' problems, never the password or the files' contents.
+ */
+function operatorSigning(p12: string | undefined, passwordFile: string | undefined, root: string): SigningCredential | null {
+  if (p12 === undefined && passwordFile === undefined) return null;
+  const problems: string[] = [];
+  if (p12 === undefined) problems.push('CONVERT_SIGNING_P12: must be set with CONVERT_SIGNING_P12_PASSWORD_FILE');
+  if (passwordFile === undefined) problems.push('CONVERT_SIGNING_P12_PASSWORD_FILE: must be set with CONVERT_SIGNING_P12 (a file holding the password)');
+  const read = (name: string, path: string | undefined): Buffer | undefined => {
+    if (path === undefined) return undefined;
+    try {
+      return readFileSync(resolve(root, path));
+    } catch (err) {
+      problems.push(`${name}: cannot read ${JSON.stringify(path)} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+      return undefined;
+    }
+  };
+  const bytes = read('CONVERT_SIGNING_P12', p12);
+  const password = read('CONVERT_SIGNING_P12_PASSWORD_FILE', passwordFile);
+  if (bytes && password) {
+    try {
+      // One trailing line break is the file's, not the password's.
+      return loadPkcs12(bytes, password.toString('utf8').replace(/\r?\n$/, ''));
+    } catch (err) {
+      problems.push(`CONVERT_SIGNING_P12: ${err instanceof CredentialError ? err.message : 'the file could not be opened'}`);
+    }
+  }
+  throw new ConfigError(problems);
 }

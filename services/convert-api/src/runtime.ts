@@ -9,11 +9,13 @@ import { ShareLinksService } from './conversion/share-links.service.js';
 import { CONVERSION_EVENTS, WEBHOOK_USER_AGENT } from './conversion/events.js';
 import { reconcileStorage } from './conversion/reconcile.js';
 import { exportPolicy, S3Exporter } from './conversion/s3-export.js';
+import { SigningCertificates } from './conversion/signing-certificates.js';
 import { UrlFetcher, urlPolicy } from './conversion/url-fetcher.js';
 import type { ConvertTables } from './db/schema.js';
 import { ConversionsRepository } from './repositories/conversions.repository.js';
 import { MaintenanceLeasesRepository } from './repositories/maintenance-leases.repository.js';
 import { ShareLinksRepository } from './repositories/share-links.repository.js';
+import { SigningCertificatesRepository } from './repositories/signing-certificates.repository.js';
 import { UploadsRepository } from './repositories/uploads.repository.js';
 import { FileStore } from './storage/file-store.js';
 
@@ -28,6 +30,8 @@ export interface ConvertRuntime {
   webhooks: ServiceWebhooks;
   /** Share links of outputs (extension). */
   shareLinks: ShareLinksService;
+  /** Signing certificates: the operator's and the accounts' (issue 25). */
+  signing: SigningCertificates;
   /** Starts the webhook dispatcher, and the worker and the retention sweeper (roles `worker` and `all`). */
   start(): void;
   /** Stops the sweeper, hands back running conversions, closes the queue and (unless it was lent) the converter. */
@@ -80,12 +84,10 @@ export function createConvertRuntime(options: {
   // Every URL this service fetches goes through the one egress guard (packages/platform).
   const urls = new UrlFetcher({ policy: urlPolicy(config.urls), timeoutMs: config.urls.timeoutMs, maxRedirects: config.urls.maxRedirects });
   // Exports to S3-compatible storage: endpoints through the same guard, credentials sealed until used.
-  const exporter = new S3Exporter({
-    policy: exportPolicy(config),
-    partBytes: config.exports.partBytes,
-    timeoutMs: config.exports.timeoutMs,
-    box: new SecretBox(loadSecretsKey(config.secretsKey.file, config.secretsKey.create)),
-  });
+  const box = new SecretBox(loadSecretsKey(config.secretsKey.file, config.secretsKey.create));
+  const exporter = new S3Exporter({ policy: exportPolicy(config), partBytes: config.exports.partBytes, timeoutMs: config.exports.timeoutMs, box });
+  // Signing certificates (issue 25): the operator's from the settings, the accounts' sealed with the same box.
+  const signing = new SigningCertificates({ repository: new SigningCertificatesRepository(core.database), box, operator: config.signing, clock });
   const repository = new ConversionsRepository(core.database);
   // Completion webhooks: the platform's outbox and dispatcher, the same as the email service's.
   const webhooks = openWebhooks({
@@ -119,6 +121,7 @@ export function createConvertRuntime(options: {
           events: webhooks.events,
           publicBaseUrl: config.publicBaseUrl,
           exporter,
+          signing,
           ...(options.onFinished ? { onFinished: options.onFinished } : {}),
         });
   const conversions = new ConversionService({
@@ -138,6 +141,7 @@ export function createConvertRuntime(options: {
     urls,
     webhooks: webhooks.service,
     exporter,
+    signing,
   });
   const shareLinks = new ShareLinksService({ links: new ShareLinksRepository(core.database), conversions, clock, publicBaseUrl: config.publicBaseUrl });
   const leases = new MaintenanceLeasesRepository(core.database);
@@ -158,6 +162,7 @@ export function createConvertRuntime(options: {
     worker,
     webhooks,
     shareLinks,
+    signing,
     start() {
       webhooks.dispatcher?.start();
       if (!worker) return;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Converter, ConversionFailure } from '@mailconv/converter';
+import type { Converter, ConversionFailure, SigningCredential } from '@mailconv/converter';
 import type { BullWorkQueue, EventsRepository, QuotaLedger } from '@mailconv/platform';
 import type { Kysely } from 'kysely';
 import type { ConvertTables } from '../db/schema.js';
@@ -8,6 +8,7 @@ import type { UploadsRepository } from '../repositories/uploads.repository.js';
 import type { FileStore } from '../storage/file-store.js';
 import { refundsFailure } from './charging.js';
 import { conversionEvent } from './events.js';
+import type { SigningCertificates } from './signing-certificates.js';
 import { outputFilename } from './filenames.js';
 import { expandKey, type ExportRecord, type S3Exporter } from './s3-export.js';
 import type { UrlFetcher } from './url-fetcher.js';
@@ -50,6 +51,8 @@ export interface ConversionWorkerOptions {
   publicBaseUrl?: string;
   /** Uploads outputs to S3-compatible storage for conversions that ask (issue 24). */
   exporter?: S3Exporter;
+  /** Resolves `sign.certificate` to the credential that signs (issue 25). */
+  signing?: SigningCertificates;
 }
 
 interface Flight {
@@ -219,8 +222,11 @@ export class ConversionWorker {
       result = { ok: false, error: { code: 'gone', message: 'The source file was removed (shredded or expired) before the conversion ran.' } };
     } else {
       try {
-        const options = JSON.parse(row.options) as Record<string, unknown>;
+        const { sign_subject: _subject, ...options } = JSON.parse(row.options) as Record<string, unknown>;
+        // The signing key is unsealed in memory for this conversion only; absent, the converter refuses `sign`.
+        const signing = await this.signingCredential(row.account_id, options.sign);
         result = await this.o.converter.convert({
+          ...(signing ? { signing } : {}),
           inputPath: this.o.store.uploadPath(upload.id),
           sourceFormat: upload.format,
           targetFormat: row.target_format,
@@ -280,6 +286,13 @@ export class ConversionWorker {
     // A conversion that fails is not charged (charging.ts, convert-decisions.md item 18).
     if (!stored) await this.letGo(row, owner);
     else if (refundsFailure(failure.code)) await this.o.quota.refundCharge(row.account_id, row.quota_period, row.units);
+  }
+
+  /** The credential for a stored `sign` option, or undefined (no `sign`; the certificate deleted since). */
+  private async signingCredential(accountId: string, sign: unknown): Promise<SigningCredential | undefined> {
+    if (!sign || typeof sign !== 'object' || !this.o.signing) return undefined;
+    const certificate = (sign as { certificate?: unknown }).certificate;
+    return this.o.signing.credential(accountId, typeof certificate === 'string' ? certificate : 'operator');
   }
 
   /** Uploads a finished output to the conversion's S3 bucket, if it asked; the export's record, or undefined. */

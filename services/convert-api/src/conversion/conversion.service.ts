@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import { detectFormat, PAGE_OPTION_NAMES, pageOptionsRecord, PDF_FORM_OPTION_NAMES, pdfFormOptionsRecord, quote, VIDEO_OPTION_NAMES, videoOptionsRecord, type Converter, type FormValue } from '@mailconv/converter';
+import { detectFormat, PAGE_OPTION_NAMES, pageOptionsRecord, PDF_FORM_OPTION_NAMES, pdfFormOptionsRecord, quote, SIGN_OPTION_NAMES, VIDEO_OPTION_NAMES, videoOptionsRecord, type Converter, type FormValue } from '@mailconv/converter';
 import { AppError, isStorageFull, newId, quotaRetryAfter, randomBase62, type BullWorkQueue, type DiskSpace, type QuotaLedger, type WebhooksService } from '@mailconv/platform';
 import type { ConvertPlan } from '../plans.js';
 import type { ConversionsRepository} from '../repositories/conversions.repository.js';
@@ -16,6 +16,7 @@ import { safeFilename } from './filenames.js';
 import { failureError, preflightUpload } from './preflight.js';
 import { FORBIDDEN_FETCH_HEADERS } from './schemas.js';
 import type { ExportRecord, S3Exporter } from './s3-export.js';
+import { storedSign, type SigningCertificates, type StoredSign } from './signing-certificates.js';
 import type { UrlFetcher } from './url-fetcher.js';
 
 /** The owner of a request: account and plan. */
@@ -72,22 +73,25 @@ export interface RecordOptions {
   form_data?: string[];
   flatten?: true;
   metadata?: Record<string, string | readonly string[]>;
+  /** Extension (issue 25): present when the PDF was asked to be signed, with the certificate's subject only. */
+  sign?: { signed: true; subject: string };
 }
 
 /**
  * The options as stored for the worker (which may be another process): the passwords and
  * the form's values themselves, which {@link ConversionService.record} does not answer.
  */
-type StoredOptions = Omit<RecordOptions, 'password' | 'set_password' | 'form_data'> & { password?: string; set_password?: string; form_data?: Record<string, FormValue> };
+type StoredOptions = Omit<RecordOptions, 'password' | 'set_password' | 'form_data' | 'sign'> & { password?: string; set_password?: string; form_data?: Record<string, FormValue> } & StoredSign;
 
 /** The stored options as answered: secrets replaced by `true`, a form's values by the names of its fields filled. */
 function answeredOptions(stored: StoredOptions): RecordOptions {
-  const { password, set_password, form_data, ...rest } = stored;
+  const { password, set_password, form_data, sign, sign_subject, ...rest } = stored;
   return {
     ...rest,
     ...(password !== undefined ? { password: true } : {}),
     ...(set_password !== undefined ? { set_password: true } : {}),
     ...(form_data !== undefined ? { form_data: Object.keys(form_data).sort() } : {}),
+    ...(sign !== undefined ? { sign: { signed: true as const, subject: sign_subject ?? '' } } : {}),
   };
 }
 
@@ -144,7 +148,7 @@ export interface DownloadTarget {
 }
 
 /** The option names a conversion request may carry besides `target_format`. */
-export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'batch', 'title', 'author', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES] as const;
+export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'batch', 'title', 'author', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES, ...SIGN_OPTION_NAMES] as const;
 
 export interface ConversionServiceDeps {
   converter: Converter;
@@ -168,6 +172,8 @@ export interface ConversionServiceDeps {
   urls?: UrlFetcher;
   /** Checks a per-request `webhook_url` (extension, issue 24); absent: `webhook_url` is refused. */
   webhooks?: WebhooksService;
+  /** The operator's and the accounts' signing certificates (issue 25); absent: `sign` is refused as not configured. */
+  signing?: SigningCertificates;
   /** Accepts `export` objects (S3-compatible storage, issue 24); absent: `export` is refused. */
   exporter?: S3Exporter;
 }
@@ -366,6 +372,8 @@ export class ConversionService {
       // Kept in the record's row for the worker to use; never answered (see answeredOptions).
       ...(plan.options.password !== undefined ? { password: plan.options.password } : {}),
       ...(plan.options.setPassword !== undefined ? { set_password: plan.options.setPassword } : {}),
+      // The certificate is checked (the operator's is configured; an account's id is the caller's) before any charge.
+      ...(plan.options.sign ? await storedSign(plan.options.sign, owner.accountId, this.deps.signing) : {}),
     };
     const webhook = webhookUrl === undefined ? null : await this.webhookTarget(owner, webhookUrl);
     const now = this.deps.clock();

@@ -173,6 +173,32 @@ const pdfFormRecordFields = {
   metadata: Type.Optional(PdfMetadataObject),
 };
 
+// Extension (issue 25): PAdES signatures (`sign`), one block.
+const SIGN =
+  'Extension (issue 25): PDF targets. A PAdES baseline B-B signature (ETSI.CAdES.detached, SHA-256), the last PDF operation: true, or an object. ' +
+  'certificate: "operator" (default; the service’s own certificate, 400 naming sign when none is configured) or the id of one of your signing certificates (POST /api/v1/signing-certificates). ' +
+  'visible (false): a box with "Digitally signed by <name>", the date, reason and location; page (1; -1 = last); x, y, width, height in points from the top-left of the page as displayed (default 200×60 at the bottom-right, 36 pt from the edges). ' +
+  'reason, location, contact: 1–200 characters. A PDF source that is only signed keeps its bytes (earlier signatures stay valid). Cannot be combined with set_password, split or batch. In a form: true or the object as JSON text.';
+const SignRequest = Type.Object(
+  {
+    certificate: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: '"operator" (default) or one of your signing certificates’ ids.' })),
+    visible: Type.Optional(Type.Boolean()),
+    page: Type.Optional(Type.Integer({ minimum: -1, description: '1-based; -1 = the last page.' })),
+    x: Type.Optional(Type.Number({ minimum: 0, maximum: 14400 })),
+    y: Type.Optional(Type.Number({ minimum: 0, maximum: 14400 })),
+    width: Type.Optional(Type.Number({ minimum: 40, maximum: 14400 })),
+    height: Type.Optional(Type.Number({ minimum: 20, maximum: 14400 })),
+    reason: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    location: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    contact: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+const signOptionField = { sign: Type.Optional(Type.Union([Type.Boolean(), SignRequest], { description: SIGN })) };
+const signRecordField = {
+  sign: Type.Optional(Type.Object({ signed: Type.Literal(true), subject: Type.String({ description: 'The signing certificate’s subject.' }) }, { description: 'Extension (issue 25): present when the PDF was asked to be signed; never the certificate’s id or key.' })),
+};
+
 const optionFields = {
   preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target.' })),
   quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Images, lossy audio/video, PDF compression.' })),
@@ -192,6 +218,7 @@ const optionFields = {
   ...pageOptionFields,
   ...videoOptionFields,
   ...pdfFormOptionFields,
+  ...signOptionField,
   webhook_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: NO_NUL, description: WEBHOOK_URL })),
   export: Type.Optional(ExportRequest),
 };
@@ -281,6 +308,7 @@ export const MultipartBody = Type.Unsafe({
     loop: { type: 'integer', minimum: 0, maximum: 65535, description: VIDEO_DESCRIPTIONS.loop },
     animated: { type: 'boolean', description: VIDEO_DESCRIPTIONS.animated },
     ...pdfFormMultipartFields,
+    sign: { type: 'string', maxLength: 2048, description: SIGN },
     webhook_url: { type: 'string', minLength: 1, maxLength: 2048, description: WEBHOOK_URL },
     export: { type: 'string', maxLength: 8192, description: `${EXPORT} In a form: the export object as JSON text.` },
   },
@@ -329,6 +357,7 @@ export const ConversionRecordSchema = Type.Object({
     ...videoOptionFields,
     // Extensions (issue 25): the PDF form and metadata options, present when given.
     ...pdfFormRecordFields,
+    ...signRecordField,
   }),
   output: Nullable(
     Type.Object({

@@ -136,4 +136,25 @@ export const CONVERT_MIGRATIONS: Record<string, Migration> = {
       await db.schema.alterTable('conversions').dropColumn('export').execute();
     },
   },
+  '2026_11_28_0000_signing_certificates': {
+    // Account signing certificates (issue 25): the key and certificates sealed; the facts shown in the clear.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('signing_certificates')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('subject', 'text', (c) => c.notNull())
+        .addColumn('issuer', 'text', (c) => c.notNull())
+        .addColumn('not_before', 'text', (c) => c.notNull())
+        .addColumn('not_after', 'text', (c) => c.notNull())
+        .addColumn('sha256', 'text', (c) => c.notNull())
+        .addColumn('sealed', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('signing_certificates_account_idx').on('signing_certificates').columns(['account_id', 'created_at']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('signing_certificates').ifExists().execute();
+    },
+  },
 };

@@ -74,6 +74,24 @@ export interface ShareLinksTable {
   revoked_at: string | null;
 }
 
+/**
+ * An account's signing certificate (issue 25) for the `sign` option: what may be shown of it,
+ * and its key and certificates sealed with the service's secrets key (the p12's password is not kept).
+ */
+export interface SigningCertificatesTable {
+  id: string;
+  account_id: string;
+  subject: string;
+  issuer: string;
+  not_before: string;
+  not_after: string;
+  /** SHA-256 (hex) of the certificate. */
+  sha256: string;
+  /** The key (PKCS#8) and certificates (DER), sealed for this row's id. */
+  sealed: string;
+  created_at: string;
+}
+
 /** A lease on work that runs in one process at a time (the retention sweeper). */
 export interface MaintenanceLeasesTable {
   name: string;
@@ -87,4 +105,5 @@ export interface ConvertTables extends CoreTables, WebhookTables {
   conversions: ConversionsTable;
   maintenance_leases: MaintenanceLeasesTable;
   share_links: ShareLinksTable;
+  signing_certificates: SigningCertificatesTable;
 }

@@ -119,7 +119,7 @@ function fieldName(name: string): string {
 const MALFORMED = /boundary|malformed|unexpected end of (form|multipart)|part terminated early|header/i;
 
 /** @fastify/multipart's and busboy's own errors as codes of the closed list. */
-function multipartError(err: unknown): unknown {
+export function multipartError(err: unknown): unknown {
   if (err instanceof AppError) return err;
   const code = (err as { code?: unknown }).code;
   if (code === 'FST_FILES_LIMIT') return new AppError('invalid_request', 'Send one file per request.', { field: 'file' });
