@@ -45,6 +45,7 @@ import { TypstEngine } from './engines/typst.engine.js';
 import { QoiEngine } from './engines/qoi.engine.js';
 import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { PAGE_OPTION_NAMES } from './page-options.js';
+import { checkPdfArchivePlan } from './pdf-archive-options.js';
 import { ANIMATION_ONLY_OPTIONS, makesAnimation, VIDEO_OPTION_NAMES, VIDEO_PICTURE_TARGETS } from './video-options.js';
 import { effectiveQuality, parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { provenPairs, readProof } from './proven-pairs.js';
@@ -310,9 +311,7 @@ export class Converter {
       }
       if (options.video.animated === true && !makesAnimation(target.ext, options.video)) throw invalid('animated', `animated applies to gif and webp targets; a ${target.ext} is one still frame.`);
     }
-    if (options.preset?.pdfa && target.ext === 'pdf' && options.setPassword !== undefined) {
-      throw invalid('set_password', 'PDF/A (preset "archive") forbids encryption: set_password cannot be combined with it.');
-    }
+    checkPdfArchivePlan(options, rawOptions, source.ext, target.ext, first.steps.length === 1 && first.steps[0]?.engine === 'libreoffice');
     return { source, target, options, routes };
   }
 

@@ -115,11 +115,14 @@ export class GhostscriptEngine implements Engine {
   }
 
   /**
-   * The `archive` preset for PDFs that LibreOffice did not write: PDF/A-2b by Ghostscript
-   * (`-dPDFA=2`), colours converted to RGB under an sRGB output intent (Ghostscript's own
-   * profile), fonts embedded.
+   * PDF/A of `part` 1, 2 or 3 (level B) for PDFs that LibreOffice did not write (the `pdfa`
+   * option, the `archive` preset's 2b): `-dPDFA=part`, colours converted to RGB under an
+   * sRGB output intent (Ghostscript's own profile), fonts embedded; PDF 1.4 for part 1.
+   * `PDFACompatibilityPolicy=1`: what PDF/A forbids is left out and the file stays PDF/A.
+   * Part 1 forbids transparency, which Ghostscript would flatten by rendering the whole page
+   * to an image (text lost): pdf-archive.ts refuses such a PDF before this runs.
    */
-  async toPdfA(step: Step): Promise<void> {
+  async toPdfA(step: Step, part: 1 | 2 | 3 = 2): Promise<void> {
     const icc = await ghostscriptRgbProfile();
     const def = `${step.output}.def.ps`;
     await writeJobFile(def, [
@@ -133,7 +136,7 @@ export class GhostscriptEngine implements Engine {
     ].join('\n'));
     await runStep(step, GS, [
       '-dSAFER', `--permit-file-read=${icc}`, '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwrite',
-      '-dPDFA=2', '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB', '-dEmbedAllFonts=true',
+      `-dPDFA=${part}`, ...(part === 1 ? ['-dCompatibilityLevel=1.4'] : []), '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB', '-dEmbedAllFonts=true',
       `-sOutputFile=${step.output}`, def, step.input,
     ], { maxMemoryBytes: 2 * 1024 ** 3 });
   }
