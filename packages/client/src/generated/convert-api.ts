@@ -1283,6 +1283,8 @@ export interface paths {
                                     header_html?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                     landscape?: boolean;
+                                    /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                    language?: string;
                                     /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                     loop?: number;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -1303,6 +1305,13 @@ export interface paths {
                                      * @enum {boolean}
                                      */
                                     password?: true;
+                                    /**
+                                     * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                     * @enum {boolean}
+                                     */
+                                    pdf_ua?: true;
+                                    /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                    pdfa?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                     prefer_css_page_size?: boolean;
                                     preset: string | null;
@@ -6209,6 +6218,8 @@ export interface paths {
                         header_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                         landscape?: boolean;
+                        /** @description Extension (issue 25): PDF targets. With pdf_ua: the document's language as a BCP 47 tag such as "en-GB" (the PDF's /Lang); default the document's own. */
+                        language?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                         loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -6231,6 +6242,13 @@ export interface paths {
                          * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
                          */
                         password?: string;
+                        /** @description Extension (issue 25): PDF targets. Tagged PDF/UA-1 of documents, sheets and slides LibreOffice converts (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …; any other source → 400 naming pdf_ua), its title shown in the window: the title option, else the document's own (none → 422 asking for title). Combines with pdfa; not with options that rewrite the pages (page_range, split, quality, compression, max_output_bytes, watermark, remove_active_content, presets other than archive and linearize → 400 naming the option). */
+                        pdf_ua?: boolean;
+                        /**
+                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password → 400 naming set_password.
+                         * @enum {string}
+                         */
+                        pdfa?: "1b" | "2b" | "3b";
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                         prefer_css_page_size?: boolean;
                         /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target. */
@@ -6305,6 +6323,8 @@ export interface paths {
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         landscape?: boolean;
+                        /** @description Extension (issue 25): PDF targets. With pdf_ua: the document's language as a BCP 47 tag such as "en-GB" (the PDF's /Lang); default the document's own. */
+                        language?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                         loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -6321,6 +6341,13 @@ export interface paths {
                          * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
                          */
                         password?: string;
+                        /** @description Extension (issue 25): PDF targets. Tagged PDF/UA-1 of documents, sheets and slides LibreOffice converts (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …; any other source → 400 naming pdf_ua), its title shown in the window: the title option, else the document's own (none → 422 asking for title). Combines with pdfa; not with options that rewrite the pages (page_range, split, quality, compression, max_output_bytes, watermark, remove_active_content, presets other than archive and linearize → 400 naming the option). */
+                        pdf_ua?: boolean;
+                        /**
+                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password → 400 naming set_password.
+                         * @enum {string}
+                         */
+                        pdfa?: "1b" | "2b" | "3b";
                         prefer_css_page_size?: boolean;
                         preset?: string;
                         print_background?: boolean;
@@ -6437,6 +6464,8 @@ export interface paths {
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                language?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -6457,6 +6486,13 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 password?: true;
+                                /**
+                                 * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                 * @enum {boolean}
+                                 */
+                                pdf_ua?: true;
+                                /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                pdfa?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -6623,6 +6659,8 @@ export interface paths {
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                language?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -6643,6 +6681,13 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 password?: true;
+                                /**
+                                 * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                 * @enum {boolean}
+                                 */
+                                pdf_ua?: true;
+                                /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                pdfa?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -7311,6 +7356,8 @@ export interface paths {
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                language?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -7331,6 +7378,13 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 password?: true;
+                                /**
+                                 * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                 * @enum {boolean}
+                                 */
+                                pdf_ua?: true;
+                                /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                pdfa?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -8833,6 +8887,8 @@ export interface paths {
                         header_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                         landscape?: boolean;
+                        /** @description Extension (issue 25): PDF targets. With pdf_ua: the document's language as a BCP 47 tag such as "en-GB" (the PDF's /Lang); default the document's own. */
+                        language?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                         loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -8855,6 +8911,13 @@ export interface paths {
                          * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
                          */
                         password?: string;
+                        /** @description Extension (issue 25): PDF targets. Tagged PDF/UA-1 of documents, sheets and slides LibreOffice converts (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …; any other source → 400 naming pdf_ua), its title shown in the window: the title option, else the document's own (none → 422 asking for title). Combines with pdfa; not with options that rewrite the pages (page_range, split, quality, compression, max_output_bytes, watermark, remove_active_content, presets other than archive and linearize → 400 naming the option). */
+                        pdf_ua?: boolean;
+                        /**
+                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password → 400 naming set_password.
+                         * @enum {string}
+                         */
+                        pdfa?: "1b" | "2b" | "3b";
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                         prefer_css_page_size?: boolean;
                         /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target. */
@@ -8929,6 +8992,8 @@ export interface paths {
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         landscape?: boolean;
+                        /** @description Extension (issue 25): PDF targets. With pdf_ua: the document's language as a BCP 47 tag such as "en-GB" (the PDF's /Lang); default the document's own. */
+                        language?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                         loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -8945,6 +9010,13 @@ export interface paths {
                          * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
                          */
                         password?: string;
+                        /** @description Extension (issue 25): PDF targets. Tagged PDF/UA-1 of documents, sheets and slides LibreOffice converts (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …; any other source → 400 naming pdf_ua), its title shown in the window: the title option, else the document's own (none → 422 asking for title). Combines with pdfa; not with options that rewrite the pages (page_range, split, quality, compression, max_output_bytes, watermark, remove_active_content, presets other than archive and linearize → 400 naming the option). */
+                        pdf_ua?: boolean;
+                        /**
+                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password → 400 naming set_password.
+                         * @enum {string}
+                         */
+                        pdfa?: "1b" | "2b" | "3b";
                         prefer_css_page_size?: boolean;
                         preset?: string;
                         print_background?: boolean;
@@ -9063,6 +9135,8 @@ export interface paths {
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                language?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -9083,6 +9157,13 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 password?: true;
+                                /**
+                                 * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                 * @enum {boolean}
+                                 */
+                                pdf_ua?: true;
+                                /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                pdfa?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -9751,6 +9832,8 @@ export interface paths {
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                language?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -9771,6 +9854,13 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 password?: true;
+                                /**
+                                 * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                 * @enum {boolean}
+                                 */
+                                pdf_ua?: true;
+                                /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                pdfa?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -10215,6 +10305,8 @@ export interface paths {
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                language?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -10235,6 +10327,13 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 password?: true;
+                                /**
+                                 * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                 * @enum {boolean}
+                                 */
+                                pdf_ua?: true;
+                                /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                pdfa?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -12583,6 +12682,8 @@ export interface paths {
                         header_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                         landscape?: boolean;
+                        /** @description Extension (issue 25): PDF targets. With pdf_ua: the document's language as a BCP 47 tag such as "en-GB" (the PDF's /Lang); default the document's own. */
+                        language?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                         loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -12605,6 +12706,13 @@ export interface paths {
                          * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
                          */
                         password?: string;
+                        /** @description Extension (issue 25): PDF targets. Tagged PDF/UA-1 of documents, sheets and slides LibreOffice converts (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …; any other source → 400 naming pdf_ua), its title shown in the window: the title option, else the document's own (none → 422 asking for title). Combines with pdfa; not with options that rewrite the pages (page_range, split, quality, compression, max_output_bytes, watermark, remove_active_content, presets other than archive and linearize → 400 naming the option). */
+                        pdf_ua?: boolean;
+                        /**
+                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password → 400 naming set_password.
+                         * @enum {string}
+                         */
+                        pdfa?: "1b" | "2b" | "3b";
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                         prefer_css_page_size?: boolean;
                         /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target. */
@@ -12730,6 +12838,8 @@ export interface paths {
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                language?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -12750,6 +12860,13 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 password?: true;
+                                /**
+                                 * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                 * @enum {boolean}
+                                 */
+                                pdf_ua?: true;
+                                /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                pdfa?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -12916,6 +13033,8 @@ export interface paths {
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                language?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -12936,6 +13055,13 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 password?: true;
+                                /**
+                                 * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                 * @enum {boolean}
+                                 */
+                                pdf_ua?: true;
+                                /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                pdfa?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
