@@ -9,15 +9,15 @@
  * alone (Ghostscript does not keep a structure tree): it is checked here and given its
  * language; a PDF/UA file that was rewritten is a failure, never a silent untagged answer.
  */
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
 import { failed } from './errors.js';
-import { jobLimits, packageFile, type Engine, type JobContext, type Step } from './engines/engine.js';
+import type { Engine, JobContext, Step } from './engines/engine.js';
 import type { GhostscriptEngine } from './engines/ghostscript.engine.js';
-import { runSandboxed } from './exec/exec.js';
 import { acceptEngineOutput } from './guards/output-guard.js';
 import type { ConversionOptions } from './options.js';
 import { pdfaLevel, pdfaPart } from './pdf-archive-options.js';
+import { runPikepdfScript } from './pikepdf-script.js';
 
 /** Whether the route's last engine was LibreOffice (warm or one-off), which wrote the PDF/A or PDF/UA itself. */
 export function writtenByLibreOffice(engines: readonly string[]): boolean {
@@ -72,17 +72,8 @@ export async function applyPdfArchive(
 
 /** Runs `python/pdf-archive.py` (pikepdf) in the sandbox; answers its exit code and output. */
 async function runArchiveScript(args: readonly string[], job: JobContext): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
-  const script = packageFile('python/pdf-archive.py');
   if (args[0] === 'ua') await rm(args[2] as string, { force: true });
-  const r = await runSandboxed('/usr/bin/python3', ['-I', script, ...args], {
-    cwd: job.dir,
-    timeoutMs: Math.min(job.timeoutMs, 60_000),
-    maxFileBytes: job.maxFileBytes,
-    ...jobLimits(job, 1024 ** 3),
-    readOnly: [dirname(script)],
-    env: { PYTHONDONTWRITEBYTECODE: '1' },
-    ...(job.signal ? { signal: job.signal } : {}),
-  });
+  const r = await runPikepdfScript('pdf-archive.py', args, job);
   if (r.timedOut) throw failed('Checking the PDF for PDF/A or PDF/UA took too long.', 'pdf-archive timed out');
   return { exitCode: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
 }

@@ -8,15 +8,16 @@
  * Compression and grey conversion happen earlier, in the route's Ghostscript step.
  */
 import { mkdir, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { failed } from './errors.js';
 import type { ArchiveEngine } from './engines/archive.engine.js';
-import { jobLimits, packageFile, type Engine, type JobContext, type Step } from './engines/engine.js';
-import { ownForSandbox, runSandboxed } from './exec/exec.js';
+import type { Engine, JobContext, Step } from './engines/engine.js';
+import { ownForSandbox } from './exec/exec.js';
 import { acceptEngineOutput } from './guards/output-guard.js';
 import type { GhostscriptEngine } from './engines/ghostscript.engine.js';
 import type { QpdfEngine } from './engines/qpdf.engine.js';
 import type { ConversionOptions } from './options.js';
+import { runPikepdfScript } from './pikepdf-script.js';
 import { applyPdfArchive, writtenByLibreOffice } from './pdf-archive.js';
 import { pdfaLevel } from './pdf-archive-options.js';
 
@@ -153,16 +154,7 @@ export async function unlockPdf(input: string, password: string, job: JobContext
  * together, nothing else of the file changed (`python/pdf-metadata.py`).
  */
 async function setPdfMetadata(input: string, output: string, meta: { title: string | undefined; author: string | undefined }, job: JobContext): Promise<void> {
-  const script = packageFile('python/pdf-metadata.py');
   await rm(output, { force: true });
-  const r = await runSandboxed('/usr/bin/python3', ['-I', script, input, output, meta.title ?? '', meta.author ?? '', meta.title !== undefined ? '1' : '0', meta.author !== undefined ? '1' : '0'], {
-    cwd: job.dir,
-    timeoutMs: Math.min(job.timeoutMs, 60_000),
-    maxFileBytes: job.maxFileBytes,
-    ...jobLimits(job, 1024 ** 3),
-    readOnly: [dirname(script)],
-    env: { PYTHONDONTWRITEBYTECODE: '1' },
-    ...(job.signal ? { signal: job.signal } : {}),
-  });
+  const r = await runPikepdfScript('pdf-metadata.py', [input, output, meta.title ?? '', meta.author ?? '', meta.title !== undefined ? '1' : '0', meta.author !== undefined ? '1' : '0'], job);
   if (r.timedOut || r.exitCode !== 0) throw failed('The PDF’s title and author could not be set.', `pdf-metadata exit ${r.exitCode}: ${r.stderr.toString().slice(-300)}`);
 }
