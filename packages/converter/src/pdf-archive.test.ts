@@ -122,6 +122,13 @@ describe('pdfa levels', () => {
     }
   });
 
+  test('a page Chromium printed (Markdown): Ghostscript\'s PDF/A keeps its embedded fonts and their text', { timeout: 120_000 }, async () => {
+    const r = await ok(fixture('sample.md'), 'md', { pdfa: '2b' });
+    assert.deepEqual(r.engines, ['chromium', 'ghostscript']);
+    assertPdfA(r.path, 2);
+    assert.match(tool('/usr/bin/pdftotext', [r.path, '-']), /Quarterly report/);
+  });
+
   test('PDF/A-1 of a PDF with transparency fails naming it (Ghostscript would render the page to an image); 2b keeps it', { timeout: 120_000 }, async () => {
     const r = await convert(transparentPdf, 'pdf', { pdfa: '1b' });
     assert.equal(r.ok, false);

@@ -138,7 +138,7 @@ export class GhostscriptEngine implements Engine {
       '-dSAFER', `--permit-file-read=${icc}`, '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwrite',
       `-dPDFA=${part}`, ...(part === 1 ? ['-dCompatibilityLevel=1.4'] : []), '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB', '-dEmbedAllFonts=true',
       `-sOutputFile=${step.output}`, def, step.input,
-    ], { maxMemoryBytes: 2 * 1024 ** 3 });
+    ], { maxMemoryBytes: 2 * 1024 ** 3, readOnly: await ghostscriptResources() });
   }
 
   /**
@@ -157,6 +157,16 @@ export class GhostscriptEngine implements Engine {
       `-sOutputFile=${step.output}`, '--', step.input,
     ], { maxMemoryBytes: 2 * 1024 ** 3 });
   }
+}
+
+/**
+ * Debian's generated Ghostscript resources (CMap links, font maps), shown to the sandbox:
+ * without them Ghostscript 10.0 could not keep the embedded CID fonts of Chromium's PDFs
+ * (Identity-H), substituted Nimbus Sans for them and wrote text with no Unicode mapping.
+ */
+async function ghostscriptResources(): Promise<string[]> {
+  const dir = '/var/lib/ghostscript';
+  return (await access(dir).then(() => true, () => false)) ? [dir] : [];
 }
 
 /** Ghostscript's sRGB profile (its folder is named after its version). */
