@@ -107,7 +107,7 @@ export function libreOfficePdfExport(options: ConversionOptions): { filterData: 
 }
 
 /**
- * Plan-time rules: PDF/A forbids encryption (`set_password`); `pdf_ua` applies to office
+ * Plan-time rules: PDF/A forbids encryption (`set_password`) and is lost by `split`; `pdf_ua` applies to office
  * sources LibreOffice turns into PDF in one step, with nothing that rewrites its pages.
  * `office` says whether the source is LibreOffice's to read and the route is LibreOffice alone.
  */
@@ -118,6 +118,8 @@ export function checkPdfArchivePlan(options: ConversionOptions, raw: Readonly<Re
     const by = options.pdfArchive?.pdfa ? `pdfa "${level}"` : 'preset "archive"';
     throw invalid('set_password', `PDF/A (${by}) forbids encryption: set_password cannot be combined with it.`);
   }
+  // qpdf's pages are new files without the XMP claim or the output intent.
+  if (level && options.split) throw invalid('split', `split cuts the PDF into pages that are no longer PDF/A: it cannot be combined with ${options.pdfArchive?.pdfa ? 'pdfa' : 'preset "archive"'}.`);
   if (!options.pdfArchive?.pdfUa) return;
   if (!office) {
     throw invalid('pdf_ua', `pdf_ua applies to documents, sheets and slides that LibreOffice converts to PDF (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …); ${source} to pdf is not one.`);

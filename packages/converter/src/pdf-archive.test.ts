@@ -189,6 +189,8 @@ test('bad or misplaced options are refused naming the field (invalid_request)', 
   assert.equal(field('pdf', 'png', { pdfa: '2b' }), 'invalid_request:pdfa');
   assert.equal(field('pdf', 'pdf', { pdfa: '2b', set_password: 'x' }), 'invalid_request:set_password');
   assert.equal(field('docx', 'pdf', { preset: 'archive', set_password: 'x' }), 'invalid_request:set_password');
+  assert.equal(field('pdf', 'pdf', { pdfa: '3b', split: true }), 'invalid_request:split');
+  assert.equal(field('docx', 'pdf', { preset: 'archive', split: true }), 'invalid_request:split');
   assert.equal(field('png', 'pdf', { pdf_ua: true }), 'invalid_request:pdf_ua');
   assert.equal(field('pdf', 'pdf', { pdf_ua: true }), 'invalid_request:pdf_ua');
   assert.equal(field('html', 'pdf', { pdf_ua: true }), 'invalid_request:pdf_ua');

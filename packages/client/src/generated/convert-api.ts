@@ -6245,7 +6245,7 @@ export interface paths {
                         /** @description Extension (issue 25): PDF targets. Tagged PDF/UA-1 of documents, sheets and slides LibreOffice converts (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …; any other source → 400 naming pdf_ua), its title shown in the window: the title option, else the document's own (none → 422 asking for title). Combines with pdfa; not with options that rewrite the pages (page_range, split, quality, compression, max_output_bytes, watermark, remove_active_content, presets other than archive and linearize → 400 naming the option). */
                         pdf_ua?: boolean;
                         /**
-                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password → 400 naming set_password.
+                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password or split → 400 naming that option.
                          * @enum {string}
                          */
                         pdfa?: "1b" | "2b" | "3b";
@@ -6344,7 +6344,7 @@ export interface paths {
                         /** @description Extension (issue 25): PDF targets. Tagged PDF/UA-1 of documents, sheets and slides LibreOffice converts (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …; any other source → 400 naming pdf_ua), its title shown in the window: the title option, else the document's own (none → 422 asking for title). Combines with pdfa; not with options that rewrite the pages (page_range, split, quality, compression, max_output_bytes, watermark, remove_active_content, presets other than archive and linearize → 400 naming the option). */
                         pdf_ua?: boolean;
                         /**
-                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password → 400 naming set_password.
+                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password or split → 400 naming that option.
                          * @enum {string}
                          */
                         pdfa?: "1b" | "2b" | "3b";
@@ -8914,7 +8914,7 @@ export interface paths {
                         /** @description Extension (issue 25): PDF targets. Tagged PDF/UA-1 of documents, sheets and slides LibreOffice converts (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …; any other source → 400 naming pdf_ua), its title shown in the window: the title option, else the document's own (none → 422 asking for title). Combines with pdfa; not with options that rewrite the pages (page_range, split, quality, compression, max_output_bytes, watermark, remove_active_content, presets other than archive and linearize → 400 naming the option). */
                         pdf_ua?: boolean;
                         /**
-                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password → 400 naming set_password.
+                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password or split → 400 naming that option.
                          * @enum {string}
                          */
                         pdfa?: "1b" | "2b" | "3b";
@@ -9013,7 +9013,7 @@ export interface paths {
                         /** @description Extension (issue 25): PDF targets. Tagged PDF/UA-1 of documents, sheets and slides LibreOffice converts (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …; any other source → 400 naming pdf_ua), its title shown in the window: the title option, else the document's own (none → 422 asking for title). Combines with pdfa; not with options that rewrite the pages (page_range, split, quality, compression, max_output_bytes, watermark, remove_active_content, presets other than archive and linearize → 400 naming the option). */
                         pdf_ua?: boolean;
                         /**
-                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password → 400 naming set_password.
+                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password or split → 400 naming that option.
                          * @enum {string}
                          */
                         pdfa?: "1b" | "2b" | "3b";
@@ -12709,7 +12709,7 @@ export interface paths {
                         /** @description Extension (issue 25): PDF targets. Tagged PDF/UA-1 of documents, sheets and slides LibreOffice converts (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …; any other source → 400 naming pdf_ua), its title shown in the window: the title option, else the document's own (none → 422 asking for title). Combines with pdfa; not with options that rewrite the pages (page_range, split, quality, compression, max_output_bytes, watermark, remove_active_content, presets other than archive and linearize → 400 naming the option). */
                         pdf_ua?: boolean;
                         /**
-                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password → 400 naming set_password.
+                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password or split → 400 naming that option.
                          * @enum {string}
                          */
                         pdfa?: "1b" | "2b" | "3b";

@@ -133,7 +133,7 @@ const videoOptionFields = {
 
 const PDF_ARCHIVE = 'Extension (issue 25): PDF targets.';
 const PDF_ARCHIVE_DESCRIPTIONS = {
-  pdfa: `${PDF_ARCHIVE} PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password → 400 naming set_password.`,
+  pdfa: `${PDF_ARCHIVE} PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password or split → 400 naming that option.`,
   pdf_ua: `${PDF_ARCHIVE} Tagged PDF/UA-1 of documents, sheets and slides LibreOffice converts (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …; any other source → 400 naming pdf_ua), its title shown in the window: the title option, else the document's own (none → 422 asking for title). Combines with pdfa; not with options that rewrite the pages (page_range, split, quality, compression, max_output_bytes, watermark, remove_active_content, presets other than archive and linearize → 400 naming the option).`,
   language: `${PDF_ARCHIVE} With pdf_ua: the document's language as a BCP 47 tag such as "en-GB" (the PDF's /Lang); default the document's own.`,
 };
