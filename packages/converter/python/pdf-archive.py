@@ -78,6 +78,10 @@ def transparent_resources(resources, seen, depth):
     for xobject in values(resources.get('/XObject')):
         if not isinstance(xobject, pikepdf.Stream):
             continue
+        # A form drawn from many places is read once: shared forms must not multiply the walk.
+        if xobject.objgen in seen:
+            continue
+        seen.add(xobject.objgen)
         if '/SMask' in xobject or int(xobject.get('/SMaskInData', 0)) > 0:
             return True
         group = xobject.get('/Group')

@@ -122,6 +122,24 @@ describe('pdfa levels', () => {
     }
   });
 
+  test('hostile: forms that each draw the next twenty times (20^30 paths) are walked once each by the transparency check (capped: 60 s, 1 GiB)', { timeout: 120_000 }, async () => {
+    const fan = join(dir, 'fan.pdf');
+    tool('/usr/bin/python3', ['-I', '-c', [
+      'import sys, pikepdf',
+      'pdf = pikepdf.new(); pdf.add_blank_page(page_size=(200, 200)); prev = None',
+      'for i in range(30):',
+      '    form = pikepdf.Stream(pdf, b""); form.Type = pikepdf.Name.XObject; form.Subtype = pikepdf.Name.Form; form.BBox = [0, 0, 10, 10]',
+      '    xo = pikepdf.Dictionary()',
+      '    for k in range(20 if prev is not None else 0): xo["/F%d" % k] = prev',
+      '    form.Resources = pikepdf.Dictionary(XObject=xo); prev = pdf.make_indirect(form)',
+      'pdf.pages[0].obj.Resources = pikepdf.Dictionary(XObject=pikepdf.Dictionary(F0=prev)); pdf.save(sys.argv[1])',
+    ].join('\n'), fan]);
+    const started = Date.now();
+    const r = await ok(fan, 'pdf', { pdfa: '1b' });
+    assert.ok(Date.now() - started < 30_000, `${Date.now() - started} ms`);
+    assertPdfA(r.path, 1);
+  });
+
   test('a page Chromium printed (Markdown): Ghostscript\'s PDF/A keeps its embedded fonts and their text', { timeout: 120_000 }, async () => {
     const r = await ok(fixture('sample.md'), 'md', { pdfa: '2b' });
     assert.deepEqual(r.engines, ['chromium', 'ghostscript']);
