@@ -175,13 +175,16 @@ describe('pdfa levels', () => {
 describe('pdf_ua', () => {
   const form = corpus('docx/apachepoi-form_footnotes.docx');
 
-  test('a docx with headings and a picture: tagged PDF/UA-1, title and language set, alone and with PDF/A-2b', { timeout: 180_000 }, async () => {
+  test('a docx with headings and a picture: tagged PDF/UA-1, title and language set, alone and with PDF/A-2b; a sheet', { timeout: 180_000 }, async () => {
     const ua = await ok(form, 'docx', { pdf_ua: true, title: 'Visa application form', language: 'pt-br' });
     chain(ua.engines, `${LO},pikepdf,pikepdf`);
     assertPdfUa(ua.path, 'Visa application form', /^u:pt-BR$/);
     // The headings are in the structure tree (pdfinfo -struct lists its elements).
     assert.match(tool('/usr/bin/pdfinfo', ['-struct', ua.path]), /^\s*H\d?\b/m);
     assert.match(tool('/usr/bin/pdfinfo', ['-struct', ua.path]), /^\s*Figure\b/m);
+    // A sheet: LibreOffice 7.4 writes its own locale as /Lang for Calc; the language asked for replaces it.
+    const sheet = await ok(fixture('sample.xlsx'), 'xlsx', { pdf_ua: true, title: 'Stock', language: 'de-AT' });
+    assertPdfUa(sheet.path, 'Stock', /^u:de-AT$/);
     const both = await ok(form, 'docx', { pdf_ua: 'true', pdfa: '2b', title: 'Visa application form', language: 'en-GB' });
     assertPdfUa(both.path, 'Visa application form', /^u:en-GB$/);
     assertPdfA(both.path, 2);
