@@ -6,7 +6,7 @@ It runs as Debian's /usr/bin/python3 with the python3-uno bridge. It never launc
 LibreOffice itself: Node owns the soffice process, its time-outs and its recycling.
 
 Job:    {"id", "input", "output", "filter", "inputFilter"?, "inputOptions"?,
-         "filterOptions"?, "filterData"?: {name: value}}
+         "filterOptions"?, "filterData"?: {name: value}, "title"?}
 Answer: {"id", "ok": true} or {"id", "ok": false, "error": "..."}
 """
 import json
@@ -59,6 +59,9 @@ def convert(desktop, job):
     if doc is None:
         raise RuntimeError("LibreOffice could not open the document")
     try:
+        if job.get("title"):
+            # The loaded copy only (opened read-only, never stored back): what the export writes.
+            doc.DocumentProperties.Title = job["title"]
         store = [prop("FilterName", job["filter"]), prop("Overwrite", True)]
         if job.get("filterOptions"):
             store.append(prop("FilterOptions", job["filterOptions"]))

@@ -47,6 +47,7 @@ import { PdfInfoEngine } from './engines/pdf-info.engine.js';
 import { PdfImagesEngine } from './engines/pdf-images.engine.js';
 import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { PAGE_OPTION_NAMES } from './page-options.js';
+import { checkPdfArchivePlan } from './pdf-archive-options.js';
 import { ANIMATION_ONLY_OPTIONS, makesAnimation, VIDEO_OPTION_NAMES, VIDEO_PICTURE_TARGETS } from './video-options.js';
 import { effectiveQuality, parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { provenPairs, readProof } from './proven-pairs.js';
@@ -326,9 +327,7 @@ export class Converter {
     }
     if (options.pageRange && source.ext === 'pdf' && target.ext === 'json') throw invalid('page_range', 'pdf → json describes the whole PDF; page_range does not apply to it.');
     if (options.sign) refuseSignWith(options);
-    if (options.preset?.pdfa && target.ext === 'pdf' && options.setPassword !== undefined) {
-      throw invalid('set_password', 'PDF/A (preset "archive") forbids encryption: set_password cannot be combined with it.');
-    }
+    checkPdfArchivePlan(options, rawOptions, source.ext, target.ext, first.steps.length === 1 && first.steps[0]?.engine === 'libreoffice');
     return { source, target, options, routes };
   }
 

@@ -6,6 +6,7 @@
 import { invalid, quote } from './errors.js';
 import type { FormatFamily } from './formats/catalogue.js';
 import { PAGE_OPTION_NAMES, parsePageOptions, type PageOptions } from './page-options.js';
+import { parsePdfArchiveOptions, PDF_ARCHIVE_OPTION_NAMES, type PdfArchiveOptions } from './pdf-archive-options.js';
 import { parsePdfFormOptions, PDF_FORM_OPTION_NAMES, type PdfFormOptions } from './pdf-form-options.js';
 import { parseSignOptions, SIGN_OPTION_NAMES, type SignOptions } from './sign-options.js';
 import { parseVideoOptions, VIDEO_OPTION_NAMES, type VideoFrameOptions } from './video-options.js';
@@ -36,7 +37,7 @@ export interface Preset {
   readonly quality?: number;
   /** Images: fit inside this many pixels (longest side). Video: maximum height. */
   readonly maxDimension?: number;
-  /** PDF: PDF/A-2b (LibreOffice sources) rather than plain PDF. */
+  /** PDF: PDF/A-2b rather than plain PDF (the `pdfa` option's level wins over it). */
   readonly pdfa?: boolean;
   /** PDF: Ghostscript's distiller setting (see {@link PDF_COMPRESSION}). */
   readonly compression?: PdfCompression;
@@ -61,7 +62,7 @@ export const PRESETS: readonly Preset[] = [
   { name: 'print', description: 'High quality for printing: quality 95, no downscaling.', families: ['image', 'pdf'], quality: 95 },
   { name: 'thumbnail', description: 'A small preview image: at most 256 px, quality 70.', families: ['image'], quality: 70, maxDimension: 256 },
   { name: 'ebook', description: 'PDF tuned for screen reading: quality 60, images downsampled.', families: ['pdf'], quality: 60 },
-  { name: 'archive', description: 'Long-term keeping: lossless images and audio, PDF/A-2b for office documents.', families: ['image', 'pdf', 'audio'], quality: 100, pdfa: true },
+  { name: 'archive', description: 'Long-term keeping: lossless images and audio, PDF/A-2b for PDF outputs (LibreOffice writes it for office documents, Ghostscript for any other PDF; the pdfa option picks another level).', families: ['image', 'pdf', 'audio'], quality: 100, pdfa: true },
   { name: 'compress', description: 'PDF: smaller file, images at 150 dpi (Ghostscript "ebook"); the compression option picks another level.', families: ['pdf'], compression: 'ebook' },
   { name: 'linearize', description: 'PDF: linearized for fast web view (first page shown before the rest arrives); nothing else changes.', families: ['pdf'], linearize: true },
   { name: 'grayscale', description: 'PDF: every colour converted to grey (Ghostscript).', families: ['pdf'], grayscale: true },
@@ -114,9 +115,11 @@ export interface ConversionOptions {
   readonly pdfForm?: PdfFormOptions;
   /** PDF outputs: a PAdES signature, the last PDF operation; the credential comes with the request (extension, issue 25). */
   readonly sign?: SignOptions;
+  /** PDF outputs: `pdfa` level, `pdf_ua`, `language` (extension, issue 25). */
+  readonly pdfArchive?: PdfArchiveOptions;
 }
 
-const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', 'batch', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES, ...SIGN_OPTION_NAMES]);
+const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', 'batch', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES, ...SIGN_OPTION_NAMES, ...PDF_ARCHIVE_OPTION_NAMES]);
 /** Longest `title` or `author`. */
 export const MAX_METADATA_CHARS = 300;
 
@@ -290,6 +293,8 @@ export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamil
   if (pdfForm) opts.pdfForm = pdfForm;
   const sign = parseSignOptions(raw, present, targetFamily);
   if (sign) opts.sign = sign;
+  const pdfArchive = parsePdfArchiveOptions(raw, present, targetFamily);
+  if (pdfArchive) opts.pdfArchive = pdfArchive;
   return opts;
 }
 

@@ -2,8 +2,7 @@
  * PDF operations on a finished PDF output (issue 12, convert-decisions.md item 17), in a
  * fixed order: `form_data` and `flatten` (issue 25, pdf-form-operations.ts), `watermark` (Ghostscript stamps every page), `remove_active_content`
  * (Ghostscript re-distils without actions, issue #13), `title`, `author` and `metadata` (pikepdf),
- * the `archive` preset's PDF/A-2b
- * (Ghostscript) when LibreOffice did not write the PDF, then `rotate`, the `linearize`
+ * PDF/A (`pdfa`, the `archive` preset's 2b) and PDF/UA (`pdf_ua`, pdf-archive.ts), then `rotate`, the `linearize`
  * preset and `set_password` (AES-256) in one lossless qpdf run, last because a later
  * rewrite would undo linearization and could not read the encrypted file.
  * Compression and grey conversion happen earlier, in the route's Ghostscript step.
@@ -12,13 +11,15 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { failed, invalid } from './errors.js';
 import type { ArchiveEngine } from './engines/archive.engine.js';
-import { type Engine, type JobContext, type Step } from './engines/engine.js';
+import type { Engine, JobContext, Step } from './engines/engine.js';
 import { runPikepdfScript } from './engines/pikepdf-script.js';
 import { ownForSandbox } from './exec/exec.js';
 import { acceptEngineOutput } from './guards/output-guard.js';
 import type { GhostscriptEngine } from './engines/ghostscript.engine.js';
 import type { QpdfEngine } from './engines/qpdf.engine.js';
 import type { ConversionOptions } from './options.js';
+import { applyPdfArchive, writtenByLibreOffice } from './pdf-archive.js';
+import { pdfaLevel } from './pdf-archive-options.js';
 import { applyFormOperations } from './pdf-form-operations.js';
 import type { PdfMetadata } from './pdf-form-options.js';
 import { signPdf } from './pdf-sign.js';
@@ -43,6 +44,8 @@ export async function applyPdfOperations(
   const gs = available.get('ghostscript') as GhostscriptEngine | undefined;
   const qpdf = available.get('qpdf') as QpdfEngine | undefined;
   let current = file;
+  // LibreOffice's PDF (PDF/A, PDF/UA written by its export filter), while no step rewrote it.
+  const libreOfficePdf = writtenByLibreOffice(engines) ? file : undefined;
   // Issue 25's form fill and flatten come first: later steps stamp and distil what they drew.
   current = await applyFormOperations(current, options, job, available, engines);
   if (options.watermark) {
@@ -61,6 +64,7 @@ export async function applyPdfOperations(
     current = out;
     used('ghostscript');
   }
+  const beforeMetadata = current;
   // Metadata before PDF/A: a PDF/A step after this one carries it into its own XMP.
   const metadata = { ...options.pdfForm?.metadata, ...(options.title !== undefined ? { title: options.title } : {}), ...(options.author !== undefined ? { author: options.author } : {}) };
   if (Object.keys(metadata).length) {
@@ -70,15 +74,8 @@ export async function applyPdfOperations(
     current = out;
     used('pikepdf');
   }
-  // PDF/A for PDFs LibreOffice did not write (it writes PDF/A-2b itself for the preset).
-  if (options.preset?.pdfa && !engines.includes('libreoffice')) {
-    if (!gs) throw failed('PDF/A is not available (Ghostscript is missing).');
-    const out = join(job.dir, 'pdfa.pdf');
-    await gs.toPdfA(step(current, out));
-    await acceptEngineOutput(out, job, 'ghostscript');
-    current = out;
-    used('ghostscript');
-  }
+  // PDF/A and PDF/UA (pdf-archive.ts): LibreOffice's own file stands when only the metadata step changed it.
+  current = await applyPdfArchive(current, libreOfficePdf === beforeMetadata, options, job, available, engines);
   const linearize = options.preset?.linearize === true;
   if (options.rotate || linearize || options.setPassword !== undefined) {
     if (!qpdf) throw failed('Rotating, linearizing and encrypting PDFs are not available (qpdf is missing).');
@@ -86,6 +83,7 @@ export async function applyPdfOperations(
     await qpdf.transform(current, out, {
       ...(options.rotate ? { rotate: options.rotate } : {}),
       linearize,
+      pdf14: pdfaLevel(options) === '1b',
       ...(options.setPassword !== undefined ? { encrypt: options.setPassword } : {}),
     }, job);
     await acceptEngineOutput(out, job, 'qpdf');

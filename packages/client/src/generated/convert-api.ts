@@ -1290,6 +1290,8 @@ export interface paths {
                                     header_html?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                     landscape?: boolean;
+                                    /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                    language?: string;
                                     /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                     loop?: number;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -1323,6 +1325,13 @@ export interface paths {
                                      * @enum {boolean}
                                      */
                                     password?: true;
+                                    /**
+                                     * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                     * @enum {boolean}
+                                     */
+                                    pdf_ua?: true;
+                                    /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                    pdfa?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                     prefer_css_page_size?: boolean;
                                     preset: string | null;
@@ -6242,6 +6251,8 @@ export interface paths {
                         header_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                         landscape?: boolean;
+                        /** @description Extension (issue 25): PDF targets. With pdf_ua: the document's language as a BCP 47 tag such as "en-GB" (the PDF's /Lang); default the document's own. */
+                        language?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                         loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -6277,6 +6288,13 @@ export interface paths {
                          * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
                          */
                         password?: string;
+                        /** @description Extension (issue 25): PDF targets. Tagged PDF/UA-1 of documents, sheets and slides LibreOffice converts (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …; any other source → 400 naming pdf_ua), its title shown in the window: the title option, else the document's own (none → 422 asking for title). Combines with pdfa; not with options that rewrite the pages (page_range, split, quality, compression, max_output_bytes, watermark, remove_active_content, presets other than archive and linearize → 400 naming the option). */
+                        pdf_ua?: boolean;
+                        /**
+                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password or split → 400 naming that option.
+                         * @enum {string}
+                         */
+                        pdfa?: "1b" | "2b" | "3b";
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                         prefer_css_page_size?: boolean;
                         /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target. */
@@ -6370,6 +6388,8 @@ export interface paths {
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         landscape?: boolean;
+                        /** @description Extension (issue 25): PDF targets. With pdf_ua: the document's language as a BCP 47 tag such as "en-GB" (the PDF's /Lang); default the document's own. */
+                        language?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                         loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -6388,6 +6408,13 @@ export interface paths {
                          * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
                          */
                         password?: string;
+                        /** @description Extension (issue 25): PDF targets. Tagged PDF/UA-1 of documents, sheets and slides LibreOffice converts (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …; any other source → 400 naming pdf_ua), its title shown in the window: the title option, else the document's own (none → 422 asking for title). Combines with pdfa; not with options that rewrite the pages (page_range, split, quality, compression, max_output_bytes, watermark, remove_active_content, presets other than archive and linearize → 400 naming the option). */
+                        pdf_ua?: boolean;
+                        /**
+                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password or split → 400 naming that option.
+                         * @enum {string}
+                         */
+                        pdfa?: "1b" | "2b" | "3b";
                         prefer_css_page_size?: boolean;
                         preset?: string;
                         print_background?: boolean;
@@ -6513,6 +6540,8 @@ export interface paths {
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                language?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -6546,6 +6575,13 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 password?: true;
+                                /**
+                                 * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                 * @enum {boolean}
+                                 */
+                                pdf_ua?: true;
+                                /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                pdfa?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -6726,6 +6762,8 @@ export interface paths {
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                language?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -6759,6 +6797,13 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 password?: true;
+                                /**
+                                 * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                 * @enum {boolean}
+                                 */
+                                pdf_ua?: true;
+                                /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                pdfa?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -7441,6 +7486,8 @@ export interface paths {
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                language?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -7474,6 +7521,13 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 password?: true;
+                                /**
+                                 * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                 * @enum {boolean}
+                                 */
+                                pdf_ua?: true;
+                                /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                pdfa?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -8989,6 +9043,8 @@ export interface paths {
                         header_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                         landscape?: boolean;
+                        /** @description Extension (issue 25): PDF targets. With pdf_ua: the document's language as a BCP 47 tag such as "en-GB" (the PDF's /Lang); default the document's own. */
+                        language?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                         loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -9024,6 +9080,13 @@ export interface paths {
                          * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
                          */
                         password?: string;
+                        /** @description Extension (issue 25): PDF targets. Tagged PDF/UA-1 of documents, sheets and slides LibreOffice converts (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …; any other source → 400 naming pdf_ua), its title shown in the window: the title option, else the document's own (none → 422 asking for title). Combines with pdfa; not with options that rewrite the pages (page_range, split, quality, compression, max_output_bytes, watermark, remove_active_content, presets other than archive and linearize → 400 naming the option). */
+                        pdf_ua?: boolean;
+                        /**
+                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password or split → 400 naming that option.
+                         * @enum {string}
+                         */
+                        pdfa?: "1b" | "2b" | "3b";
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                         prefer_css_page_size?: boolean;
                         /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target. */
@@ -9117,6 +9180,8 @@ export interface paths {
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         landscape?: boolean;
+                        /** @description Extension (issue 25): PDF targets. With pdf_ua: the document's language as a BCP 47 tag such as "en-GB" (the PDF's /Lang); default the document's own. */
+                        language?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                         loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -9135,6 +9200,13 @@ export interface paths {
                          * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
                          */
                         password?: string;
+                        /** @description Extension (issue 25): PDF targets. Tagged PDF/UA-1 of documents, sheets and slides LibreOffice converts (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …; any other source → 400 naming pdf_ua), its title shown in the window: the title option, else the document's own (none → 422 asking for title). Combines with pdfa; not with options that rewrite the pages (page_range, split, quality, compression, max_output_bytes, watermark, remove_active_content, presets other than archive and linearize → 400 naming the option). */
+                        pdf_ua?: boolean;
+                        /**
+                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password or split → 400 naming that option.
+                         * @enum {string}
+                         */
+                        pdfa?: "1b" | "2b" | "3b";
                         prefer_css_page_size?: boolean;
                         preset?: string;
                         print_background?: boolean;
@@ -9262,6 +9334,8 @@ export interface paths {
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                language?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -9295,6 +9369,13 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 password?: true;
+                                /**
+                                 * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                 * @enum {boolean}
+                                 */
+                                pdf_ua?: true;
+                                /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                pdfa?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -9977,6 +10058,8 @@ export interface paths {
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                language?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -10010,6 +10093,13 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 password?: true;
+                                /**
+                                 * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                 * @enum {boolean}
+                                 */
+                                pdf_ua?: true;
+                                /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                pdfa?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -10468,6 +10558,8 @@ export interface paths {
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                language?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -10501,6 +10593,13 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 password?: true;
+                                /**
+                                 * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                 * @enum {boolean}
+                                 */
+                                pdf_ua?: true;
+                                /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                pdfa?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -12862,6 +12961,8 @@ export interface paths {
                         header_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                         landscape?: boolean;
+                        /** @description Extension (issue 25): PDF targets. With pdf_ua: the document's language as a BCP 47 tag such as "en-GB" (the PDF's /Lang); default the document's own. */
+                        language?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                         loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -12897,6 +12998,13 @@ export interface paths {
                          * @description Extension (not in the contract): PDF sources only. The password that opens an encrypted PDF; the output is not encrypted (unless set_password). Without it an encrypted PDF is 422 password_required. Never answered back.
                          */
                         password?: string;
+                        /** @description Extension (issue 25): PDF targets. Tagged PDF/UA-1 of documents, sheets and slides LibreOffice converts (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …; any other source → 400 naming pdf_ua), its title shown in the window: the title option, else the document's own (none → 422 asking for title). Combines with pdfa; not with options that rewrite the pages (page_range, split, quality, compression, max_output_bytes, watermark, remove_active_content, presets other than archive and linearize → 400 naming the option). */
+                        pdf_ua?: boolean;
+                        /**
+                         * @description Extension (issue 25): PDF targets. PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password or split → 400 naming that option.
+                         * @enum {string}
+                         */
+                        pdfa?: "1b" | "2b" | "3b";
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                         prefer_css_page_size?: boolean;
                         /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target. */
@@ -13044,6 +13152,8 @@ export interface paths {
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                language?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -13077,6 +13187,13 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 password?: true;
+                                /**
+                                 * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                 * @enum {boolean}
+                                 */
+                                pdf_ua?: true;
+                                /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                pdfa?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -13257,6 +13374,8 @@ export interface paths {
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
                                 landscape?: boolean;
+                                /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
+                                language?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
@@ -13290,6 +13409,13 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 password?: true;
+                                /**
+                                 * @description Extension (issue 25): present (true) when a tagged PDF/UA was asked for.
+                                 * @enum {boolean}
+                                 */
+                                pdf_ua?: true;
+                                /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
+                                pdfa?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;

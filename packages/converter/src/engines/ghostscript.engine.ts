@@ -115,11 +115,14 @@ export class GhostscriptEngine implements Engine {
   }
 
   /**
-   * The `archive` preset for PDFs that LibreOffice did not write: PDF/A-2b by Ghostscript
-   * (`-dPDFA=2`), colours converted to RGB under an sRGB output intent (Ghostscript's own
-   * profile), fonts embedded.
+   * PDF/A of `part` 1, 2 or 3 (level B) for PDFs that LibreOffice did not write (the `pdfa`
+   * option, the `archive` preset's 2b): `-dPDFA=part`, colours converted to RGB under an
+   * sRGB output intent (Ghostscript's own profile), fonts embedded; PDF 1.4 for part 1.
+   * `PDFACompatibilityPolicy=1`: what PDF/A forbids is left out and the file stays PDF/A.
+   * Part 1 forbids transparency, which Ghostscript would flatten by rendering the whole page
+   * to an image (text lost): pdf-archive.ts refuses such a PDF before this runs.
    */
-  async toPdfA(step: Step): Promise<void> {
+  async toPdfA(step: Step, part: 1 | 2 | 3 = 2): Promise<void> {
     const icc = await ghostscriptRgbProfile();
     const def = `${step.output}.def.ps`;
     await writeJobFile(def, [
@@ -133,9 +136,9 @@ export class GhostscriptEngine implements Engine {
     ].join('\n'));
     await runStep(step, GS, [
       '-dSAFER', `--permit-file-read=${icc}`, '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwrite',
-      '-dPDFA=2', '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB', '-dEmbedAllFonts=true',
+      `-dPDFA=${part}`, ...(part === 1 ? ['-dCompatibilityLevel=1.4'] : []), '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB', '-dEmbedAllFonts=true',
       `-sOutputFile=${step.output}`, def, step.input,
-    ], { maxMemoryBytes: 2 * 1024 ** 3 });
+    ], { maxMemoryBytes: 2 * 1024 ** 3, readOnly: await ghostscriptResources() });
   }
 
   /**
@@ -154,6 +157,16 @@ export class GhostscriptEngine implements Engine {
       `-sOutputFile=${step.output}`, '--', step.input,
     ], { maxMemoryBytes: 2 * 1024 ** 3 });
   }
+}
+
+/**
+ * Debian's generated Ghostscript resources (CMap links, font maps), shown to the sandbox:
+ * without them Ghostscript 10.0 could not keep the embedded CID fonts of Chromium's PDFs
+ * (Identity-H), substituted Nimbus Sans for them and wrote text with no Unicode mapping.
+ */
+async function ghostscriptResources(): Promise<string[]> {
+  const dir = '/var/lib/ghostscript';
+  return (await access(dir).then(() => true, () => false)) ? [dir] : [];
 }
 
 /** Ghostscript's sRGB profile (its folder is named after its version). */

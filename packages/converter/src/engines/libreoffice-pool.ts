@@ -44,6 +44,8 @@ export interface LibreOfficeJob {
   /** Import filter, where detection is ambiguous (CSV, plain text). */
   readonly inputFilter?: string;
   readonly inputOptions?: string;
+  /** The document title written into the export (PDF/UA needs one); the document's own otherwise. */
+  readonly title?: string;
 }
 
 /** Pool settings. */

@@ -9,6 +9,7 @@ import { formatInfo } from '../formats/catalogue.js';
 import { ConversionError, failed } from '../errors.js';
 import { ownForSandbox, removeSandboxTree, runSandboxed } from '../exec/exec.js';
 import { effectiveQuality } from '../options.js';
+import { libreOfficePdfExport } from '../pdf-archive-options.js';
 import { probeBinaries, type Engine, type EngineProbe, type Step } from './engine.js';
 import { LibreOfficePool, PYTHON, SOFFICE_BIN, prepareProfile, type LibreOfficeJob, type LibreOfficePoolOptions } from './libreoffice-pool.js';
 
@@ -129,14 +130,14 @@ export class LibreOfficeEngine implements Engine {
     }
     if (step.to === 'pdf') {
       const data: Record<string, string | number | boolean> = { Quality: step.quality, ExportNotes: false };
-      const preset = step.options.preset;
       if (step.qualityRequested && effectiveQuality(step.options, 90) < 90) {
         data.ReduceImageResolution = true;
         data.MaxImageResolution = step.quality >= 60 ? 150 : 75;
       }
-      // PDF/A-2b for the archive preset.
-      if (preset?.pdfa) data.SelectPdfVersion = 2;
-      job.filterData = data;
+      // PDF/A (the pdfa option, the archive preset) and PDF/UA, written by the export filter itself.
+      const archival = libreOfficePdfExport(step.options);
+      job.filterData = { ...data, ...archival.filterData };
+      if (archival.title !== undefined) job.title = archival.title;
     }
     try {
       await this.pool.convert(job, step.job.timeoutMs, step.job.signal);

@@ -67,9 +67,11 @@ export class QpdfEngine implements Engine {
    * Structure-only PDF operations, lossless, in one qpdf run: pages turned clockwise by
    * `rotate` degrees (added to any rotation they have), linearization, and AES-256
    * encryption with `encrypt` as the password to open (and to change permissions).
+   * `pdf14` keeps the file within PDF 1.4 (PDF/A-1).
    */
-  async transform(input: string, output: string, ops: { rotate?: number; linearize?: boolean; encrypt?: string }, job: JobContext): Promise<void> {
-    const args = ['--object-streams=generate'];
+  async transform(input: string, output: string, ops: { rotate?: number; linearize?: boolean; encrypt?: string; pdf14?: boolean }, job: JobContext): Promise<void> {
+    // PDF/A-1 (`pdf14`) is PDF 1.4, which has no object streams.
+    const args = [ops.pdf14 ? '--object-streams=disable' : '--object-streams=generate'];
     if (ops.rotate) args.push(`--rotate=+${ops.rotate}:1-z`);
     if (ops.linearize) args.push('--linearize');
     if (ops.encrypt !== undefined) args.push('--encrypt', ops.encrypt, ops.encrypt, '256', '--');

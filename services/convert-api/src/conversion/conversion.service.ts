@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import { detectFormat, PAGE_OPTION_NAMES, pageOptionsRecord, PDF_FORM_OPTION_NAMES, pdfFormOptionsRecord, quote, SIGN_OPTION_NAMES, VIDEO_OPTION_NAMES, videoOptionsRecord, type Converter, type FormValue } from '@mailconv/converter';
+import { detectFormat, PAGE_OPTION_NAMES, pageOptionsRecord, PDF_ARCHIVE_OPTION_NAMES, pdfArchiveOptionsRecord, PDF_FORM_OPTION_NAMES, pdfFormOptionsRecord, quote, SIGN_OPTION_NAMES, VIDEO_OPTION_NAMES, videoOptionsRecord, type Converter, type FormValue } from '@mailconv/converter';
 import { AppError, isStorageFull, newId, quotaRetryAfter, randomBase62, type BullWorkQueue, type DiskSpace, type QuotaLedger, type WebhooksService } from '@mailconv/platform';
 import type { ConvertPlan } from '../plans.js';
 import type { ConversionsRepository} from '../repositories/conversions.repository.js';
@@ -75,6 +75,10 @@ export interface RecordOptions {
   metadata?: Record<string, string | readonly string[]>;
   /** Extension (issue 25): present when the PDF was asked to be signed, with the certificate's subject only. */
   sign?: { signed: true; subject: string };
+  /** Extensions (issue 25, PDF/A and PDF/UA): present only when asked for. */
+  pdfa?: string;
+  pdf_ua?: true;
+  language?: string;
 }
 
 /**
@@ -148,7 +152,7 @@ export interface DownloadTarget {
 }
 
 /** The option names a conversion request may carry besides `target_format`. */
-export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'batch', 'title', 'author', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES, ...SIGN_OPTION_NAMES] as const;
+export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'batch', 'title', 'author', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES, ...SIGN_OPTION_NAMES, ...PDF_ARCHIVE_OPTION_NAMES] as const;
 
 export interface ConversionServiceDeps {
   converter: Converter;
@@ -369,6 +373,7 @@ export class ConversionService {
       ...videoOptionsRecord(plan.options.video),
       // form_data's values are kept for the worker like the passwords below; answered as the field names only.
       ...pdfFormOptionsRecord(plan.options.pdfForm),
+      ...pdfArchiveOptionsRecord(plan.options.pdfArchive),
       // Kept in the record's row for the worker to use; never answered (see answeredOptions).
       ...(plan.options.password !== undefined ? { password: plan.options.password } : {}),
       ...(plan.options.setPassword !== undefined ? { set_password: plan.options.setPassword } : {}),

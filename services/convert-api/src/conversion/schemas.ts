@@ -199,6 +199,18 @@ const signRecordField = {
   sign: Type.Optional(Type.Object({ signed: Type.Literal(true), subject: Type.String({ description: 'The signing certificate’s subject.' }) }, { description: 'Extension (issue 25): present when the PDF was asked to be signed; never the certificate’s id or key.' })),
 };
 
+const PDF_ARCHIVE = 'Extension (issue 25): PDF targets.';
+const PDF_ARCHIVE_DESCRIPTIONS = {
+  pdfa: `${PDF_ARCHIVE} PDF/A part 1, 2 or 3, level B: LibreOffice writes it for documents, sheets and slides (its part 1 is level A, which meets B), Ghostscript for any other PDF (part 1: PDF 1.4; a PDF with transparency → 422, ask for 2b or 3b). Wins over the archive preset's 2b; with set_password or split → 400 naming that option.`,
+  pdf_ua: `${PDF_ARCHIVE} Tagged PDF/UA-1 of documents, sheets and slides LibreOffice converts (docx, doc, odt, rtf, txt, xlsx, xls, ods, csv, pptx, ppt, odp, …; any other source → 400 naming pdf_ua), its title shown in the window: the title option, else the document's own (none → 422 asking for title). Combines with pdfa; not with options that rewrite the pages (page_range, split, quality, compression, max_output_bytes, watermark, remove_active_content, presets other than archive and linearize → 400 naming the option).`,
+  language: `${PDF_ARCHIVE} With pdf_ua: the document's language as a BCP 47 tag such as "en-GB" (the PDF's /Lang); default the document's own.`,
+};
+const pdfArchiveFields = {
+  pdfa: Type.Optional(StringEnum(['1b', '2b', '3b'], { description: PDF_ARCHIVE_DESCRIPTIONS.pdfa })),
+  pdf_ua: Type.Optional(Type.Boolean({ description: PDF_ARCHIVE_DESCRIPTIONS.pdf_ua })),
+  language: Type.Optional(Type.String({ minLength: 2, maxLength: 35, description: PDF_ARCHIVE_DESCRIPTIONS.language })),
+};
+
 const optionFields = {
   preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target.' })),
   quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Images, lossy audio/video, PDF compression.' })),
@@ -219,6 +231,7 @@ const optionFields = {
   ...videoOptionFields,
   ...pdfFormOptionFields,
   ...signOptionField,
+  ...pdfArchiveFields,
   webhook_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: NO_NUL, description: WEBHOOK_URL })),
   export: Type.Optional(ExportRequest),
 };
@@ -309,6 +322,9 @@ export const MultipartBody = Type.Unsafe({
     animated: { type: 'boolean', description: VIDEO_DESCRIPTIONS.animated },
     ...pdfFormMultipartFields,
     sign: { type: 'string', maxLength: 2048, description: SIGN },
+    pdfa: { type: 'string', enum: ['1b', '2b', '3b'], description: PDF_ARCHIVE_DESCRIPTIONS.pdfa },
+    pdf_ua: { type: 'boolean', description: PDF_ARCHIVE_DESCRIPTIONS.pdf_ua },
+    language: { type: 'string', minLength: 2, maxLength: 35, description: PDF_ARCHIVE_DESCRIPTIONS.language },
     webhook_url: { type: 'string', minLength: 1, maxLength: 2048, description: WEBHOOK_URL },
     export: { type: 'string', maxLength: 8192, description: `${EXPORT} In a form: the export object as JSON text.` },
   },
@@ -358,6 +374,10 @@ export const ConversionRecordSchema = Type.Object({
     // Extensions (issue 25): the PDF form and metadata options, present when given.
     ...pdfFormRecordFields,
     ...signRecordField,
+    // Extensions (issue 25): PDF/A level, PDF/UA and its language, present when given.
+    pdfa: Type.Optional(Type.String({ description: 'Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b).' })),
+    pdf_ua: Type.Optional(Type.Literal(true, { description: 'Extension (issue 25): present (true) when a tagged PDF/UA was asked for.' })),
+    language: Type.Optional(Type.String({ description: 'Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag.' })),
   }),
   output: Nullable(
     Type.Object({
