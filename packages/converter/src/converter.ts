@@ -49,6 +49,7 @@ import { ANIMATION_ONLY_OPTIONS, makesAnimation, VIDEO_OPTION_NAMES, VIDEO_PICTU
 import { effectiveQuality, parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { provenPairs, readProof } from './proven-pairs.js';
 import { Registry, type Route } from './registry.js';
+import { checkMarkupPages } from './pdf-markup-options.js';
 import { applyPdfOperations, cutPages, sandboxFolder, splitPdfPages, unlockPdf, zipFiles } from './pdf-operations.js';
 import { listBatchMembers, OutputNames, sha256File, tooMany, writeBatchZip, type BatchManifest, type ManifestEntry } from './batch.js';
 import { unpackArchive } from './engines/archive.engine.js';
@@ -310,6 +311,7 @@ export class Converter {
       }
       if (options.video.animated === true && !makesAnimation(target.ext, options.video)) throw invalid('animated', `animated applies to gif and webp targets; a ${target.ext} is one still frame.`);
     }
+    if (options.markup?.redact && source.ext !== 'pdf') throw invalid('redact', `redact applies to PDF sources converted to PDF; ${source.ext} to ${target.ext} is not.`);
     if (options.preset?.pdfa && target.ext === 'pdf' && options.setPassword !== undefined) {
       throw invalid('set_password', 'PDF/A (preset "archive") forbids encryption: set_password cannot be combined with it.');
     }
@@ -370,6 +372,7 @@ export class Converter {
       const { facts } = await inspectInput(input, source.ext, this.config.limits, prepared.job);
       if (options.batch) checkBatchListing(facts, source.ext, this.config.limits.maxBatchFiles);
       else if (options.pageRange && facts.pages !== undefined) resolvePageRange(options.pageRange, facts.pages);
+      if (options.markup && source.ext === 'pdf' && facts.pages !== undefined) checkMarkupPages(options.markup, options.pageRange ? resolvePageRange(options.pageRange, facts.pages).length : facts.pages);
       return { ok: true, facts };
     } catch (e) {
       return { ok: false, error: toFailure(e) };

@@ -6,6 +6,7 @@
 import { invalid, quote } from './errors.js';
 import type { FormatFamily } from './formats/catalogue.js';
 import { PAGE_OPTION_NAMES, parsePageOptions, type PageOptions } from './page-options.js';
+import { parsePdfMarkupOptions, PDF_MARKUP_OPTION_NAMES, type PdfMarkupOptions } from './pdf-markup-options.js';
 import { parseVideoOptions, VIDEO_OPTION_NAMES, type VideoFrameOptions } from './video-options.js';
 
 /** The 12 OCR languages, as tesseract codes, with their ISO 639-1 aliases. */
@@ -108,9 +109,11 @@ export interface ConversionOptions {
   readonly batch?: boolean;
   /** Video sources to gif, webp, jpg, png: start, duration, fps, width, loop, animated (extension, issue 31). */
   readonly video?: VideoFrameOptions;
+  /** PDF outputs: `redact`, `page_numbers`, `bates`, `stamps`, `header`, `footer` (extension, issue 25). */
+  readonly markup?: PdfMarkupOptions;
 }
 
-const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', 'batch', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES]);
+const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', 'batch', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_MARKUP_OPTION_NAMES]);
 /** Longest `title` or `author`. */
 export const MAX_METADATA_CHARS = 300;
 
@@ -280,6 +283,8 @@ export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamil
   if (page) opts.page = page;
   const video = parseVideoOptions(raw, present, targetFamily);
   if (video) opts.video = video;
+  const markup = parsePdfMarkupOptions(raw, present, targetFamily);
+  if (markup) opts.markup = markup;
   return opts;
 }
 

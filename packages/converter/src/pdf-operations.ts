@@ -1,6 +1,7 @@
 /**
  * PDF operations on a finished PDF output (issue 12, convert-decisions.md item 17), in a
- * fixed order: `watermark` (Ghostscript stamps every page), `remove_active_content`
+ * fixed order: `redact` and the page marks (`page_numbers`, `bates`, `stamps`, `header`, `footer`;
+ * PyMuPDF, pdf-markup.ts), `watermark` (Ghostscript stamps every page), `remove_active_content`
  * (Ghostscript re-distils without actions, issue #13), `title` and `author` (pikepdf),
  * the `archive` preset's PDF/A-2b
  * (Ghostscript) when LibreOffice did not write the PDF, then `rotate`, the `linearize`
@@ -18,6 +19,7 @@ import { acceptEngineOutput } from './guards/output-guard.js';
 import type { GhostscriptEngine } from './engines/ghostscript.engine.js';
 import type { QpdfEngine } from './engines/qpdf.engine.js';
 import type { ConversionOptions } from './options.js';
+import { hasPageMarks, redactPdf, stampPdf } from './pdf-markup.js';
 
 /**
  * Applies the options' PDF operations to `file` and returns the resulting file; appends
@@ -37,6 +39,7 @@ export async function applyPdfOperations(
   const gs = available.get('ghostscript') as GhostscriptEngine | undefined;
   const qpdf = available.get('qpdf') as QpdfEngine | undefined;
   let current = file;
+  current = await applyMarkup(current, options, job, used);
   if (options.watermark) {
     if (!gs) throw failed('Watermarks are not available (Ghostscript is missing).');
     const out = join(job.dir, 'watermarked.pdf');
@@ -82,6 +85,30 @@ export async function applyPdfOperations(
     await acceptEngineOutput(out, job, 'qpdf');
     current = out;
     used('qpdf');
+  }
+  return current;
+}
+
+/**
+ * Steps 3 and 4 of the order (issue 25): `redact`, then the page marks (`page_numbers`,
+ * `bates`, `stamps`, `header`, `footer`), each with PyMuPDF in the sandbox.
+ */
+async function applyMarkup(file: string, options: ConversionOptions, job: JobContext, used: (name: string) => void): Promise<string> {
+  let current = file;
+  const markup = options.markup;
+  if (markup?.redact) {
+    const out = join(job.dir, 'redacted.pdf');
+    await redactPdf(current, out, markup.redact, job);
+    await acceptEngineOutput(out, job, 'pymupdf');
+    current = out;
+    used('pymupdf');
+  }
+  if (markup && hasPageMarks(markup)) {
+    const out = join(job.dir, 'stamped.pdf');
+    await stampPdf(current, out, markup, options.title, job, new Date());
+    await acceptEngineOutput(out, job, 'pymupdf');
+    current = out;
+    used('pymupdf');
   }
   return current;
 }

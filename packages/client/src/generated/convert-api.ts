@@ -1267,6 +1267,16 @@ export interface paths {
                                      * @enum {boolean}
                                      */
                                     batch?: true;
+                                    /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                    bates?: {
+                                        digits?: number;
+                                        font_size?: number;
+                                        /** @enum {string} */
+                                        position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                        prefix?: string;
+                                        start?: number;
+                                        suffix?: string;
+                                    };
                                     /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                     compression?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -1275,10 +1285,14 @@ export interface paths {
                                     device_scale?: number;
                                     /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                     duration?: number;
+                                    /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                    footer?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                     footer_html?: string;
                                     /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                     fps?: number;
+                                    /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                    header?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                     header_html?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -1295,6 +1309,16 @@ export interface paths {
                                     media?: "print" | "screen";
                                     /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                     ocr_language: string | null;
+                                    /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                    page_numbers?: boolean | {
+                                        font_size?: number;
+                                        format?: string;
+                                        margin?: number;
+                                        pages?: string;
+                                        /** @enum {string} */
+                                        position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                        start?: number;
+                                    };
                                     page_range: string | null;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                     paper?: string;
@@ -1309,6 +1333,20 @@ export interface paths {
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                     print_background?: boolean;
                                     quality: number | null;
+                                    /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                    redact?: {
+                                        areas?: {
+                                            height: number;
+                                            page: number;
+                                            width: number;
+                                            x: number;
+                                            y: number;
+                                        }[];
+                                        fill?: string;
+                                        match_case?: boolean;
+                                        regex?: string;
+                                        text?: string[];
+                                    };
                                     /** @description Extension: present (true) when active content was asked to be removed. */
                                     remove_active_content?: boolean;
                                     /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -1327,6 +1365,21 @@ export interface paths {
                                      * @enum {boolean}
                                      */
                                     split?: true;
+                                    /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                    stamps?: {
+                                        color?: string;
+                                        font_size?: number;
+                                        /** @description Base64 PNG or JPEG. */
+                                        image?: string;
+                                        margin?: number;
+                                        opacity?: number;
+                                        pages?: string;
+                                        /** @enum {string} */
+                                        position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                        rotation?: number;
+                                        text?: string;
+                                        width?: number;
+                                    }[];
                                     /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                     start?: number;
                                     /** @description Extension: the PDF title asked for. */
@@ -6165,6 +6218,16 @@ export interface paths {
                         author?: string;
                         /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
                         batch?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                        bates?: {
+                            digits?: number;
+                            font_size?: number;
+                            /** @enum {string} */
+                            position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            prefix?: string;
+                            start?: number;
+                            suffix?: string;
+                        };
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
@@ -6201,10 +6264,14 @@ export interface paths {
                              */
                             session_token?: string;
                         };
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        footer?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        header?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -6222,6 +6289,16 @@ export interface paths {
                         media?: "print" | "screen";
                         /** @description OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes). */
                         ocr_language?: string;
+                        /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                        page_numbers?: boolean | {
+                            font_size?: number;
+                            format?: string;
+                            margin?: number;
+                            pages?: string;
+                            /** @enum {string} */
+                            position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            start?: number;
+                        };
                         /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
                         page_range?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
@@ -6239,6 +6316,20 @@ export interface paths {
                         print_background?: boolean;
                         /** @description Images, lossy audio/video, PDF compression. */
                         quality?: number;
+                        /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                        redact?: {
+                            areas?: {
+                                height: number;
+                                page: number;
+                                width: number;
+                                x: number;
+                                y: number;
+                            }[];
+                            fill?: string;
+                            match_case?: boolean;
+                            regex?: string;
+                            text?: string[];
+                        };
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
                         /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
@@ -6254,6 +6345,21 @@ export interface paths {
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                        stamps?: {
+                            color?: string;
+                            font_size?: number;
+                            /** @description Base64 PNG or JPEG. */
+                            image?: string;
+                            margin?: number;
+                            opacity?: number;
+                            pages?: string;
+                            /** @enum {string} */
+                            position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            rotation?: number;
+                            text?: string;
+                            width?: number;
+                        }[];
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                         start?: number;
                         /** @description An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format. */
@@ -6282,6 +6388,8 @@ export interface paths {
                         author?: string;
                         /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
                         batch?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                        bates?: string;
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
@@ -6298,10 +6406,14 @@ export interface paths {
                          * @description The source file (streamed; over the plan’s max_file_bytes → 413 file_too_large).
                          */
                         file: string;
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        footer?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        header?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         landscape?: boolean;
@@ -6313,6 +6425,8 @@ export interface paths {
                         /** @enum {string} */
                         media?: "print" | "screen";
                         ocr_language?: string;
+                        /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                        page_numbers?: string;
                         page_range?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                         paper?: string;
@@ -6325,6 +6439,8 @@ export interface paths {
                         preset?: string;
                         print_background?: boolean;
                         quality?: number;
+                        /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                        redact?: string;
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
                         /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
@@ -6338,6 +6454,8 @@ export interface paths {
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                        stamps?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                         start?: number;
                         target_format: string;
@@ -6421,6 +6539,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 batch?: true;
+                                /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                bates?: {
+                                    digits?: number;
+                                    font_size?: number;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    prefix?: string;
+                                    start?: number;
+                                    suffix?: string;
+                                };
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -6429,10 +6557,14 @@ export interface paths {
                                 device_scale?: number;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                footer?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -6449,6 +6581,16 @@ export interface paths {
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
+                                /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                page_numbers?: boolean | {
+                                    font_size?: number;
+                                    format?: string;
+                                    margin?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    start?: number;
+                                };
                                 page_range: string | null;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
@@ -6463,6 +6605,20 @@ export interface paths {
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
+                                /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                redact?: {
+                                    areas?: {
+                                        height: number;
+                                        page: number;
+                                        width: number;
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                    fill?: string;
+                                    match_case?: boolean;
+                                    regex?: string;
+                                    text?: string[];
+                                };
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -6481,6 +6637,21 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                stamps?: {
+                                    color?: string;
+                                    font_size?: number;
+                                    /** @description Base64 PNG or JPEG. */
+                                    image?: string;
+                                    margin?: number;
+                                    opacity?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation?: number;
+                                    text?: string;
+                                    width?: number;
+                                }[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
@@ -6607,6 +6778,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 batch?: true;
+                                /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                bates?: {
+                                    digits?: number;
+                                    font_size?: number;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    prefix?: string;
+                                    start?: number;
+                                    suffix?: string;
+                                };
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -6615,10 +6796,14 @@ export interface paths {
                                 device_scale?: number;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                footer?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -6635,6 +6820,16 @@ export interface paths {
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
+                                /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                page_numbers?: boolean | {
+                                    font_size?: number;
+                                    format?: string;
+                                    margin?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    start?: number;
+                                };
                                 page_range: string | null;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
@@ -6649,6 +6844,20 @@ export interface paths {
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
+                                /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                redact?: {
+                                    areas?: {
+                                        height: number;
+                                        page: number;
+                                        width: number;
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                    fill?: string;
+                                    match_case?: boolean;
+                                    regex?: string;
+                                    text?: string[];
+                                };
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -6667,6 +6876,21 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                stamps?: {
+                                    color?: string;
+                                    font_size?: number;
+                                    /** @description Base64 PNG or JPEG. */
+                                    image?: string;
+                                    margin?: number;
+                                    opacity?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation?: number;
+                                    text?: string;
+                                    width?: number;
+                                }[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
@@ -7295,6 +7519,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 batch?: true;
+                                /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                bates?: {
+                                    digits?: number;
+                                    font_size?: number;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    prefix?: string;
+                                    start?: number;
+                                    suffix?: string;
+                                };
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -7303,10 +7537,14 @@ export interface paths {
                                 device_scale?: number;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                footer?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -7323,6 +7561,16 @@ export interface paths {
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
+                                /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                page_numbers?: boolean | {
+                                    font_size?: number;
+                                    format?: string;
+                                    margin?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    start?: number;
+                                };
                                 page_range: string | null;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
@@ -7337,6 +7585,20 @@ export interface paths {
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
+                                /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                redact?: {
+                                    areas?: {
+                                        height: number;
+                                        page: number;
+                                        width: number;
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                    fill?: string;
+                                    match_case?: boolean;
+                                    regex?: string;
+                                    text?: string[];
+                                };
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -7355,6 +7617,21 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                stamps?: {
+                                    color?: string;
+                                    font_size?: number;
+                                    /** @description Base64 PNG or JPEG. */
+                                    image?: string;
+                                    margin?: number;
+                                    opacity?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation?: number;
+                                    text?: string;
+                                    width?: number;
+                                }[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
@@ -8789,6 +9066,16 @@ export interface paths {
                         author?: string;
                         /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
                         batch?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                        bates?: {
+                            digits?: number;
+                            font_size?: number;
+                            /** @enum {string} */
+                            position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            prefix?: string;
+                            start?: number;
+                            suffix?: string;
+                        };
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
@@ -8825,10 +9112,14 @@ export interface paths {
                              */
                             session_token?: string;
                         };
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        footer?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        header?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -8846,6 +9137,16 @@ export interface paths {
                         media?: "print" | "screen";
                         /** @description OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes). */
                         ocr_language?: string;
+                        /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                        page_numbers?: boolean | {
+                            font_size?: number;
+                            format?: string;
+                            margin?: number;
+                            pages?: string;
+                            /** @enum {string} */
+                            position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            start?: number;
+                        };
                         /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
                         page_range?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
@@ -8863,6 +9164,20 @@ export interface paths {
                         print_background?: boolean;
                         /** @description Images, lossy audio/video, PDF compression. */
                         quality?: number;
+                        /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                        redact?: {
+                            areas?: {
+                                height: number;
+                                page: number;
+                                width: number;
+                                x: number;
+                                y: number;
+                            }[];
+                            fill?: string;
+                            match_case?: boolean;
+                            regex?: string;
+                            text?: string[];
+                        };
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
                         /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
@@ -8878,6 +9193,21 @@ export interface paths {
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                        stamps?: {
+                            color?: string;
+                            font_size?: number;
+                            /** @description Base64 PNG or JPEG. */
+                            image?: string;
+                            margin?: number;
+                            opacity?: number;
+                            pages?: string;
+                            /** @enum {string} */
+                            position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            rotation?: number;
+                            text?: string;
+                            width?: number;
+                        }[];
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                         start?: number;
                         /** @description An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format. */
@@ -8906,6 +9236,8 @@ export interface paths {
                         author?: string;
                         /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
                         batch?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                        bates?: string;
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
@@ -8922,10 +9254,14 @@ export interface paths {
                          * @description The source file (streamed; over the plan’s max_file_bytes → 413 file_too_large).
                          */
                         file: string;
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        footer?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        header?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         landscape?: boolean;
@@ -8937,6 +9273,8 @@ export interface paths {
                         /** @enum {string} */
                         media?: "print" | "screen";
                         ocr_language?: string;
+                        /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                        page_numbers?: string;
                         page_range?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                         paper?: string;
@@ -8949,6 +9287,8 @@ export interface paths {
                         preset?: string;
                         print_background?: boolean;
                         quality?: number;
+                        /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                        redact?: string;
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
                         /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
@@ -8962,6 +9302,8 @@ export interface paths {
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                        stamps?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                         start?: number;
                         target_format: string;
@@ -9047,6 +9389,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 batch?: true;
+                                /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                bates?: {
+                                    digits?: number;
+                                    font_size?: number;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    prefix?: string;
+                                    start?: number;
+                                    suffix?: string;
+                                };
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -9055,10 +9407,14 @@ export interface paths {
                                 device_scale?: number;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                footer?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -9075,6 +9431,16 @@ export interface paths {
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
+                                /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                page_numbers?: boolean | {
+                                    font_size?: number;
+                                    format?: string;
+                                    margin?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    start?: number;
+                                };
                                 page_range: string | null;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
@@ -9089,6 +9455,20 @@ export interface paths {
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
+                                /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                redact?: {
+                                    areas?: {
+                                        height: number;
+                                        page: number;
+                                        width: number;
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                    fill?: string;
+                                    match_case?: boolean;
+                                    regex?: string;
+                                    text?: string[];
+                                };
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -9107,6 +9487,21 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                stamps?: {
+                                    color?: string;
+                                    font_size?: number;
+                                    /** @description Base64 PNG or JPEG. */
+                                    image?: string;
+                                    margin?: number;
+                                    opacity?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation?: number;
+                                    text?: string;
+                                    width?: number;
+                                }[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
@@ -9735,6 +10130,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 batch?: true;
+                                /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                bates?: {
+                                    digits?: number;
+                                    font_size?: number;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    prefix?: string;
+                                    start?: number;
+                                    suffix?: string;
+                                };
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -9743,10 +10148,14 @@ export interface paths {
                                 device_scale?: number;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                footer?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -9763,6 +10172,16 @@ export interface paths {
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
+                                /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                page_numbers?: boolean | {
+                                    font_size?: number;
+                                    format?: string;
+                                    margin?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    start?: number;
+                                };
                                 page_range: string | null;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
@@ -9777,6 +10196,20 @@ export interface paths {
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
+                                /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                redact?: {
+                                    areas?: {
+                                        height: number;
+                                        page: number;
+                                        width: number;
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                    fill?: string;
+                                    match_case?: boolean;
+                                    regex?: string;
+                                    text?: string[];
+                                };
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -9795,6 +10228,21 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                stamps?: {
+                                    color?: string;
+                                    font_size?: number;
+                                    /** @description Base64 PNG or JPEG. */
+                                    image?: string;
+                                    margin?: number;
+                                    opacity?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation?: number;
+                                    text?: string;
+                                    width?: number;
+                                }[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
@@ -10199,6 +10647,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 batch?: true;
+                                /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                bates?: {
+                                    digits?: number;
+                                    font_size?: number;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    prefix?: string;
+                                    start?: number;
+                                    suffix?: string;
+                                };
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -10207,10 +10665,14 @@ export interface paths {
                                 device_scale?: number;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                footer?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -10227,6 +10689,16 @@ export interface paths {
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
+                                /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                page_numbers?: boolean | {
+                                    font_size?: number;
+                                    format?: string;
+                                    margin?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    start?: number;
+                                };
                                 page_range: string | null;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
@@ -10241,6 +10713,20 @@ export interface paths {
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
+                                /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                redact?: {
+                                    areas?: {
+                                        height: number;
+                                        page: number;
+                                        width: number;
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                    fill?: string;
+                                    match_case?: boolean;
+                                    regex?: string;
+                                    text?: string[];
+                                };
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -10259,6 +10745,21 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                stamps?: {
+                                    color?: string;
+                                    font_size?: number;
+                                    /** @description Base64 PNG or JPEG. */
+                                    image?: string;
+                                    margin?: number;
+                                    opacity?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation?: number;
+                                    text?: string;
+                                    width?: number;
+                                }[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
@@ -12539,6 +13040,16 @@ export interface paths {
                         author?: string;
                         /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
                         batch?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                        bates?: {
+                            digits?: number;
+                            font_size?: number;
+                            /** @enum {string} */
+                            position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            prefix?: string;
+                            start?: number;
+                            suffix?: string;
+                        };
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
@@ -12575,10 +13086,14 @@ export interface paths {
                              */
                             session_token?: string;
                         };
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        footer?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        header?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -12596,6 +13111,16 @@ export interface paths {
                         media?: "print" | "screen";
                         /** @description OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes). */
                         ocr_language?: string;
+                        /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                        page_numbers?: boolean | {
+                            font_size?: number;
+                            format?: string;
+                            margin?: number;
+                            pages?: string;
+                            /** @enum {string} */
+                            position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            start?: number;
+                        };
                         /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
                         page_range?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
@@ -12613,6 +13138,20 @@ export interface paths {
                         print_background?: boolean;
                         /** @description Images, lossy audio/video, PDF compression. */
                         quality?: number;
+                        /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                        redact?: {
+                            areas?: {
+                                height: number;
+                                page: number;
+                                width: number;
+                                x: number;
+                                y: number;
+                            }[];
+                            fill?: string;
+                            match_case?: boolean;
+                            regex?: string;
+                            text?: string[];
+                        };
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
                         /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
@@ -12628,6 +13167,21 @@ export interface paths {
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                        stamps?: {
+                            color?: string;
+                            font_size?: number;
+                            /** @description Base64 PNG or JPEG. */
+                            image?: string;
+                            margin?: number;
+                            opacity?: number;
+                            pages?: string;
+                            /** @enum {string} */
+                            position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            rotation?: number;
+                            text?: string;
+                            width?: number;
+                        }[];
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                         start?: number;
                         /** @description Extension (issue 22): PDF targets. The document's title (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
@@ -12714,6 +13268,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 batch?: true;
+                                /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                bates?: {
+                                    digits?: number;
+                                    font_size?: number;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    prefix?: string;
+                                    start?: number;
+                                    suffix?: string;
+                                };
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -12722,10 +13286,14 @@ export interface paths {
                                 device_scale?: number;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                footer?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -12742,6 +13310,16 @@ export interface paths {
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
+                                /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                page_numbers?: boolean | {
+                                    font_size?: number;
+                                    format?: string;
+                                    margin?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    start?: number;
+                                };
                                 page_range: string | null;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
@@ -12756,6 +13334,20 @@ export interface paths {
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
+                                /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                redact?: {
+                                    areas?: {
+                                        height: number;
+                                        page: number;
+                                        width: number;
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                    fill?: string;
+                                    match_case?: boolean;
+                                    regex?: string;
+                                    text?: string[];
+                                };
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -12774,6 +13366,21 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                stamps?: {
+                                    color?: string;
+                                    font_size?: number;
+                                    /** @description Base64 PNG or JPEG. */
+                                    image?: string;
+                                    margin?: number;
+                                    opacity?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation?: number;
+                                    text?: string;
+                                    width?: number;
+                                }[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
@@ -12900,6 +13507,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 batch?: true;
+                                /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                bates?: {
+                                    digits?: number;
+                                    font_size?: number;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    prefix?: string;
+                                    start?: number;
+                                    suffix?: string;
+                                };
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -12908,10 +13525,14 @@ export interface paths {
                                 device_scale?: number;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                footer?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -12928,6 +13549,16 @@ export interface paths {
                                 media?: "print" | "screen";
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
+                                /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                page_numbers?: boolean | {
+                                    font_size?: number;
+                                    format?: string;
+                                    margin?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    start?: number;
+                                };
                                 page_range: string | null;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
@@ -12942,6 +13573,20 @@ export interface paths {
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
+                                /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                redact?: {
+                                    areas?: {
+                                        height: number;
+                                        page: number;
+                                        width: number;
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                    fill?: string;
+                                    match_case?: boolean;
+                                    regex?: string;
+                                    text?: string[];
+                                };
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -12960,6 +13605,21 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                stamps?: {
+                                    color?: string;
+                                    font_size?: number;
+                                    /** @description Base64 PNG or JPEG. */
+                                    image?: string;
+                                    margin?: number;
+                                    opacity?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation?: number;
+                                    text?: string;
+                                    width?: number;
+                                }[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import { detectFormat, PAGE_OPTION_NAMES, pageOptionsRecord, quote, VIDEO_OPTION_NAMES, videoOptionsRecord, type Converter } from '@mailconv/converter';
+import { detectFormat, PAGE_OPTION_NAMES, pageOptionsRecord, PDF_MARKUP_OPTION_NAMES, pdfMarkupRecord, quote, VIDEO_OPTION_NAMES, videoOptionsRecord, type Converter } from '@mailconv/converter';
 import { AppError, isStorageFull, newId, quotaRetryAfter, randomBase62, type BullWorkQueue, type DiskSpace, type QuotaLedger, type WebhooksService } from '@mailconv/platform';
 import type { ConvertPlan } from '../plans.js';
 import type { ConversionsRepository} from '../repositories/conversions.repository.js';
@@ -68,6 +68,13 @@ export interface RecordOptions {
   width?: number;
   loop?: number;
   animated?: boolean;
+  /** Extensions (issue 25, redaction and page marks on PDF outputs): present only when asked for, normalised. */
+  redact?: Record<string, unknown>;
+  page_numbers?: Record<string, unknown>;
+  bates?: Record<string, unknown>;
+  stamps?: Record<string, unknown>[];
+  header?: string;
+  footer?: string;
 }
 
 /**
@@ -135,7 +142,7 @@ export interface DownloadTarget {
 }
 
 /** The option names a conversion request may carry besides `target_format`. */
-export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'batch', 'title', 'author', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES] as const;
+export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'batch', 'title', 'author', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_MARKUP_OPTION_NAMES] as const;
 
 export interface ConversionServiceDeps {
   converter: Converter;
@@ -352,6 +359,7 @@ export class ConversionService {
       ...(plan.options.author !== undefined ? { author: plan.options.author } : {}),
       ...pageOptionsRecord(plan.options.page),
       ...videoOptionsRecord(plan.options.video),
+      ...pdfMarkupRecord(plan.options.markup),
       // Kept in the record's row for the worker to use; never answered (see answeredOptions).
       ...(plan.options.password !== undefined ? { password: plan.options.password } : {}),
       ...(plan.options.setPassword !== undefined ? { set_password: plan.options.setPassword } : {}),

@@ -131,6 +131,99 @@ const videoOptionFields = {
   animated: Type.Optional(Type.Boolean({ description: VIDEO_DESCRIPTIONS.animated })),
 };
 
+// Extensions (issue 25): redaction and page marks on PDF outputs (one block: pdf-markup-options.ts in the converter).
+const MARKUP = 'Extension (issue 25): PDF targets only.';
+const POSITION6 = ['top-left', 'top-center', 'top-right', 'bottom-left', 'bottom-center', 'bottom-right'];
+const MARKUP_DESCRIPTIONS = {
+  redact:
+    `${MARKUP} PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, ` +
+    'vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. ' +
+    'areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); ' +
+    'regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text.',
+  page_numbers: `${MARKUP} true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true".`,
+  bates: `${MARKUP} {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text.`,
+  stamps:
+    `${MARKUP} Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), ` +
+    'with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body).',
+  header: `${MARKUP} A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}.`,
+  footer: `${MARKUP} A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}.`,
+};
+const MarkPosition = StringEnum(POSITION6);
+const markupOptionFields = {
+  redact: Type.Optional(
+    Type.Object(
+      {
+        areas: Type.Optional(
+          Type.Array(
+            Type.Object({ page: Type.Integer({ minimum: 1 }), x: Type.Number({ minimum: 0 }), y: Type.Number({ minimum: 0 }), width: Type.Number({ exclusiveMinimum: 0 }), height: Type.Number({ exclusiveMinimum: 0 }) }, { additionalProperties: false }),
+            { maxItems: 1000 },
+          ),
+        ),
+        text: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 })),
+        regex: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+        match_case: Type.Optional(Type.Boolean()),
+        fill: Type.Optional(Type.String({ pattern: '^#[0-9a-fA-F]{6}$' })),
+      },
+      { additionalProperties: false, description: MARKUP_DESCRIPTIONS.redact },
+    ),
+  ),
+  page_numbers: Type.Optional(
+    Type.Union(
+      [
+        Type.Boolean(),
+        Type.Object(
+          {
+            format: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            position: Type.Optional(MarkPosition),
+            font_size: Type.Optional(Type.Number({ minimum: 6, maximum: 72 })),
+            start: Type.Optional(Type.Integer({ minimum: 0 })),
+            pages: Type.Optional(Type.String()),
+            margin: Type.Optional(Type.Number({ minimum: 0, maximum: 200 })),
+          },
+          { additionalProperties: false },
+        ),
+      ],
+      { description: MARKUP_DESCRIPTIONS.page_numbers },
+    ),
+  ),
+  bates: Type.Optional(
+    Type.Object(
+      {
+        prefix: Type.Optional(Type.String({ maxLength: 50 })),
+        suffix: Type.Optional(Type.String({ maxLength: 50 })),
+        start: Type.Optional(Type.Integer({ minimum: 0 })),
+        digits: Type.Optional(Type.Integer({ minimum: 1, maximum: 12 })),
+        position: Type.Optional(MarkPosition),
+        font_size: Type.Optional(Type.Number({ minimum: 6, maximum: 72 })),
+      },
+      { additionalProperties: false, description: MARKUP_DESCRIPTIONS.bates },
+    ),
+  ),
+  stamps: Type.Optional(
+    Type.Array(
+      Type.Object(
+        {
+          text: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          image: Type.Optional(Type.String({ description: 'Base64 PNG or JPEG.' })),
+          width: Type.Optional(Type.Number({ minimum: 1, maximum: 14400 })),
+          pages: Type.Optional(Type.String()),
+          position: Type.Optional(StringEnum(['center', ...POSITION6])),
+          font_size: Type.Optional(Type.Number({ minimum: 6, maximum: 200 })),
+          color: Type.Optional(Type.String({ pattern: '^#[0-9a-fA-F]{6}$' })),
+          opacity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+          rotation: Type.Optional(Type.Number({ minimum: -180, maximum: 180 })),
+          margin: Type.Optional(Type.Number({ minimum: 0, maximum: 200 })),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 10, description: MARKUP_DESCRIPTIONS.stamps },
+    ),
+  ),
+  header: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: MARKUP_DESCRIPTIONS.header })),
+  footer: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: MARKUP_DESCRIPTIONS.footer })),
+};
+const markupFormFields = Object.fromEntries(Object.entries(MARKUP_DESCRIPTIONS).map(([k, description]) => [k, { type: 'string', maxLength: 4096, description }]));
+
 const optionFields = {
   preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target.' })),
   quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Images, lossy audio/video, PDF compression.' })),
@@ -149,6 +242,7 @@ const optionFields = {
   author: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: METADATA('author') })),
   ...pageOptionFields,
   ...videoOptionFields,
+  ...markupOptionFields,
   webhook_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: NO_NUL, description: WEBHOOK_URL })),
   export: Type.Optional(ExportRequest),
 };
@@ -237,6 +331,7 @@ export const MultipartBody = Type.Unsafe({
     width: { type: 'integer', minimum: 16, maximum: 1920, description: VIDEO_DESCRIPTIONS.width },
     loop: { type: 'integer', minimum: 0, maximum: 65535, description: VIDEO_DESCRIPTIONS.loop },
     animated: { type: 'boolean', description: VIDEO_DESCRIPTIONS.animated },
+    ...markupFormFields,
     webhook_url: { type: 'string', minLength: 1, maxLength: 2048, description: WEBHOOK_URL },
     export: { type: 'string', maxLength: 8192, description: `${EXPORT} In a form: the export object as JSON text.` },
   },
@@ -283,6 +378,8 @@ export const ConversionRecordSchema = Type.Object({
     ...pageOptionFields,
     // Extensions (issue 31): the video → picture options, present when given.
     ...videoOptionFields,
+    // Extensions (issue 25): redaction and page marks, present when given (normalised, defaults filled in).
+    ...markupOptionFields,
   }),
   output: Nullable(
     Type.Object({
