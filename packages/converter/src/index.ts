@@ -9,7 +9,7 @@ export { UnsafeOutputError, type OutputViolation, type SecurityEvent } from './g
 export { detectFormat, type Detection } from './formats/detect.js';
 export { FORMATS, formatInfo, normaliseExtension, type FormatFamily, type FormatInfo } from './formats/catalogue.js';
 export { PAGE_OPTION_NAMES, PAPER_SIZES, pageOptionsRecord, type PageOptions } from './page-options.js';
-export { checkRegex, MARK_POSITIONS, PDF_MARKUP_LIMITS, PDF_MARKUP_OPTION_NAMES, pdfMarkupRecord, type PdfMarkupOptions } from './pdf-markup-options.js';
+export { answeredStamps, checkRegex, MARK_POSITIONS, PDF_MARKUP_LIMITS, PDF_MARKUP_OPTION_NAMES, pdfMarkupRecord, type PdfMarkupOptions } from './pdf-markup-options.js';
 export { VIDEO_FRAME_DEFAULTS, VIDEO_OPTION_NAMES, videoOptionsRecord, type VideoFrameOptions } from './video-options.js';
 export { MAX_WATERMARK_CHARS, OCR_LANGUAGES, PDF_COMPRESSION, PDF_ROTATIONS, PRESETS, parseOptions, parsePageRange, type ConversionOptions, type PageSpan, type PdfCompression, type Preset } from './options.js';
 export { Registry, ENGINE_ORDER, INTERMEDIATES, type FormatListing, type ProvenPairs, type RegistryOptions, type Route, type RouteStep, type TargetListing } from './registry.js';

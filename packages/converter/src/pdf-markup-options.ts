@@ -4,6 +4,7 @@
  * arrays arrive as JSON in JSON bodies and as JSON text in multipart forms; both are taken.
  * Each problem is a 400 naming the field (`redact.regex`, `stamps[1].image`, …).
  */
+import { createHash } from 'node:crypto';
 import { ConversionError, invalid, quote } from './errors.js';
 import type { FormatFamily } from './formats/catalogue.js';
 import { parsePageRange, type PageSpan } from './options.js';
@@ -369,4 +370,16 @@ export function pdfMarkupRecord(m: PdfMarkupOptions | undefined): Record<string,
   if (m.header !== undefined) out.header = m.header;
   if (m.footer !== undefined) out.footer = m.footer;
   return out;
+}
+
+/**
+ * Stored stamps as answered in records: an image (up to 1 MB of base64) is answered by its
+ * SHA-256 and size, not sent back in every status and listing.
+ */
+export function answeredStamps(stamps: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+  return stamps.map(({ image, ...rest }) => {
+    if (typeof image !== 'string') return rest;
+    const bytes = Buffer.from(image, 'base64');
+    return { ...rest, image_sha256: createHash('sha256').update(bytes).digest('hex'), image_bytes: bytes.length };
+  });
 }

@@ -1365,18 +1365,18 @@ export interface paths {
                                      * @enum {boolean}
                                      */
                                     split?: true;
-                                    /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                    /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
                                     stamps?: {
-                                        color?: string;
-                                        font_size?: number;
-                                        /** @description Base64 PNG or JPEG. */
-                                        image?: string;
-                                        margin?: number;
-                                        opacity?: number;
-                                        pages?: string;
+                                        color: string;
+                                        font_size: number;
+                                        image_bytes?: number;
+                                        image_sha256?: string;
+                                        margin: number;
+                                        opacity: number;
+                                        pages: string;
                                         /** @enum {string} */
-                                        position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
-                                        rotation?: number;
+                                        position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                        rotation: number;
                                         text?: string;
                                         width?: number;
                                     }[];
@@ -6637,18 +6637,18 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
-                                /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
                                 stamps?: {
-                                    color?: string;
-                                    font_size?: number;
-                                    /** @description Base64 PNG or JPEG. */
-                                    image?: string;
-                                    margin?: number;
-                                    opacity?: number;
-                                    pages?: string;
+                                    color: string;
+                                    font_size: number;
+                                    image_bytes?: number;
+                                    image_sha256?: string;
+                                    margin: number;
+                                    opacity: number;
+                                    pages: string;
                                     /** @enum {string} */
-                                    position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
-                                    rotation?: number;
+                                    position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation: number;
                                     text?: string;
                                     width?: number;
                                 }[];
@@ -6876,18 +6876,18 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
-                                /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
                                 stamps?: {
-                                    color?: string;
-                                    font_size?: number;
-                                    /** @description Base64 PNG or JPEG. */
-                                    image?: string;
-                                    margin?: number;
-                                    opacity?: number;
-                                    pages?: string;
+                                    color: string;
+                                    font_size: number;
+                                    image_bytes?: number;
+                                    image_sha256?: string;
+                                    margin: number;
+                                    opacity: number;
+                                    pages: string;
                                     /** @enum {string} */
-                                    position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
-                                    rotation?: number;
+                                    position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation: number;
                                     text?: string;
                                     width?: number;
                                 }[];
@@ -7617,18 +7617,18 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
-                                /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
                                 stamps?: {
-                                    color?: string;
-                                    font_size?: number;
-                                    /** @description Base64 PNG or JPEG. */
-                                    image?: string;
-                                    margin?: number;
-                                    opacity?: number;
-                                    pages?: string;
+                                    color: string;
+                                    font_size: number;
+                                    image_bytes?: number;
+                                    image_sha256?: string;
+                                    margin: number;
+                                    opacity: number;
+                                    pages: string;
                                     /** @enum {string} */
-                                    position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
-                                    rotation?: number;
+                                    position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation: number;
                                     text?: string;
                                     width?: number;
                                 }[];
@@ -9487,18 +9487,18 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
-                                /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
                                 stamps?: {
-                                    color?: string;
-                                    font_size?: number;
-                                    /** @description Base64 PNG or JPEG. */
-                                    image?: string;
-                                    margin?: number;
-                                    opacity?: number;
-                                    pages?: string;
+                                    color: string;
+                                    font_size: number;
+                                    image_bytes?: number;
+                                    image_sha256?: string;
+                                    margin: number;
+                                    opacity: number;
+                                    pages: string;
                                     /** @enum {string} */
-                                    position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
-                                    rotation?: number;
+                                    position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation: number;
                                     text?: string;
                                     width?: number;
                                 }[];
@@ -10228,18 +10228,18 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
-                                /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
                                 stamps?: {
-                                    color?: string;
-                                    font_size?: number;
-                                    /** @description Base64 PNG or JPEG. */
-                                    image?: string;
-                                    margin?: number;
-                                    opacity?: number;
-                                    pages?: string;
+                                    color: string;
+                                    font_size: number;
+                                    image_bytes?: number;
+                                    image_sha256?: string;
+                                    margin: number;
+                                    opacity: number;
+                                    pages: string;
                                     /** @enum {string} */
-                                    position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
-                                    rotation?: number;
+                                    position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation: number;
                                     text?: string;
                                     width?: number;
                                 }[];
@@ -10745,18 +10745,18 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
-                                /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
                                 stamps?: {
-                                    color?: string;
-                                    font_size?: number;
-                                    /** @description Base64 PNG or JPEG. */
-                                    image?: string;
-                                    margin?: number;
-                                    opacity?: number;
-                                    pages?: string;
+                                    color: string;
+                                    font_size: number;
+                                    image_bytes?: number;
+                                    image_sha256?: string;
+                                    margin: number;
+                                    opacity: number;
+                                    pages: string;
                                     /** @enum {string} */
-                                    position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
-                                    rotation?: number;
+                                    position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation: number;
                                     text?: string;
                                     width?: number;
                                 }[];
@@ -13366,18 +13366,18 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
-                                /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
                                 stamps?: {
-                                    color?: string;
-                                    font_size?: number;
-                                    /** @description Base64 PNG or JPEG. */
-                                    image?: string;
-                                    margin?: number;
-                                    opacity?: number;
-                                    pages?: string;
+                                    color: string;
+                                    font_size: number;
+                                    image_bytes?: number;
+                                    image_sha256?: string;
+                                    margin: number;
+                                    opacity: number;
+                                    pages: string;
                                     /** @enum {string} */
-                                    position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
-                                    rotation?: number;
+                                    position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation: number;
                                     text?: string;
                                     width?: number;
                                 }[];
@@ -13605,18 +13605,18 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
-                                /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                                /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
                                 stamps?: {
-                                    color?: string;
-                                    font_size?: number;
-                                    /** @description Base64 PNG or JPEG. */
-                                    image?: string;
-                                    margin?: number;
-                                    opacity?: number;
-                                    pages?: string;
+                                    color: string;
+                                    font_size: number;
+                                    image_bytes?: number;
+                                    image_sha256?: string;
+                                    margin: number;
+                                    opacity: number;
+                                    pages: string;
                                     /** @enum {string} */
-                                    position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
-                                    rotation?: number;
+                                    position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation: number;
                                     text?: string;
                                     width?: number;
                                 }[];

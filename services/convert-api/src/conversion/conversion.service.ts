@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import { detectFormat, PAGE_OPTION_NAMES, pageOptionsRecord, PDF_MARKUP_OPTION_NAMES, pdfMarkupRecord, quote, VIDEO_OPTION_NAMES, videoOptionsRecord, type Converter } from '@mailconv/converter';
+import { answeredStamps, detectFormat, PAGE_OPTION_NAMES, pageOptionsRecord, PDF_MARKUP_OPTION_NAMES, pdfMarkupRecord, quote, VIDEO_OPTION_NAMES, videoOptionsRecord, type Converter } from '@mailconv/converter';
 import { AppError, isStorageFull, newId, quotaRetryAfter, randomBase62, type BullWorkQueue, type DiskSpace, type QuotaLedger, type WebhooksService } from '@mailconv/platform';
 import type { ConvertPlan } from '../plans.js';
 import type { ConversionsRepository} from '../repositories/conversions.repository.js';
@@ -83,10 +83,15 @@ export interface RecordOptions {
  */
 type StoredOptions = Omit<RecordOptions, 'password' | 'set_password'> & { password?: string; set_password?: string };
 
-/** The stored options as answered: secrets replaced by `true`. */
+/** The stored options as answered: secrets replaced by `true`, stamp images by their SHA-256 and size. */
 function answeredOptions(stored: StoredOptions): RecordOptions {
   const { password, set_password, ...rest } = stored;
-  return { ...rest, ...(password !== undefined ? { password: true } : {}), ...(set_password !== undefined ? { set_password: true } : {}) };
+  return {
+    ...rest,
+    ...(password !== undefined ? { password: true } : {}),
+    ...(set_password !== undefined ? { set_password: true } : {}),
+    ...(rest.stamps ? { stamps: answeredStamps(rest.stamps) } : {}),
+  };
 }
 
 /** The record's `output`: the file's name, format, size, SHA-256 and whichever of pages, size, duration apply. */

@@ -222,6 +222,20 @@ const markupOptionFields = {
   header: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: MARKUP_DESCRIPTIONS.header })),
   footer: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: MARKUP_DESCRIPTIONS.footer })),
 };
+/** A stamp as the record answers it: an image by its SHA-256 and size. */
+const StampRecord = Type.Object({
+  text: Type.Optional(Type.String()),
+  image_sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+  image_bytes: Type.Optional(Type.Integer({ minimum: 1 })),
+  width: Type.Optional(Type.Number()),
+  pages: Type.String(),
+  position: StringEnum(['center', ...POSITION6]),
+  font_size: Type.Number(),
+  color: Type.String(),
+  opacity: Type.Number(),
+  rotation: Type.Number(),
+  margin: Type.Number(),
+});
 const markupFormFields = Object.fromEntries(Object.entries(MARKUP_DESCRIPTIONS).map(([k, description]) => [k, { type: 'string', maxLength: 4096, description }]));
 
 const optionFields = {
@@ -380,6 +394,7 @@ export const ConversionRecordSchema = Type.Object({
     ...videoOptionFields,
     // Extensions (issue 25): redaction and page marks, present when given (normalised, defaults filled in).
     ...markupOptionFields,
+    stamps: Type.Optional(Type.Array(StampRecord, { description: 'Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back.' })),
   }),
   output: Nullable(
     Type.Object({

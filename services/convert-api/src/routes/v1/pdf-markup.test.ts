@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { crc32, deflateSync } from 'node:zlib';
 import { Converter } from '@mailconv/converter';
 import { findProjectRoot } from '@mailconv/platform';
 import { assertAnswersMatchDocument, recordAnswers, testBackends, type RecordedAnswer } from '@mailconv/platform/testing';
@@ -26,6 +27,24 @@ async function multipart(fields: Record<string, string>, file: { name: string; b
   form.append('file', new Blob([file.bytes]), file.name);
   const req = new Request('http://127.0.0.1/', { method: 'POST', body: form });
   return { payload: Buffer.from(await req.arrayBuffer()), headers: { 'content-type': req.headers.get('content-type')! } };
+}
+
+/** A 4×4 red PNG, written chunk by chunk here (not by the code under test). */
+function redPng(): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const out = Buffer.alloc(body.length + 8);
+    out.writeUInt32BE(data.length, 0);
+    body.copy(out, 4);
+    out.writeUInt32BE(crc32(body), body.length + 4);
+    return out;
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(4, 0);
+  header.writeUInt32BE(4, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  const rows = Buffer.concat(Array.from({ length: 4 }, () => Buffer.from([0, 255, 0, 0, 255, 0, 0, 255, 0, 0, 255, 0, 0])));
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
 }
 
 let converter: Converter;
@@ -64,17 +83,23 @@ for (const backend of testBackends()) {
       return (res.json() as { upload_id: string }).upload_id;
     };
 
-    test('a redact conversion (JSON): the words are gone from the download, the rest stays, the record says what was asked', { timeout: 120_000 }, async () => {
+    test('a redact conversion (JSON) with Bates numbers and an image stamp: the words are gone from the download, the rest stays, the record says what was asked', { timeout: 120_000 }, async () => {
       const id = await upload();
+      const png = redPng();
       const res = await fx.app.inject({
         method: 'POST', url: '/api/v1/convert?wait=60', headers: auth(),
-        payload: { upload_id: id, target_format: 'pdf', redact: { text: ['page 3'], areas: [{ page: 5, x: 0, y: 0, width: 612, height: 200 }] }, bates: { prefix: 'ACME' } },
+        payload: {
+          upload_id: id, target_format: 'pdf', redact: { text: ['page 3'], areas: [{ page: 5, x: 0, y: 0, width: 612, height: 200 }] }, bates: { prefix: 'ACME' },
+          stamps: [{ image: png.toString('base64'), width: 50, pages: '1', position: 'top-left' }],
+        },
       });
       assert.equal(res.statusCode, 200, res.body);
       const record = res.json() as { status: string; options: Record<string, unknown>; download_url: string; output: { sha256: string } };
       assert.equal(record.status, 'completed', res.body);
       assert.deepEqual(record.options.redact, { areas: [{ page: 5, x: 0, y: 0, width: 612, height: 200 }], text: ['page 3'], match_case: false, fill: '#000000' });
       assert.deepEqual(record.options.bates, { prefix: 'ACME', suffix: '', start: 1, digits: 6, position: 'bottom-right', font_size: 10 });
+      // The image is answered by its SHA-256 and size, not sent back.
+      assert.deepEqual(record.options.stamps, [{ image_sha256: sha256(png), image_bytes: png.length, width: 50, pages: '1', position: 'top-left', font_size: 36, color: '#cc0000', opacity: 1, rotation: 0, margin: 24 }]);
       const path = await download(record);
       const pages = execFileSync('/usr/bin/pdftotext', [path, '-']).toString().split('\f');
       assert.doesNotMatch(pages[2] ?? '', /page 3/);
@@ -82,6 +107,7 @@ for (const backend of testBackends()) {
       assert.doesNotMatch(pages[4] ?? '', /Original/);
       assert.match(pages[3] ?? '', /Original page 4/);
       assert.match(pages[10] ?? '', /ACME000011/);
+      assert.match(execFileSync('/usr/bin/pdfimages', ['-list', '-f', '1', '-l', '1', path]).toString(), /^\s+1\s+0\s+image\s+4\s+4\s+rgb/m, 'the stamp image is on page 1');
       assert.doesNotMatch(execFileSync('/usr/bin/pdfinfo', [path]).toString(), /^Producer:\s+Apex/m, 'the information dictionary is gone');
     });
 
