@@ -11,8 +11,9 @@ What is removed, in this order:
    dropped whole - construction and painting operator - because PyMuPDF 1.21's redaction
    keeps line art. A clipping path keeps its clip (`W n`) and loses its paint. Form XObjects
    drawn over a box are filtered the same way, into a copy used by that page only (at most 8
-   deep). Annotations and links meeting a box and file attachments are dropped, and one
-   Redact annotation per box is added for MuPDF.
+   deep). Annotations and links meeting a box and file attachments are dropped (a form
+   field whose widget is dropped leaves the form too, value and all), and one Redact
+   annotation per box is added for MuPDF.
 2. Text and images (MuPDF through PyMuPDF's low-level call, images=2): text under a box is
    removed from the content stream, not covered; image pixels under a box are blanked and the
    image data rewritten. The boxes are then painted with the fill colour.
@@ -184,12 +185,15 @@ def rect_of(annot):
         return None
 
 
-def annotations(pdf, page, boxes):
-    """The page's annotations without those meeting a box (links too) or attaching a file, plus one Redact annotation per box."""
+def annotations(pdf, page, boxes, removed):
+    """The page's annotations without those meeting a box (links too) or attaching a file, plus
+    one Redact annotation per box; the removed ones' objects are added to `removed`."""
     kept = []
     for annot in page.obj.get('/Annots', []):
         rect = rect_of(annot)
         if annot.get('/Subtype') == '/FileAttachment' or (rect is not None and meets(rect, boxes)):
+            if annot.is_indirect:
+                removed.add(annot.objgen)
             continue
         kept.append(annot)
     for box in boxes:
@@ -197,11 +201,37 @@ def annotations(pdf, page, boxes):
     return pikepdf.Array(kept)
 
 
+def prune_fields(pdf, removed):
+    """Drops from the form (AcroForm /Fields) the fields whose widget was removed: a field's
+    value must not stay in the file once its widget over a box is gone."""
+    acro = pdf.Root.get('/AcroForm')
+    if acro is None or not removed:
+        return
+
+    def prune(fields, depth):
+        kept = []
+        for field in fields:
+            if field.is_indirect and field.objgen in removed:
+                continue
+            kids = field.get('/Kids')
+            if kids is not None and depth < MAX_FORM_DEPTH * 4:
+                field['/Kids'] = pikepdf.Array(prune(kids, depth + 1))
+                if len(field['/Kids']) == 0:
+                    if field.is_indirect:
+                        removed.add(field.objgen)
+                    continue
+            kept.append(field)
+        return kept
+
+    acro['/Fields'] = pikepdf.Array(prune(acro.get('/Fields', []), 0))
+
+
 def remove_paths(source, work, boxes_by_page):
     """pikepdf pass: the vector paths and annotations meeting the boxes removed, file attachments
     removed, a Redact annotation added per box (for MuPDF's redaction); writes `work`.
     PyMuPDF 1.21's own annotation objects are not used: its bindings break after a few
     ("SwigPyObject has no attribute thisown")."""
+    removed = set()
     with pikepdf.open(source) as pdf:
         for index, page in enumerate(pdf.pages):
             boxes = boxes_by_page.get(index, [])
@@ -212,7 +242,8 @@ def remove_paths(source, work, boxes_by_page):
                 if changed:
                     page.obj['/Contents'] = pikepdf.Stream(pdf, pikepdf.unparse_content_stream(instructions))
             if boxes or '/Annots' in page.obj:
-                page.obj['/Annots'] = annotations(pdf, page, boxes)
+                page.obj['/Annots'] = annotations(pdf, page, boxes, removed)
+        prune_fields(pdf, removed)
         pdf.save(work)
 
 

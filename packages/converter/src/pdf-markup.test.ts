@@ -156,6 +156,18 @@ test('redact: paths inside a Form XObject drawn over a box are removed from that
   assert.equal(raw.match(/300 10 20 20 re/g)?.length, 2);
 });
 
+test('redact: a form field whose widget meets a box leaves the file, value and appearance (qpdf\'s appearances-1.pdf)', async () => {
+  const form = packageFile('test/corpus/pdf/qpdf-appearances-1.pdf');
+  // The text field "text" holds "abc" (its value in UTF-16, its appearance "(abc) Tj") at 123–261 × 690–705 PDF points.
+  assert.match(rawText(form), /feff006100620063[\s\S]*\(abc\) Tj|\(abc\) Tj[\s\S]*feff006100620063/);
+  const r = await pdf(form, { redact: { areas: [{ page: 1, x: 120, y: 85, width: 145, height: 20 }] } });
+  const raw = rawText(r.path);
+  assert.doesNotMatch(raw, /feff006100620063|\(abc\)/);
+  const fields = tool('/usr/bin/qpdf', ['--json=2', '--json-key=acroform', r.path]);
+  assert.doesNotMatch(fields, /"fullname": "text"/);
+  assert.match(fields, /"fullname": "text2"/, 'the other fields stay');
+});
+
 test('redact: text and regex matches on every page, case-insensitive unless match_case; areas on a turned page are as displayed', async () => {
   const all = await pdf(elevenPdf, { redact: { regex: 'page \\d+' } });
   const pages = tool('/usr/bin/pdftotext', [all.path, '-']).split('\f').slice(0, -1);
