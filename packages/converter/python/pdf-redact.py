@@ -13,7 +13,8 @@ What is removed, in this order:
    drawn over a box are filtered the same way, into a copy used by that page only (at most 8
    deep). Annotations and links meeting a box and file attachments are dropped (a form
    field whose widget is dropped leaves the form too, value and all), and one Redact
-   annotation per box is added for MuPDF.
+   annotation per box is added for MuPDF. With text or regex, annotations whose /Contents or
+   /T match are dropped and bookmark titles have their matches replaced by [redacted].
 2. Text and images (MuPDF through PyMuPDF's low-level call, images=2): text under a box is
    removed from the content stream, not covered; image pixels under a box are blanked and the
    image data rewritten. The boxes are then painted with the fill colour.
@@ -185,13 +186,20 @@ def rect_of(annot):
         return None
 
 
-def annotations(pdf, page, boxes, removed):
-    """The page's annotations without those meeting a box (links too) or attaching a file, plus
-    one Redact annotation per box; the removed ones' objects are added to `removed`."""
+def says(value, patterns):
+    """Whether a PDF string holds a match of the patterns."""
+    return value is not None and any(p.search(str(value)) for p in patterns)
+
+
+def annotations(pdf, page, boxes, removed, patterns):
+    """The page's annotations without those meeting a box (links too), attaching a file or whose
+    text (/Contents, /T) matches, plus one Redact annotation per box; the removed ones' objects
+    are added to `removed`."""
     kept = []
     for annot in page.obj.get('/Annots', []):
         rect = rect_of(annot)
-        if annot.get('/Subtype') == '/FileAttachment' or (rect is not None and meets(rect, boxes)):
+        if (annot.get('/Subtype') == '/FileAttachment' or (rect is not None and meets(rect, boxes))
+                or says(annot.get('/Contents'), patterns) or says(annot.get('/T'), patterns)):
             if annot.is_indirect:
                 removed.add(annot.objgen)
             continue
@@ -226,7 +234,23 @@ def prune_fields(pdf, removed):
     acro['/Fields'] = pikepdf.Array(prune(acro.get('/Fields', []), 0))
 
 
-def remove_paths(source, work, boxes_by_page):
+def redact_outline(pdf, patterns):
+    """Bookmark titles: every match replaced by [redacted]."""
+    if not patterns or '/Outlines' not in pdf.Root:
+        return
+    with pdf.open_outline() as outline:
+        todo = [(item, 0) for item in outline.root]
+        while todo:
+            item, depth = todo.pop()
+            title = item.title or ''
+            for p in patterns:
+                title = p.sub('[redacted]', title)
+            item.title = title
+            if depth < 64:
+                todo += [(child, depth + 1) for child in item.children]
+
+
+def remove_paths(source, work, boxes_by_page, patterns):
     """pikepdf pass: the vector paths and annotations meeting the boxes removed, file attachments
     removed, a Redact annotation added per box (for MuPDF's redaction); writes `work`.
     PyMuPDF 1.21's own annotation objects are not used: its bindings break after a few
@@ -242,8 +266,9 @@ def remove_paths(source, work, boxes_by_page):
                 if changed:
                     page.obj['/Contents'] = pikepdf.Stream(pdf, pikepdf.unparse_content_stream(instructions))
             if boxes or '/Annots' in page.obj:
-                page.obj['/Annots'] = annotations(pdf, page, boxes, removed)
+                page.obj['/Annots'] = annotations(pdf, page, boxes, removed, patterns)
         prune_fields(pdf, removed)
+        redact_outline(pdf, patterns)
         pdf.save(work)
 
 
@@ -329,7 +354,7 @@ def main():
         print(f'not a readable PDF: {type(e).__name__}', file=sys.stderr)
         return 2
     try:
-        remove_paths(source, work, pdf_boxes)
+        remove_paths(source, work, pdf_boxes, patterns)
     except TooComplex as e:
         print(f'too complex to redact: {e}', file=sys.stderr)
         return 2

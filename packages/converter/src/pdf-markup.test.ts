@@ -12,7 +12,7 @@ import { scratchDir, tool } from './testing/tools.js';
 
 let dir: string;
 let conv: Converter;
-/** One page: a public line, a secret line, a blue square (vector), a red line (vector), a black 64×64 image; title and author set; a file attached. */
+/** One page: a public line, a secret line, a blue square (vector), a red line (vector), a black 64×64 image; title and author set; a bookmark and a note (away from the boxes) naming the secret; a file attached. */
 let secretPdf: string;
 /** qpdf's 11-page test file ("Original page N"), page 2 turned by /Rotate 90 (qpdf). */
 let elevenPdf: string;
@@ -27,6 +27,8 @@ before(async () => {
     '%!PS',
     '<< /PageSize [612 792] >> setpagedevice',
     '[ /Title (Secret Title) /Author (Agent Smith) /DOCINFO pdfmark',
+    '[ /Title (SECRET-CODE chapter) /Page 1 /OUT pdfmark',
+    '[ /Rect [400 700 420 720] /Contents (note SECRET-CODE) /Subtype /Text /ANN pdfmark',
     '/Helvetica findfont 14 scalefont setfont',
     '72 700 moveto (Public line stays) show',
     '72 650 moveto (Account SECRET-CODE 4242 here) show',
@@ -107,6 +109,7 @@ test('redact removes text, image pixels and vector paths under the boxes, and sc
   assert.match(tool('/usr/bin/pdftotext', [secretPdf, '-']), /SECRET-CODE 4242/);
   assert.match(tool('/usr/bin/pdfinfo', [secretPdf]), /Title:\s+Secret Title/);
   assert.match(rawText(secretPdf), /3330 4440 440 440 re/);
+  assert.match(rawText(secretPdf), /\(note SECRET-CODE\)[\s\S]*\(SECRET-CODE chapter\)|\(SECRET-CODE chapter\)[\s\S]*\(note SECRET-CODE\)/);
   assert.match(tool('/usr/bin/qpdf', ['--list-attachments', secretPdf]), /note\.txt/);
   const r = await pdf(secretPdf, {
     // The blue square (333–377 × 444–488 PDF points, so top 304–348 as displayed) and the top-left quarter of the image.
@@ -121,6 +124,8 @@ test('redact removes text, image pixels and vector paths under the boxes, and sc
   assert.doesNotMatch(info, /^(Title|Author|Creator):/m);
   assert.match(info, /Metadata Stream:\s+no/);
   assert.doesNotMatch(tool('/usr/bin/qpdf', ['--list-attachments', r.path]), /note\.txt/);
+  // The bookmark keeps its place, the secret in its title replaced; the note naming it is gone.
+  assert.match(tool('/usr/bin/qpdf', ['--json=2', '--json-key=outlines', r.path]), /"title": "\[redacted\] chapter"/);
   // No old object survives the rewrite: the decompressed file holds none of the secrets.
   const raw = rawText(r.path);
   assert.doesNotMatch(raw, /SECRET|4242|Agent Smith|Secret Title/i);
