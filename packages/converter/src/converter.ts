@@ -134,6 +134,8 @@ export interface OutputMetadata {
   readonly duration_s?: number;
   /** Pages rendered by the browser: the requests the page made that were refused (issue 22). */
   readonly blocked_requests?: number;
+  /** `redact` (issue 25): the boxes redacted (areas given and text or regex matches). */
+  readonly redacted_areas?: number;
   /** A batch (option `batch`): the archive's files, those converted and those that failed (see its `manifest.json`). */
   readonly files?: { readonly total: number; readonly converted: number; readonly failed: number };
 }
@@ -349,7 +351,8 @@ export class Converter {
       }
       const output = await this.finish(file, target, req.outputPath, job);
       // A page the browser rendered says how many of its requests were refused.
-      return { ok: true, output: { ...output, ...(engines.includes('chromium') ? { blocked_requests: job.counts?.blockedRequests ?? 0 } : {}) }, engines, options };
+      const redacted = options.markup?.redact ? { redacted_areas: job.counts?.redactedAreas ?? 0 } : {};
+      return { ok: true, output: { ...output, ...(engines.includes('chromium') ? { blocked_requests: job.counts?.blockedRequests ?? 0 } : {}), ...redacted }, engines, options };
     } catch (e) {
       return { ok: false, error: await blameStorage(toFailure(e), dir ?? this.config.workDir) };
     } finally {

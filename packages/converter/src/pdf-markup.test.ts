@@ -50,11 +50,11 @@ after(async () => {
   await conv.close();
 });
 
-async function pdf(input: string, options: Record<string, unknown>): Promise<{ path: string; engines: readonly string[] }> {
+async function pdf(input: string, options: Record<string, unknown>): Promise<{ path: string; engines: readonly string[]; redacted?: number }> {
   const r = await conv.convert({ inputPath: input, sourceFormat: 'pdf', targetFormat: 'pdf', options, outputPath: join(dir, 'out', `${n++}.pdf`) });
   if (!r.ok) assert.fail(`${JSON.stringify(options).slice(0, 200)}: ${JSON.stringify(r.error)}`);
   tool('/usr/bin/qpdf', ['--check', r.output.path]);
-  return { path: r.output.path, engines: r.engines };
+  return { path: r.output.path, engines: r.engines, ...(r.output.redacted_areas !== undefined ? { redacted: r.output.redacted_areas } : {}) };
 }
 
 /** Grey value (0 black – 255 white) at displayed point (x, y) of a page rendered at 72 dpi by pdftoppm. */
@@ -116,6 +116,7 @@ test('redact removes text, image pixels and vector paths under the boxes, and sc
     redact: { areas: [{ page: 1, x: 320, y: 290, width: 80, height: 80 }, { page: 1, x: 100, y: 400, width: 50, height: 50 }], text: ['secret-code'], regex: '\\d{4}', fill: '#ffffff' },
   });
   assert.deepEqual(r.engines, ['qpdf', 'pymupdf']);
+  assert.equal(r.redacted, 4, 'two areas, one text match, one regex match');
   const text = tool('/usr/bin/pdftotext', [r.path, '-']);
   assert.doesNotMatch(text, /SECRET|4242/i);
   assert.match(text, /Public line stays/);

@@ -98,7 +98,8 @@ async function applyMarkup(file: string, options: ConversionOptions, job: JobCon
   const markup = options.markup;
   if (markup?.redact) {
     const out = join(job.dir, 'redacted.pdf');
-    await redactPdf(current, out, markup.redact, job);
+    const areas = await redactPdf(current, out, markup.redact, job);
+    if (job.counts) job.counts.redactedAreas = areas;
     await acceptEngineOutput(out, job, 'pymupdf');
     current = out;
     used('pymupdf');

@@ -1411,6 +1411,8 @@ export interface paths {
                                     height?: number;
                                     mime_type: string;
                                     pages?: number;
+                                    /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                    redacted_areas?: number;
                                     /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                     sha256: string;
                                     size_bytes: number;
@@ -6683,6 +6685,8 @@ export interface paths {
                                 height?: number;
                                 mime_type: string;
                                 pages?: number;
+                                /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                redacted_areas?: number;
                                 /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                 sha256: string;
                                 size_bytes: number;
@@ -6922,6 +6926,8 @@ export interface paths {
                                 height?: number;
                                 mime_type: string;
                                 pages?: number;
+                                /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                redacted_areas?: number;
                                 /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                 sha256: string;
                                 size_bytes: number;
@@ -7663,6 +7669,8 @@ export interface paths {
                                 height?: number;
                                 mime_type: string;
                                 pages?: number;
+                                /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                redacted_areas?: number;
                                 /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                 sha256: string;
                                 size_bytes: number;
@@ -9533,6 +9541,8 @@ export interface paths {
                                 height?: number;
                                 mime_type: string;
                                 pages?: number;
+                                /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                redacted_areas?: number;
                                 /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                 sha256: string;
                                 size_bytes: number;
@@ -10274,6 +10284,8 @@ export interface paths {
                                 height?: number;
                                 mime_type: string;
                                 pages?: number;
+                                /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                redacted_areas?: number;
                                 /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                 sha256: string;
                                 size_bytes: number;
@@ -10791,6 +10803,8 @@ export interface paths {
                                 height?: number;
                                 mime_type: string;
                                 pages?: number;
+                                /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                redacted_areas?: number;
                                 /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                 sha256: string;
                                 size_bytes: number;
@@ -13412,6 +13426,8 @@ export interface paths {
                                 height?: number;
                                 mime_type: string;
                                 pages?: number;
+                                /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                redacted_areas?: number;
                                 /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                 sha256: string;
                                 size_bytes: number;
@@ -13651,6 +13667,8 @@ export interface paths {
                                 height?: number;
                                 mime_type: string;
                                 pages?: number;
+                                /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                redacted_areas?: number;
                                 /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                 sha256: string;
                                 size_bytes: number;

@@ -107,6 +107,8 @@ export interface OutputRecord {
   duration_s?: number;
   /** Extension (issue 22): requests a page rendered by the browser made that were refused. */
   blocked_requests?: number;
+  /** Extension (issue 25): the boxes a `redact` conversion redacted. */
+  redacted_areas?: number;
   /** Extension (issue 24): a batch's files, converted and failed. */
   files?: { total: number; converted: number; failed: number };
   /** The engine chain that produced it (convert-decisions.md item 19). */

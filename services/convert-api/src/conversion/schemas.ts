@@ -410,6 +410,7 @@ export const ConversionRecordSchema = Type.Object({
       blocked_requests: Type.Optional(
         Type.Integer({ minimum: 0, description: 'Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none.' }),
       ),
+      redacted_areas: Type.Optional(Type.Integer({ minimum: 0, description: 'Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match).' })),
       files: Type.Optional(
         Type.Object(
           { total: Type.Integer({ minimum: 1 }), converted: Type.Integer({ minimum: 1 }), failed: Type.Integer({ minimum: 0 }) },

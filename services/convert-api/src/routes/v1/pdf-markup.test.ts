@@ -94,8 +94,10 @@ for (const backend of testBackends()) {
         },
       });
       assert.equal(res.statusCode, 200, res.body);
-      const record = res.json() as { status: string; options: Record<string, unknown>; download_url: string; output: { sha256: string } };
+      const record = res.json() as { status: string; options: Record<string, unknown>; download_url: string; output: { sha256: string; redacted_areas?: number } };
       assert.equal(record.status, 'completed', res.body);
+      // One area and one match of "page 3".
+      assert.equal(record.output.redacted_areas, 2);
       assert.deepEqual(record.options.redact, { areas: [{ page: 5, x: 0, y: 0, width: 612, height: 200 }], text: ['page 3'], match_case: false, fill: '#000000' });
       assert.deepEqual(record.options.bates, { prefix: 'ACME', suffix: '', start: 1, digits: 6, position: 'bottom-right', font_size: 10 });
       // The image is answered by its SHA-256 and size, not sent back.
