@@ -52,6 +52,7 @@ import { ANIMATION_ONLY_OPTIONS, makesAnimation, VIDEO_OPTION_NAMES, VIDEO_PICTU
 import { effectiveQuality, parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { provenPairs, readProof } from './proven-pairs.js';
 import { Registry, type Route } from './registry.js';
+import { checkMarkupPages } from './pdf-markup-options.js';
 import { applyPdfOperations, cutPages, sandboxFolder, splitPdfPages, unlockPdf, zipFiles } from './pdf-operations.js';
 import { checkFormDataAgainst } from './pdf-form-operations.js';
 import { listBatchMembers, OutputNames, sha256File, tooMany, writeBatchZip, type BatchManifest, type ManifestEntry } from './batch.js';
@@ -141,6 +142,8 @@ export interface OutputMetadata {
   readonly duration_s?: number;
   /** Pages rendered by the browser: the requests the page made that were refused (issue 22). */
   readonly blocked_requests?: number;
+  /** `redact` (issue 25): the boxes redacted (areas given and text or regex matches). */
+  readonly redacted_areas?: number;
   /** A batch (option `batch`): the archive's files, those converted and those that failed (see its `manifest.json`). */
   readonly files?: { readonly total: number; readonly converted: number; readonly failed: number };
 }
@@ -320,6 +323,7 @@ export class Converter {
       }
       if (options.video.animated === true && !makesAnimation(target.ext, options.video)) throw invalid('animated', `animated applies to gif and webp targets; a ${target.ext} is one still frame.`);
     }
+    if (options.markup?.redact && source.ext !== 'pdf') throw invalid('redact', `redact applies to PDF sources converted to PDF; ${source.ext} to ${target.ext} is not.`);
     if (options.pdfForm?.formData && source.ext !== 'pdf') throw invalid('form_data', `form_data fills the form of a PDF source; this upload is ${source.ext}.`);
     // Compression re-distils the PDF (Ghostscript) before the PDF operations run, and its copy has no form left to fill.
     if (options.pdfForm?.formData && target.ext === 'pdf' && (options.quality !== undefined || options.compression !== undefined || options.maxOutputBytes !== undefined || (options.preset && !options.preset.pdfa && !options.preset.linearize))) {
@@ -362,7 +366,8 @@ export class Converter {
       }
       const output = await this.finish(file, target, req.outputPath, job);
       // A page the browser rendered says how many of its requests were refused.
-      return { ok: true, output: { ...output, ...(engines.includes('chromium') ? { blocked_requests: job.counts?.blockedRequests ?? 0 } : {}) }, engines, options };
+      const redacted = options.markup?.redact ? { redacted_areas: job.counts?.redactedAreas ?? 0 } : {};
+      return { ok: true, output: { ...output, ...(engines.includes('chromium') ? { blocked_requests: job.counts?.blockedRequests ?? 0 } : {}), ...redacted }, engines, options };
     } catch (e) {
       return { ok: false, error: await blameStorage(toFailure(e), dir ?? this.config.workDir) };
     } finally {
@@ -387,6 +392,7 @@ export class Converter {
       else if (options.pageRange && facts.pages !== undefined) resolvePageRange(options.pageRange, facts.pages);
       // The field names and what each takes are known once the PDF is read (issue 25): a 400 now, not a failed job.
       if (options.pdfForm?.formData) await checkFormDataAgainst(input, options.pdfForm.formData, prepared.job);
+      if (options.markup && source.ext === 'pdf' && facts.pages !== undefined) checkMarkupPages(options.markup, options.pageRange ? resolvePageRange(options.pageRange, facts.pages).length : facts.pages);
       return { ok: true, facts };
     } catch (e) {
       return { ok: false, error: toFailure(e) };

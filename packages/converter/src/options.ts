@@ -8,6 +8,7 @@ import type { FormatFamily } from './formats/catalogue.js';
 import { PAGE_OPTION_NAMES, parsePageOptions, type PageOptions } from './page-options.js';
 import { parsePdfArchiveOptions, PDF_ARCHIVE_OPTION_NAMES, type PdfArchiveOptions } from './pdf-archive-options.js';
 import { parsePdfFormOptions, PDF_FORM_OPTION_NAMES, type PdfFormOptions } from './pdf-form-options.js';
+import { parsePdfMarkupOptions, PDF_MARKUP_OPTION_NAMES, type PdfMarkupOptions } from './pdf-markup-options.js';
 import { parseSignOptions, SIGN_OPTION_NAMES, type SignOptions } from './sign-options.js';
 import { parseVideoOptions, VIDEO_OPTION_NAMES, type VideoFrameOptions } from './video-options.js';
 
@@ -113,13 +114,15 @@ export interface ConversionOptions {
   readonly video?: VideoFrameOptions;
   /** PDF outputs: `form_data`, `flatten` and `metadata` (extension, issue 25). */
   readonly pdfForm?: PdfFormOptions;
+  /** PDF outputs: `redact`, `page_numbers`, `bates`, `stamps`, `header`, `footer` (extension, issue 25). */
+  readonly markup?: PdfMarkupOptions;
   /** PDF outputs: a PAdES signature, the last PDF operation; the credential comes with the request (extension, issue 25). */
   readonly sign?: SignOptions;
   /** PDF outputs: `pdfa` level, `pdf_ua`, `language` (extension, issue 25). */
   readonly pdfArchive?: PdfArchiveOptions;
 }
 
-const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', 'batch', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES, ...SIGN_OPTION_NAMES, ...PDF_ARCHIVE_OPTION_NAMES]);
+const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', 'batch', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES, ...PDF_MARKUP_OPTION_NAMES, ...SIGN_OPTION_NAMES, ...PDF_ARCHIVE_OPTION_NAMES]);
 /** Longest `title` or `author`. */
 export const MAX_METADATA_CHARS = 300;
 
@@ -295,6 +298,8 @@ export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamil
   if (sign) opts.sign = sign;
   const pdfArchive = parsePdfArchiveOptions(raw, present, targetFamily);
   if (pdfArchive) opts.pdfArchive = pdfArchive;
+  const markup = parsePdfMarkupOptions(raw, present, targetFamily);
+  if (markup) opts.markup = markup;
   return opts;
 }
 

@@ -1,6 +1,8 @@
 /**
  * PDF operations on a finished PDF output (issue 12, convert-decisions.md item 17), in a
- * fixed order: `form_data` and `flatten` (issue 25, pdf-form-operations.ts), `watermark` (Ghostscript stamps every page), `remove_active_content`
+ * fixed order: `form_data` and `flatten` (issue 25, pdf-form-operations.ts), `redact` and the
+ * page marks (`page_numbers`, `bates`, `stamps`, `header`, `footer`; PyMuPDF, pdf-markup.ts),
+ * `watermark` (Ghostscript stamps every page), `remove_active_content`
  * (Ghostscript re-distils without actions, issue #13), `title`, `author` and `metadata` (pikepdf),
  * PDF/A (`pdfa`, the `archive` preset's 2b) and PDF/UA (`pdf_ua`, pdf-archive.ts), then `rotate`, the `linearize`
  * preset and `set_password` (AES-256) in one lossless qpdf run, last because a later
@@ -22,6 +24,7 @@ import { applyPdfArchive, writtenByLibreOffice } from './pdf-archive.js';
 import { pdfaLevel } from './pdf-archive-options.js';
 import { applyFormOperations } from './pdf-form-operations.js';
 import type { PdfMetadata } from './pdf-form-options.js';
+import { hasPageMarks, redactPdf, stampPdf } from './pdf-markup.js';
 import { signPdf } from './pdf-sign.js';
 import type { SigningCredential } from './signing-credential.js';
 
@@ -46,8 +49,9 @@ export async function applyPdfOperations(
   let current = file;
   // LibreOffice's PDF (PDF/A, PDF/UA written by its export filter), while no step rewrote it.
   const libreOfficePdf = writtenByLibreOffice(engines) ? file : undefined;
-  // Issue 25's form fill and flatten come first: later steps stamp and distil what they drew.
+  // Issue 25's form fill and flatten come first, then redaction and the page marks: later steps stamp and distil what they drew.
   current = await applyFormOperations(current, options, job, available, engines);
+  current = await applyMarkup(current, options, job, used);
   if (options.watermark) {
     if (!gs) throw failed('Watermarks are not available (Ghostscript is missing).');
     const out = join(job.dir, 'watermarked.pdf');
@@ -95,6 +99,31 @@ export async function applyPdfOperations(
     if (!signing) throw invalid('sign', 'signing is not configured on this service.');
     current = await signPdf(current, options.sign, signing, job);
     used('pikepdf');
+  }
+  return current;
+}
+
+/**
+ * Steps 3 and 4 of the order (issue 25): `redact`, then the page marks (`page_numbers`,
+ * `bates`, `stamps`, `header`, `footer`), each with PyMuPDF in the sandbox.
+ */
+async function applyMarkup(file: string, options: ConversionOptions, job: JobContext, used: (name: string) => void): Promise<string> {
+  let current = file;
+  const markup = options.markup;
+  if (markup?.redact) {
+    const out = join(job.dir, 'redacted.pdf');
+    const areas = await redactPdf(current, out, markup.redact, job);
+    if (job.counts) job.counts.redactedAreas = areas;
+    await acceptEngineOutput(out, job, 'pymupdf');
+    current = out;
+    used('pymupdf');
+  }
+  if (markup && hasPageMarks(markup)) {
+    const out = join(job.dir, 'stamped.pdf');
+    await stampPdf(current, out, markup, options.title, job, new Date());
+    await acceptEngineOutput(out, job, 'pymupdf');
+    current = out;
+    used('pymupdf');
   }
   return current;
 }

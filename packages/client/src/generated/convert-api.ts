@@ -1267,6 +1267,16 @@ export interface paths {
                                      * @enum {boolean}
                                      */
                                     batch?: true;
+                                    /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                    bates?: {
+                                        digits?: number;
+                                        font_size?: number;
+                                        /** @enum {string} */
+                                        position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                        prefix?: string;
+                                        start?: number;
+                                        suffix?: string;
+                                    };
                                     /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                     compression?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -1280,12 +1290,16 @@ export interface paths {
                                      * @enum {boolean}
                                      */
                                     flatten?: true;
+                                    /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                    footer?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                     footer_html?: string;
                                     /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                     form_data?: string[];
                                     /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                     fps?: number;
+                                    /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                    header?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                     header_html?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -1317,6 +1331,16 @@ export interface paths {
                                     };
                                     /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                     ocr_language: string | null;
+                                    /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                    page_numbers?: boolean | {
+                                        font_size?: number;
+                                        format?: string;
+                                        margin?: number;
+                                        pages?: string;
+                                        /** @enum {string} */
+                                        position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                        start?: number;
+                                    };
                                     page_range: string | null;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                     paper?: string;
@@ -1338,6 +1362,20 @@ export interface paths {
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                     print_background?: boolean;
                                     quality: number | null;
+                                    /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                    redact?: {
+                                        areas?: {
+                                            height: number;
+                                            page: number;
+                                            width: number;
+                                            x: number;
+                                            y: number;
+                                        }[];
+                                        fill?: string;
+                                        match_case?: boolean;
+                                        regex?: string;
+                                        text?: string[];
+                                    };
                                     /** @description Extension: present (true) when active content was asked to be removed. */
                                     remove_active_content?: boolean;
                                     /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -1363,6 +1401,21 @@ export interface paths {
                                      * @enum {boolean}
                                      */
                                     split?: true;
+                                    /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
+                                    stamps?: {
+                                        color: string;
+                                        font_size: number;
+                                        image_bytes?: number;
+                                        image_sha256?: string;
+                                        margin: number;
+                                        opacity: number;
+                                        pages: string;
+                                        /** @enum {string} */
+                                        position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                        rotation: number;
+                                        text?: string;
+                                        width?: number;
+                                    }[];
                                     /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                     start?: number;
                                     /** @description Extension: the PDF title asked for. */
@@ -1394,6 +1447,8 @@ export interface paths {
                                     height?: number;
                                     mime_type: string;
                                     pages?: number;
+                                    /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                    redacted_areas?: number;
                                     /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                     sha256: string;
                                     size_bytes: number;
@@ -6201,6 +6256,16 @@ export interface paths {
                         author?: string;
                         /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
                         batch?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                        bates?: {
+                            digits?: number;
+                            font_size?: number;
+                            /** @enum {string} */
+                            position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            prefix?: string;
+                            start?: number;
+                            suffix?: string;
+                        };
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
@@ -6239,6 +6304,8 @@ export interface paths {
                         };
                         /** @description Extension (issue 25): PDF targets only. true: form fields and annotations become page content (after form_data, in the same request); no field remains. */
                         flatten?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        footer?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
                         /** @description Extension (issue 25): PDF targets only. Fills the source PDF's AcroForm: {"<full field name>": value} — text → a string; check box → true/false (or its on-state name); radio → the chosen option’s export value (false: none); combo box or list → one of its options; multi-select list → a list of options. Field names, types and options are listed by converting the PDF to json. Checked against the PDF before anything is charged: unknown names → 400 naming them (field form_data); a value its field cannot take → 400 naming the field (form_data.<name>). The values are drawn into the fields, so every viewer shows them. */
@@ -6247,6 +6314,8 @@ export interface paths {
                         };
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        header?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -6279,6 +6348,16 @@ export interface paths {
                         };
                         /** @description OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes). */
                         ocr_language?: string;
+                        /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                        page_numbers?: boolean | {
+                            font_size?: number;
+                            format?: string;
+                            margin?: number;
+                            pages?: string;
+                            /** @enum {string} */
+                            position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            start?: number;
+                        };
                         /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
                         page_range?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
@@ -6303,6 +6382,20 @@ export interface paths {
                         print_background?: boolean;
                         /** @description Images, lossy audio/video, PDF compression. */
                         quality?: number;
+                        /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                        redact?: {
+                            areas?: {
+                                height: number;
+                                page: number;
+                                width: number;
+                                x: number;
+                                y: number;
+                            }[];
+                            fill?: string;
+                            match_case?: boolean;
+                            regex?: string;
+                            text?: string[];
+                        };
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
                         /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
@@ -6333,6 +6426,21 @@ export interface paths {
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                        stamps?: {
+                            color?: string;
+                            font_size?: number;
+                            /** @description Base64 PNG or JPEG. */
+                            image?: string;
+                            margin?: number;
+                            opacity?: number;
+                            pages?: string;
+                            /** @enum {string} */
+                            position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            rotation?: number;
+                            text?: string;
+                            width?: number;
+                        }[];
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                         start?: number;
                         /** @description An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format. */
@@ -6361,6 +6469,8 @@ export interface paths {
                         author?: string;
                         /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
                         batch?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                        bates?: string;
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
@@ -6379,12 +6489,16 @@ export interface paths {
                         file: string;
                         /** @description Extension (issue 25): PDF targets only. true: form fields and annotations become page content (after form_data, in the same request); no field remains. */
                         flatten?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        footer?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
                         /** @description Extension (issue 25): PDF targets only. Fills the source PDF's AcroForm: {"<full field name>": value} — text → a string; check box → true/false (or its on-state name); radio → the chosen option’s export value (false: none); combo box or list → one of its options; multi-select list → a list of options. Field names, types and options are listed by converting the PDF to json. Checked against the PDF before anything is charged: unknown names → 400 naming them (field form_data); a value its field cannot take → 400 naming the field (form_data.<name>). The values are drawn into the fields, so every viewer shows them. In a form: the object as JSON text. */
                         form_data?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        header?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         landscape?: boolean;
@@ -6400,6 +6514,8 @@ export interface paths {
                         /** @description Extension (issue 25): PDF targets only. Written to the information dictionary and the XMP together: title, author, subject, keywords (a string or a list), creator, producer, created, modified (ISO 8601; a time without a zone is UTC). metadata.title with the title option (or .author with author) → 400. In a form: the object as JSON text. */
                         metadata?: string;
                         ocr_language?: string;
+                        /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                        page_numbers?: string;
                         page_range?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                         paper?: string;
@@ -6419,6 +6535,8 @@ export interface paths {
                         preset?: string;
                         print_background?: boolean;
                         quality?: number;
+                        /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                        redact?: string;
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
                         /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
@@ -6434,6 +6552,8 @@ export interface paths {
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                        stamps?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                         start?: number;
                         target_format: string;
@@ -6517,6 +6637,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 batch?: true;
+                                /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                bates?: {
+                                    digits?: number;
+                                    font_size?: number;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    prefix?: string;
+                                    start?: number;
+                                    suffix?: string;
+                                };
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -6530,12 +6660,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 flatten?: true;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                footer?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
                                 /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                 form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -6567,6 +6701,16 @@ export interface paths {
                                 };
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
+                                /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                page_numbers?: boolean | {
+                                    font_size?: number;
+                                    format?: string;
+                                    margin?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    start?: number;
+                                };
                                 page_range: string | null;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
@@ -6588,6 +6732,20 @@ export interface paths {
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
+                                /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                redact?: {
+                                    areas?: {
+                                        height: number;
+                                        page: number;
+                                        width: number;
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                    fill?: string;
+                                    match_case?: boolean;
+                                    regex?: string;
+                                    text?: string[];
+                                };
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -6613,6 +6771,21 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
+                                stamps?: {
+                                    color: string;
+                                    font_size: number;
+                                    image_bytes?: number;
+                                    image_sha256?: string;
+                                    margin: number;
+                                    opacity: number;
+                                    pages: string;
+                                    /** @enum {string} */
+                                    position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation: number;
+                                    text?: string;
+                                    width?: number;
+                                }[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
@@ -6644,6 +6817,8 @@ export interface paths {
                                 height?: number;
                                 mime_type: string;
                                 pages?: number;
+                                /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                redacted_areas?: number;
                                 /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                 sha256: string;
                                 size_bytes: number;
@@ -6739,6 +6914,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 batch?: true;
+                                /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                bates?: {
+                                    digits?: number;
+                                    font_size?: number;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    prefix?: string;
+                                    start?: number;
+                                    suffix?: string;
+                                };
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -6752,12 +6937,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 flatten?: true;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                footer?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
                                 /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                 form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -6789,6 +6978,16 @@ export interface paths {
                                 };
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
+                                /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                page_numbers?: boolean | {
+                                    font_size?: number;
+                                    format?: string;
+                                    margin?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    start?: number;
+                                };
                                 page_range: string | null;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
@@ -6810,6 +7009,20 @@ export interface paths {
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
+                                /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                redact?: {
+                                    areas?: {
+                                        height: number;
+                                        page: number;
+                                        width: number;
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                    fill?: string;
+                                    match_case?: boolean;
+                                    regex?: string;
+                                    text?: string[];
+                                };
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -6835,6 +7048,21 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
+                                stamps?: {
+                                    color: string;
+                                    font_size: number;
+                                    image_bytes?: number;
+                                    image_sha256?: string;
+                                    margin: number;
+                                    opacity: number;
+                                    pages: string;
+                                    /** @enum {string} */
+                                    position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation: number;
+                                    text?: string;
+                                    width?: number;
+                                }[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
@@ -6866,6 +7094,8 @@ export interface paths {
                                 height?: number;
                                 mime_type: string;
                                 pages?: number;
+                                /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                redacted_areas?: number;
                                 /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                 sha256: string;
                                 size_bytes: number;
@@ -7463,6 +7693,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 batch?: true;
+                                /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                bates?: {
+                                    digits?: number;
+                                    font_size?: number;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    prefix?: string;
+                                    start?: number;
+                                    suffix?: string;
+                                };
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -7476,12 +7716,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 flatten?: true;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                footer?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
                                 /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                 form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -7513,6 +7757,16 @@ export interface paths {
                                 };
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
+                                /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                page_numbers?: boolean | {
+                                    font_size?: number;
+                                    format?: string;
+                                    margin?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    start?: number;
+                                };
                                 page_range: string | null;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
@@ -7534,6 +7788,20 @@ export interface paths {
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
+                                /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                redact?: {
+                                    areas?: {
+                                        height: number;
+                                        page: number;
+                                        width: number;
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                    fill?: string;
+                                    match_case?: boolean;
+                                    regex?: string;
+                                    text?: string[];
+                                };
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -7559,6 +7827,21 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
+                                stamps?: {
+                                    color: string;
+                                    font_size: number;
+                                    image_bytes?: number;
+                                    image_sha256?: string;
+                                    margin: number;
+                                    opacity: number;
+                                    pages: string;
+                                    /** @enum {string} */
+                                    position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation: number;
+                                    text?: string;
+                                    width?: number;
+                                }[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
@@ -7590,6 +7873,8 @@ export interface paths {
                                 height?: number;
                                 mime_type: string;
                                 pages?: number;
+                                /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                redacted_areas?: number;
                                 /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                 sha256: string;
                                 size_bytes: number;
@@ -8993,6 +9278,16 @@ export interface paths {
                         author?: string;
                         /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
                         batch?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                        bates?: {
+                            digits?: number;
+                            font_size?: number;
+                            /** @enum {string} */
+                            position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            prefix?: string;
+                            start?: number;
+                            suffix?: string;
+                        };
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
@@ -9031,6 +9326,8 @@ export interface paths {
                         };
                         /** @description Extension (issue 25): PDF targets only. true: form fields and annotations become page content (after form_data, in the same request); no field remains. */
                         flatten?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        footer?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
                         /** @description Extension (issue 25): PDF targets only. Fills the source PDF's AcroForm: {"<full field name>": value} — text → a string; check box → true/false (or its on-state name); radio → the chosen option’s export value (false: none); combo box or list → one of its options; multi-select list → a list of options. Field names, types and options are listed by converting the PDF to json. Checked against the PDF before anything is charged: unknown names → 400 naming them (field form_data); a value its field cannot take → 400 naming the field (form_data.<name>). The values are drawn into the fields, so every viewer shows them. */
@@ -9039,6 +9336,8 @@ export interface paths {
                         };
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        header?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -9071,6 +9370,16 @@ export interface paths {
                         };
                         /** @description OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes). */
                         ocr_language?: string;
+                        /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                        page_numbers?: boolean | {
+                            font_size?: number;
+                            format?: string;
+                            margin?: number;
+                            pages?: string;
+                            /** @enum {string} */
+                            position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            start?: number;
+                        };
                         /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
                         page_range?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
@@ -9095,6 +9404,20 @@ export interface paths {
                         print_background?: boolean;
                         /** @description Images, lossy audio/video, PDF compression. */
                         quality?: number;
+                        /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                        redact?: {
+                            areas?: {
+                                height: number;
+                                page: number;
+                                width: number;
+                                x: number;
+                                y: number;
+                            }[];
+                            fill?: string;
+                            match_case?: boolean;
+                            regex?: string;
+                            text?: string[];
+                        };
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
                         /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
@@ -9125,6 +9448,21 @@ export interface paths {
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                        stamps?: {
+                            color?: string;
+                            font_size?: number;
+                            /** @description Base64 PNG or JPEG. */
+                            image?: string;
+                            margin?: number;
+                            opacity?: number;
+                            pages?: string;
+                            /** @enum {string} */
+                            position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            rotation?: number;
+                            text?: string;
+                            width?: number;
+                        }[];
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                         start?: number;
                         /** @description An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format. */
@@ -9153,6 +9491,8 @@ export interface paths {
                         author?: string;
                         /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
                         batch?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                        bates?: string;
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
@@ -9171,12 +9511,16 @@ export interface paths {
                         file: string;
                         /** @description Extension (issue 25): PDF targets only. true: form fields and annotations become page content (after form_data, in the same request); no field remains. */
                         flatten?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        footer?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
                         /** @description Extension (issue 25): PDF targets only. Fills the source PDF's AcroForm: {"<full field name>": value} — text → a string; check box → true/false (or its on-state name); radio → the chosen option’s export value (false: none); combo box or list → one of its options; multi-select list → a list of options. Field names, types and options are listed by converting the PDF to json. Checked against the PDF before anything is charged: unknown names → 400 naming them (field form_data); a value its field cannot take → 400 naming the field (form_data.<name>). The values are drawn into the fields, so every viewer shows them. In a form: the object as JSON text. */
                         form_data?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        header?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         landscape?: boolean;
@@ -9192,6 +9536,8 @@ export interface paths {
                         /** @description Extension (issue 25): PDF targets only. Written to the information dictionary and the XMP together: title, author, subject, keywords (a string or a list), creator, producer, created, modified (ISO 8601; a time without a zone is UTC). metadata.title with the title option (or .author with author) → 400. In a form: the object as JSON text. */
                         metadata?: string;
                         ocr_language?: string;
+                        /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                        page_numbers?: string;
                         page_range?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                         paper?: string;
@@ -9211,6 +9557,8 @@ export interface paths {
                         preset?: string;
                         print_background?: boolean;
                         quality?: number;
+                        /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                        redact?: string;
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
                         /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
@@ -9226,6 +9574,8 @@ export interface paths {
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                        stamps?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                         start?: number;
                         target_format: string;
@@ -9311,6 +9661,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 batch?: true;
+                                /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                bates?: {
+                                    digits?: number;
+                                    font_size?: number;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    prefix?: string;
+                                    start?: number;
+                                    suffix?: string;
+                                };
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -9324,12 +9684,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 flatten?: true;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                footer?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
                                 /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                 form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -9361,6 +9725,16 @@ export interface paths {
                                 };
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
+                                /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                page_numbers?: boolean | {
+                                    font_size?: number;
+                                    format?: string;
+                                    margin?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    start?: number;
+                                };
                                 page_range: string | null;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
@@ -9382,6 +9756,20 @@ export interface paths {
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
+                                /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                redact?: {
+                                    areas?: {
+                                        height: number;
+                                        page: number;
+                                        width: number;
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                    fill?: string;
+                                    match_case?: boolean;
+                                    regex?: string;
+                                    text?: string[];
+                                };
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -9407,6 +9795,21 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
+                                stamps?: {
+                                    color: string;
+                                    font_size: number;
+                                    image_bytes?: number;
+                                    image_sha256?: string;
+                                    margin: number;
+                                    opacity: number;
+                                    pages: string;
+                                    /** @enum {string} */
+                                    position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation: number;
+                                    text?: string;
+                                    width?: number;
+                                }[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
@@ -9438,6 +9841,8 @@ export interface paths {
                                 height?: number;
                                 mime_type: string;
                                 pages?: number;
+                                /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                redacted_areas?: number;
                                 /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                 sha256: string;
                                 size_bytes: number;
@@ -10035,6 +10440,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 batch?: true;
+                                /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                bates?: {
+                                    digits?: number;
+                                    font_size?: number;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    prefix?: string;
+                                    start?: number;
+                                    suffix?: string;
+                                };
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -10048,12 +10463,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 flatten?: true;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                footer?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
                                 /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                 form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -10085,6 +10504,16 @@ export interface paths {
                                 };
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
+                                /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                page_numbers?: boolean | {
+                                    font_size?: number;
+                                    format?: string;
+                                    margin?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    start?: number;
+                                };
                                 page_range: string | null;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
@@ -10106,6 +10535,20 @@ export interface paths {
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
+                                /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                redact?: {
+                                    areas?: {
+                                        height: number;
+                                        page: number;
+                                        width: number;
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                    fill?: string;
+                                    match_case?: boolean;
+                                    regex?: string;
+                                    text?: string[];
+                                };
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -10131,6 +10574,21 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
+                                stamps?: {
+                                    color: string;
+                                    font_size: number;
+                                    image_bytes?: number;
+                                    image_sha256?: string;
+                                    margin: number;
+                                    opacity: number;
+                                    pages: string;
+                                    /** @enum {string} */
+                                    position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation: number;
+                                    text?: string;
+                                    width?: number;
+                                }[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
@@ -10162,6 +10620,8 @@ export interface paths {
                                 height?: number;
                                 mime_type: string;
                                 pages?: number;
+                                /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                redacted_areas?: number;
                                 /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                 sha256: string;
                                 size_bytes: number;
@@ -10535,6 +10995,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 batch?: true;
+                                /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                bates?: {
+                                    digits?: number;
+                                    font_size?: number;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    prefix?: string;
+                                    start?: number;
+                                    suffix?: string;
+                                };
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -10548,12 +11018,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 flatten?: true;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                footer?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
                                 /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                 form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -10585,6 +11059,16 @@ export interface paths {
                                 };
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
+                                /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                page_numbers?: boolean | {
+                                    font_size?: number;
+                                    format?: string;
+                                    margin?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    start?: number;
+                                };
                                 page_range: string | null;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
@@ -10606,6 +11090,20 @@ export interface paths {
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
+                                /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                redact?: {
+                                    areas?: {
+                                        height: number;
+                                        page: number;
+                                        width: number;
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                    fill?: string;
+                                    match_case?: boolean;
+                                    regex?: string;
+                                    text?: string[];
+                                };
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -10631,6 +11129,21 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
+                                stamps?: {
+                                    color: string;
+                                    font_size: number;
+                                    image_bytes?: number;
+                                    image_sha256?: string;
+                                    margin: number;
+                                    opacity: number;
+                                    pages: string;
+                                    /** @enum {string} */
+                                    position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation: number;
+                                    text?: string;
+                                    width?: number;
+                                }[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
@@ -10662,6 +11175,8 @@ export interface paths {
                                 height?: number;
                                 mime_type: string;
                                 pages?: number;
+                                /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                redacted_areas?: number;
                                 /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                 sha256: string;
                                 size_bytes: number;
@@ -12911,6 +13426,16 @@ export interface paths {
                         author?: string;
                         /** @description Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. One unit of quota per file, charged when the job is accepted (429 quota_exceeded when the month has fewer left); files that fail are refunded when it completes, all of them when it fails or is shredded before it finishes. Refused before any charge (422 conversion_failed): archives holding links, special files, no file, more than 100 files, or past the archive bomb limits. Archiver metadata (__MACOSX/, .DS_Store, ._*, Thumbs.db, desktop.ini) is skipped. The job fails when no file converts. output.files counts them. */
                         batch?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                        bates?: {
+                            digits?: number;
+                            font_size?: number;
+                            /** @enum {string} */
+                            position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            prefix?: string;
+                            start?: number;
+                            suffix?: string;
+                        };
                         /**
                          * @description Extension (not in the contract): PDF targets only. Ghostscript distiller level: screen (images at 72 dpi), ebook (150), printer (300), prepress (300, colour-managed); the compress preset is ebook.
                          * @enum {string}
@@ -12949,6 +13474,8 @@ export interface paths {
                         };
                         /** @description Extension (issue 25): PDF targets only. true: form fields and annotations become page content (after form_data, in the same request); no field remains. */
                         flatten?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        footer?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         footer_html?: string;
                         /** @description Extension (issue 25): PDF targets only. Fills the source PDF's AcroForm: {"<full field name>": value} — text → a string; check box → true/false (or its on-state name); radio → the chosen option’s export value (false: none); combo box or list → one of its options; multi-select list → a list of options. Field names, types and options are listed by converting the PDF to json. Checked against the PDF before anything is charged: unknown names → 400 naming them (field form_data); a value its field cannot take → 400 naming the field (form_data.<name>). The values are drawn into the fields, so every viewer shows them. */
@@ -12957,6 +13484,8 @@ export interface paths {
                         };
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
+                        /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                        header?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                         header_html?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -12989,6 +13518,16 @@ export interface paths {
                         };
                         /** @description OCR languages joined with "+": eng, deu, fra, spa, ita, por, nld, rus, chi_sim, jpn, ara, hin (or two-letter codes). */
                         ocr_language?: string;
+                        /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                        page_numbers?: boolean | {
+                            font_size?: number;
+                            format?: string;
+                            margin?: number;
+                            pages?: string;
+                            /** @enum {string} */
+                            position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            start?: number;
+                        };
                         /** @description 1-based pages of paged sources, e.g. "1-3,5,8-". */
                         page_range?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
@@ -13013,6 +13552,20 @@ export interface paths {
                         print_background?: boolean;
                         /** @description Images, lossy audio/video, PDF compression. */
                         quality?: number;
+                        /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                        redact?: {
+                            areas?: {
+                                height: number;
+                                page: number;
+                                width: number;
+                                x: number;
+                                y: number;
+                            }[];
+                            fill?: string;
+                            match_case?: boolean;
+                            regex?: string;
+                            text?: string[];
+                        };
                         /** @description Extension (not in the contract): PDF targets only. true removes active content from the output — JavaScript, launch and URI actions (with the annotations that carry them), embedded files, open actions — by re-distilling it with Ghostscript; images are kept lossless. */
                         remove_active_content?: boolean;
                         /** @description Extension (not in the contract): PDF targets only. Turns every page clockwise by 90, 180 or 270 degrees (-90 means 270), losslessly (qpdf). */
@@ -13043,6 +13596,21 @@ export interface paths {
                         single_page?: boolean;
                         /** @description Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes. */
                         split?: boolean;
+                        /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
+                        stamps?: {
+                            color?: string;
+                            font_size?: number;
+                            /** @description Base64 PNG or JPEG. */
+                            image?: string;
+                            margin?: number;
+                            opacity?: number;
+                            pages?: string;
+                            /** @enum {string} */
+                            position?: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                            rotation?: number;
+                            text?: string;
+                            width?: number;
+                        }[];
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                         start?: number;
                         /** @description Extension (issue 22): PDF targets. The document's title (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
@@ -13129,6 +13697,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 batch?: true;
+                                /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                bates?: {
+                                    digits?: number;
+                                    font_size?: number;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    prefix?: string;
+                                    start?: number;
+                                    suffix?: string;
+                                };
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -13142,12 +13720,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 flatten?: true;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                footer?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
                                 /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                 form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -13179,6 +13761,16 @@ export interface paths {
                                 };
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
+                                /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                page_numbers?: boolean | {
+                                    font_size?: number;
+                                    format?: string;
+                                    margin?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    start?: number;
+                                };
                                 page_range: string | null;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
@@ -13200,6 +13792,20 @@ export interface paths {
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
+                                /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                redact?: {
+                                    areas?: {
+                                        height: number;
+                                        page: number;
+                                        width: number;
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                    fill?: string;
+                                    match_case?: boolean;
+                                    regex?: string;
+                                    text?: string[];
+                                };
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -13225,6 +13831,21 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
+                                stamps?: {
+                                    color: string;
+                                    font_size: number;
+                                    image_bytes?: number;
+                                    image_sha256?: string;
+                                    margin: number;
+                                    opacity: number;
+                                    pages: string;
+                                    /** @enum {string} */
+                                    position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation: number;
+                                    text?: string;
+                                    width?: number;
+                                }[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
@@ -13256,6 +13877,8 @@ export interface paths {
                                 height?: number;
                                 mime_type: string;
                                 pages?: number;
+                                /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                redacted_areas?: number;
                                 /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                 sha256: string;
                                 size_bytes: number;
@@ -13351,6 +13974,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 batch?: true;
+                                /** @description Extension (issue 25): PDF targets only. {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text. */
+                                bates?: {
+                                    digits?: number;
+                                    font_size?: number;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    prefix?: string;
+                                    start?: number;
+                                    suffix?: string;
+                                };
                                 /** @description Extension: present when a PDF compression level was asked for explicitly. */
                                 compression?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either. */
@@ -13364,12 +13997,16 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 flatten?: true;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                footer?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 footer_html?: string;
                                 /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                 form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
+                                header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
                                 header_html?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print in landscape. */
@@ -13401,6 +14038,16 @@ export interface paths {
                                 };
                                 /** @description Normalised tesseract codes, e.g. "eng+deu". */
                                 ocr_language: string | null;
+                                /** @description Extension (issue 25): PDF targets only. true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true". */
+                                page_numbers?: boolean | {
+                                    font_size?: number;
+                                    format?: string;
+                                    margin?: number;
+                                    pages?: string;
+                                    /** @enum {string} */
+                                    position?: "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    start?: number;
+                                };
                                 page_range: string | null;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: A3, A4 (the default), A5, Letter, Legal, Tabloid, or width x height like 210mmx297mm (mm, cm, in, px). Wins over the page's own CSS @page size. */
                                 paper?: string;
@@ -13422,6 +14069,20 @@ export interface paths {
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: print backgrounds and colours (default true). */
                                 print_background?: boolean;
                                 quality: number | null;
+                                /** @description Extension (issue 25): PDF targets only. PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text. */
+                                redact?: {
+                                    areas?: {
+                                        height: number;
+                                        page: number;
+                                        width: number;
+                                        x: number;
+                                        y: number;
+                                    }[];
+                                    fill?: string;
+                                    match_case?: boolean;
+                                    regex?: string;
+                                    text?: string[];
+                                };
                                 /** @description Extension: present (true) when active content was asked to be removed. */
                                 remove_active_content?: boolean;
                                 /** @description Extension: present when the pages were asked to be turned (clockwise degrees). */
@@ -13447,6 +14108,21 @@ export interface paths {
                                  * @enum {boolean}
                                  */
                                 split?: true;
+                                /** @description Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back. */
+                                stamps?: {
+                                    color: string;
+                                    font_size: number;
+                                    image_bytes?: number;
+                                    image_sha256?: string;
+                                    margin: number;
+                                    opacity: number;
+                                    pages: string;
+                                    /** @enum {string} */
+                                    position: "center" | "top-left" | "top-center" | "top-right" | "bottom-left" | "bottom-center" | "bottom-right";
+                                    rotation: number;
+                                    text?: string;
+                                    width?: number;
+                                }[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
@@ -13478,6 +14154,8 @@ export interface paths {
                                 height?: number;
                                 mime_type: string;
                                 pages?: number;
+                                /** @description Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match). */
+                                redacted_areas?: number;
                                 /** @description Lowercase hex SHA-256, computed while the bytes streamed. */
                                 sha256: string;
                                 size_bytes: number;

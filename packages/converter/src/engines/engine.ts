@@ -53,7 +53,7 @@ export interface JobContext {
   /** The source is a page fetched from a URL: its sub-resources come through the service (issue 22). */
   readonly remotePage?: RemotePage;
   /** What the engines counted for the record: requests a page made that were refused (issue 22). */
-  readonly counts?: { blockedRequests: number };
+  readonly counts?: { blockedRequests: number; redactedAreas?: number };
 }
 
 /** One step of a conversion. */

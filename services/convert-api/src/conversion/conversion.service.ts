@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import { detectFormat, PAGE_OPTION_NAMES, pageOptionsRecord, PDF_ARCHIVE_OPTION_NAMES, pdfArchiveOptionsRecord, PDF_FORM_OPTION_NAMES, pdfFormOptionsRecord, quote, SIGN_OPTION_NAMES, VIDEO_OPTION_NAMES, videoOptionsRecord, type Converter, type FormValue } from '@mailconv/converter';
+import { answeredStamps, detectFormat, PAGE_OPTION_NAMES, pageOptionsRecord, PDF_ARCHIVE_OPTION_NAMES, pdfArchiveOptionsRecord, PDF_FORM_OPTION_NAMES, pdfFormOptionsRecord, PDF_MARKUP_OPTION_NAMES, pdfMarkupRecord, quote, SIGN_OPTION_NAMES, VIDEO_OPTION_NAMES, videoOptionsRecord, type Converter, type FormValue } from '@mailconv/converter';
 import { AppError, isStorageFull, newId, quotaRetryAfter, randomBase62, type BullWorkQueue, type DiskSpace, type QuotaLedger, type WebhooksService } from '@mailconv/platform';
 import type { ConvertPlan } from '../plans.js';
 import type { ConversionsRepository} from '../repositories/conversions.repository.js';
@@ -79,6 +79,13 @@ export interface RecordOptions {
   pdfa?: string;
   pdf_ua?: true;
   language?: string;
+  /** Extensions (issue 25, redaction and page marks on PDF outputs): present only when asked for, normalised. */
+  redact?: Record<string, unknown>;
+  page_numbers?: Record<string, unknown>;
+  bates?: Record<string, unknown>;
+  stamps?: Record<string, unknown>[];
+  header?: string;
+  footer?: string;
 }
 
 /**
@@ -87,7 +94,7 @@ export interface RecordOptions {
  */
 type StoredOptions = Omit<RecordOptions, 'password' | 'set_password' | 'form_data' | 'sign'> & { password?: string; set_password?: string; form_data?: Record<string, FormValue> } & StoredSign;
 
-/** The stored options as answered: secrets replaced by `true`, a form's values by the names of its fields filled. */
+/** The stored options as answered: secrets replaced by `true`, a form's values by the names of its fields filled, stamp images by their SHA-256 and size. */
 function answeredOptions(stored: StoredOptions): RecordOptions {
   const { password, set_password, form_data, sign, sign_subject, ...rest } = stored;
   return {
@@ -96,6 +103,7 @@ function answeredOptions(stored: StoredOptions): RecordOptions {
     ...(set_password !== undefined ? { set_password: true } : {}),
     ...(form_data !== undefined ? { form_data: Object.keys(form_data).sort() } : {}),
     ...(sign !== undefined ? { sign: { signed: true as const, subject: sign_subject ?? '' } } : {}),
+    ...(rest.stamps ? { stamps: answeredStamps(rest.stamps) } : {}),
   };
 }
 
@@ -112,6 +120,8 @@ export interface OutputRecord {
   duration_s?: number;
   /** Extension (issue 22): requests a page rendered by the browser made that were refused. */
   blocked_requests?: number;
+  /** Extension (issue 25): the boxes a `redact` conversion redacted. */
+  redacted_areas?: number;
   /** Extension (issue 24): a batch's files, converted and failed. */
   files?: { total: number; converted: number; failed: number };
   /** The engine chain that produced it (convert-decisions.md item 19). */
@@ -152,7 +162,7 @@ export interface DownloadTarget {
 }
 
 /** The option names a conversion request may carry besides `target_format`. */
-export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'batch', 'title', 'author', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES, ...SIGN_OPTION_NAMES, ...PDF_ARCHIVE_OPTION_NAMES] as const;
+export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'batch', 'title', 'author', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES, ...PDF_MARKUP_OPTION_NAMES, ...SIGN_OPTION_NAMES, ...PDF_ARCHIVE_OPTION_NAMES] as const;
 
 export interface ConversionServiceDeps {
   converter: Converter;
@@ -374,6 +384,7 @@ export class ConversionService {
       // form_data's values are kept for the worker like the passwords below; answered as the field names only.
       ...pdfFormOptionsRecord(plan.options.pdfForm),
       ...pdfArchiveOptionsRecord(plan.options.pdfArchive),
+      ...pdfMarkupRecord(plan.options.markup),
       // Kept in the record's row for the worker to use; never answered (see answeredOptions).
       ...(plan.options.password !== undefined ? { password: plan.options.password } : {}),
       ...(plan.options.setPassword !== undefined ? { set_password: plan.options.setPassword } : {}),

@@ -211,6 +211,113 @@ const pdfArchiveFields = {
   language: Type.Optional(Type.String({ minLength: 2, maxLength: 35, description: PDF_ARCHIVE_DESCRIPTIONS.language })),
 };
 
+// Extensions (issue 25): redaction and page marks on PDF outputs (one block: pdf-markup-options.ts in the converter).
+const MARKUP = 'Extension (issue 25): PDF targets only.';
+const POSITION6 = ['top-left', 'top-center', 'top-right', 'bottom-left', 'bottom-center', 'bottom-right'];
+const MARKUP_DESCRIPTIONS = {
+  redact:
+    `${MARKUP} PDF sources only. True redaction: the text under the boxes is removed from the file, image pixels under them blanked and the image data rewritten, ` +
+    'vector paths meeting them removed whole; then the information dictionary and XMP metadata, embedded files, JavaScript and the annotations and links over the boxes are removed and the file rewritten without its history. ' +
+    'areas: boxes in points, origin at the top-left of the page as displayed (a page past the last → 400 naming redact.areas); text: up to 100 strings (every match, case-insensitive unless match_case); ' +
+    'regex: a regular expression (≤ 500 characters; no back-references, look-arounds or repeated groups holding a repetition or alternation; matched line by line). At least one of the three. fill: the box colour (#000000). In a form: JSON text.',
+  page_numbers: `${MARKUP} true, or {format ("{page}"; tokens {page} {pages}), position (bottom-center), font_size (10, 6–72), start (1), pages ("1-"), margin (24 points)}: Helvetica, upright as the page is displayed. In a form: JSON text or "true".`,
+  bates: `${MARKUP} {prefix (""), suffix (""), start (1), digits (6, 1–12), position (bottom-right), font_size (10)}: prefix + zero-padded number + suffix on every page in order. In a form: JSON text.`,
+  stamps:
+    `${MARKUP} Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), ` +
+    'with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body).',
+  header: `${MARKUP} A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}.`,
+  footer: `${MARKUP} A line of at most 200 Latin-1 characters centred 24 points from the bottom of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}.`,
+};
+const MarkPosition = StringEnum(POSITION6);
+const markupOptionFields = {
+  redact: Type.Optional(
+    Type.Object(
+      {
+        areas: Type.Optional(
+          Type.Array(
+            Type.Object({ page: Type.Integer({ minimum: 1 }), x: Type.Number({ minimum: 0 }), y: Type.Number({ minimum: 0 }), width: Type.Number({ exclusiveMinimum: 0 }), height: Type.Number({ exclusiveMinimum: 0 }) }, { additionalProperties: false }),
+            { maxItems: 1000 },
+          ),
+        ),
+        text: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 })),
+        regex: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+        match_case: Type.Optional(Type.Boolean()),
+        fill: Type.Optional(Type.String({ pattern: '^#[0-9a-fA-F]{6}$' })),
+      },
+      { additionalProperties: false, description: MARKUP_DESCRIPTIONS.redact },
+    ),
+  ),
+  page_numbers: Type.Optional(
+    Type.Union(
+      [
+        Type.Boolean(),
+        Type.Object(
+          {
+            format: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            position: Type.Optional(MarkPosition),
+            font_size: Type.Optional(Type.Number({ minimum: 6, maximum: 72 })),
+            start: Type.Optional(Type.Integer({ minimum: 0 })),
+            pages: Type.Optional(Type.String()),
+            margin: Type.Optional(Type.Number({ minimum: 0, maximum: 200 })),
+          },
+          { additionalProperties: false },
+        ),
+      ],
+      { description: MARKUP_DESCRIPTIONS.page_numbers },
+    ),
+  ),
+  bates: Type.Optional(
+    Type.Object(
+      {
+        prefix: Type.Optional(Type.String({ maxLength: 50 })),
+        suffix: Type.Optional(Type.String({ maxLength: 50 })),
+        start: Type.Optional(Type.Integer({ minimum: 0 })),
+        digits: Type.Optional(Type.Integer({ minimum: 1, maximum: 12 })),
+        position: Type.Optional(MarkPosition),
+        font_size: Type.Optional(Type.Number({ minimum: 6, maximum: 72 })),
+      },
+      { additionalProperties: false, description: MARKUP_DESCRIPTIONS.bates },
+    ),
+  ),
+  stamps: Type.Optional(
+    Type.Array(
+      Type.Object(
+        {
+          text: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          image: Type.Optional(Type.String({ description: 'Base64 PNG or JPEG.' })),
+          width: Type.Optional(Type.Number({ minimum: 1, maximum: 14400 })),
+          pages: Type.Optional(Type.String()),
+          position: Type.Optional(StringEnum(['center', ...POSITION6])),
+          font_size: Type.Optional(Type.Number({ minimum: 6, maximum: 200 })),
+          color: Type.Optional(Type.String({ pattern: '^#[0-9a-fA-F]{6}$' })),
+          opacity: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+          rotation: Type.Optional(Type.Number({ minimum: -180, maximum: 180 })),
+          margin: Type.Optional(Type.Number({ minimum: 0, maximum: 200 })),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 10, description: MARKUP_DESCRIPTIONS.stamps },
+    ),
+  ),
+  header: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: MARKUP_DESCRIPTIONS.header })),
+  footer: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: MARKUP_DESCRIPTIONS.footer })),
+};
+/** A stamp as the record answers it: an image by its SHA-256 and size. */
+const StampRecord = Type.Object({
+  text: Type.Optional(Type.String()),
+  image_sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+  image_bytes: Type.Optional(Type.Integer({ minimum: 1 })),
+  width: Type.Optional(Type.Number()),
+  pages: Type.String(),
+  position: StringEnum(['center', ...POSITION6]),
+  font_size: Type.Number(),
+  color: Type.String(),
+  opacity: Type.Number(),
+  rotation: Type.Number(),
+  margin: Type.Number(),
+});
+const markupFormFields = Object.fromEntries(Object.entries(MARKUP_DESCRIPTIONS).map(([k, description]) => [k, { type: 'string', maxLength: 4096, description }]));
+
 const optionFields = {
   preset: Type.Optional(Type.String({ description: 'A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target.' })),
   quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Images, lossy audio/video, PDF compression.' })),
@@ -232,6 +339,7 @@ const optionFields = {
   ...pdfFormOptionFields,
   ...signOptionField,
   ...pdfArchiveFields,
+  ...markupOptionFields,
   webhook_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: NO_NUL, description: WEBHOOK_URL })),
   export: Type.Optional(ExportRequest),
 };
@@ -325,6 +433,7 @@ export const MultipartBody = Type.Unsafe({
     pdfa: { type: 'string', enum: ['1b', '2b', '3b'], description: PDF_ARCHIVE_DESCRIPTIONS.pdfa },
     pdf_ua: { type: 'boolean', description: PDF_ARCHIVE_DESCRIPTIONS.pdf_ua },
     language: { type: 'string', minLength: 2, maxLength: 35, description: PDF_ARCHIVE_DESCRIPTIONS.language },
+    ...markupFormFields,
     webhook_url: { type: 'string', minLength: 1, maxLength: 2048, description: WEBHOOK_URL },
     export: { type: 'string', maxLength: 8192, description: `${EXPORT} In a form: the export object as JSON text.` },
   },
@@ -378,6 +487,9 @@ export const ConversionRecordSchema = Type.Object({
     pdfa: Type.Optional(Type.String({ description: 'Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b).' })),
     pdf_ua: Type.Optional(Type.Literal(true, { description: 'Extension (issue 25): present (true) when a tagged PDF/UA was asked for.' })),
     language: Type.Optional(Type.String({ description: 'Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag.' })),
+    // Extensions (issue 25): redaction and page marks, present when given (normalised, defaults filled in).
+    ...markupOptionFields,
+    stamps: Type.Optional(Type.Array(StampRecord, { description: 'Extension (issue 25): the stamps asked for, defaults filled in; an image is answered by image_sha256 and image_bytes, not sent back.' })),
   }),
   output: Nullable(
     Type.Object({
@@ -393,6 +505,7 @@ export const ConversionRecordSchema = Type.Object({
       blocked_requests: Type.Optional(
         Type.Integer({ minimum: 0, description: 'Extension (issue 22): pages rendered by the browser — how many requests the page made were refused (other hosts, file:, loopback, …); 0 when none.' }),
       ),
+      redacted_areas: Type.Optional(Type.Integer({ minimum: 0, description: 'Extension (issue 25): a redact conversion — the boxes redacted (the areas given plus every text and regex match).' })),
       files: Type.Optional(
         Type.Object(
           { total: Type.Integer({ minimum: 1 }), converted: Type.Integer({ minimum: 1 }), failed: Type.Integer({ minimum: 0 }) },
