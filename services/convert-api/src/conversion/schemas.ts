@@ -235,7 +235,7 @@ const markupOptionFields = {
       {
         areas: Type.Optional(
           Type.Array(
-            Type.Object({ page: Type.Integer({ minimum: 1 }), x: Type.Number({ minimum: 0 }), y: Type.Number({ minimum: 0 }), width: Type.Number({ exclusiveMinimum: 0 }), height: Type.Number({ exclusiveMinimum: 0 }) }, { additionalProperties: false }),
+            Type.Object({ page: Type.Integer({ minimum: 1 }), x: Type.Number({ minimum: 0 }), y: Type.Number({ minimum: 0 }), width: Type.Number({ minimum: 0.01, maximum: 100000 }), height: Type.Number({ minimum: 0.01, maximum: 100000 }) }, { additionalProperties: false }),
             { maxItems: 1000 },
           ),
         ),
