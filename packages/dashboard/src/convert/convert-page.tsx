@@ -4,6 +4,7 @@ import { Card, ErrorText, ProgressBar, ShownOnce, StatusPill, useLoad, usePollin
 import { DropZone } from '../shared/drop-zone.js';
 import { formatBytes, formatDate } from '../shared/format.js';
 import { MergeCard } from './merge-card.js';
+import { EMPTY_PDF_TOOLS, PdfTools, pdfToolsOptions } from './pdf-tools.js';
 import { batchTargets, firstTarget, groupTargets, targetLabel } from './target-groups.js';
 import type { Conversion, ConversionList, Formats, Targets, Uploaded } from './types.js';
 
@@ -52,6 +53,8 @@ export function ConvertPage() {
   const [pageTarget, setPageTarget] = useState('pdf');
   // Each file of an archive converted (the batch option) and the result sent to a bucket (issue 24).
   const [batch, setBatch] = useState(false);
+  // A PDF's form, redaction, numbering, PDF/A level and signature (issue 25).
+  const [pdfTools, setPdfTools] = useState(EMPTY_PDF_TOOLS);
   const [exportTo, setExportTo] = useState({ endpoint: '', bucket: '', key: '', region: '', access_key_id: '', secret_access_key: '' });
   const [current, setCurrent] = useState<Conversion | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -62,6 +65,7 @@ export function ConvertPage() {
     setTargets([]);
     setTarget('');
     setBatch(false);
+    setPdfTools(EMPTY_PDF_TOOLS);
     setError(null);
     if (!f) return;
     // Upload at once: the service detects the format from the bytes, and only then are its targets known.
@@ -116,6 +120,7 @@ export function ConvertPage() {
       }
       if (target === 'webp' && clip.still) body.animated = false;
     }
+    if (target === 'pdf' && !batch) Object.assign(body, pdfToolsOptions(pdfTools, uploaded.format === 'pdf'));
     if (exportTo.bucket.trim()) {
       const x: Record<string, string> = { bucket: exportTo.bucket.trim(), access_key_id: exportTo.access_key_id.trim(), secret_access_key: exportTo.secret_access_key };
       for (const k of ['endpoint', 'key', 'region'] as const) if (exportTo[k].trim()) x[k] = exportTo[k].trim();
@@ -370,6 +375,7 @@ export function ConvertPage() {
                   <input name="viewport_width" type="number" min={320} max={3840} value={viewportWidth} onChange={(e) => setViewportWidth(e.target.value)} placeholder="1280" />
                 </label>
               )}
+              {target === 'pdf' && !batch && <PdfTools uploadId={uploaded.upload_id} fromPdf={uploaded.format === 'pdf'} state={pdfTools} onChange={setPdfTools} />}
               <details className="more-options" data-testid="export-options">
                 <summary>Send the result to S3-compatible storage</summary>
                 <div className="options-grid">
