@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
-import { PAGE_OPTION_NAMES, quote, VIDEO_OPTION_NAMES } from '@mailconv/converter';
+import { PAGE_OPTION_NAMES, PDF_ARCHIVE_OPTION_NAMES, PDF_FORM_OPTION_NAMES, PDF_MARKUP_OPTION_NAMES, quote, SIGN_OPTION_NAMES, VIDEO_OPTION_NAMES } from '@mailconv/converter';
 import { AppError } from '@mailconv/platform';
 import type { ConversionService, Owner } from '../../conversion/conversion.service.js';
 import type { UploadRow } from '../../repositories/uploads.repository.js';
@@ -99,12 +99,15 @@ function describeFields(allowed: readonly string[]): string {
   // Option families are named, not listed one by one: the message stays short (at most 400 characters).
   const page = new Set<string>(PAGE_OPTION_NAMES);
   const video = new Set<string>(VIDEO_OPTION_NAMES);
-  const plain = allowed.filter((n) => !page.has(n) && !video.has(n));
+  // PDF targets' options, issue 25's forms, redaction and page marks, signatures, PDF/A and PDF/UA among them.
+  const pdf = new Set<string>(['remove_active_content', 'compression', 'rotate', 'watermark', 'set_password', 'title', 'author', ...PDF_FORM_OPTION_NAMES, ...PDF_MARKUP_OPTION_NAMES, ...SIGN_OPTION_NAMES, ...PDF_ARCHIVE_OPTION_NAMES]);
+  const plain = allowed.filter((n) => !page.has(n) && !video.has(n) && !pdf.has(n));
   const families = [
+    ...(allowed.some((n) => pdf.has(n)) ? ['the PDF options (watermark, set_password, form_data, redact, sign, pdfa, …)'] : []),
     ...(allowed.some((n) => video.has(n)) ? ['the video options (start, duration, …)'] : []),
     ...(allowed.some((n) => page.has(n)) ? ['the page options of HTML sources (paper, margin, …)'] : []),
   ];
-  return families.length ? `${plain.join(', ')}, ${families.join(' and ')}` : plain.join(', ');
+  return families.length ? `${plain.join(', ')}, ${families.slice(0, -1).join(', ')}${families.length > 1 ? ' and ' : ''}${families.at(-1)}` : plain.join(', ');
 }
 
 /** Longest text field value accepted, in bytes. */
