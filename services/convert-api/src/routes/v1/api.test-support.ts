@@ -42,3 +42,12 @@ export function useConvertApp(
   });
   return fixture;
 }
+
+/** A multipart body built by the platform's own FormData/Request (not by the code under test). */
+export async function multipartBody(fields: Record<string, string>, file?: { name: string; bytes: Buffer }): Promise<{ payload: Buffer; headers: Record<string, string> }> {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  if (file) form.append('file', new Blob([file.bytes]), file.name);
+  const req = new Request('http://127.0.0.1/', { method: 'POST', body: form });
+  return { payload: Buffer.from(await req.arrayBuffer()), headers: { 'content-type': req.headers.get('content-type') as string } };
+}

@@ -13,7 +13,7 @@ import { findProjectRoot, openServiceCore, type ServiceApp, type ServiceCore } f
 import { createTestDatabase, testBackends, assertAnswersMatchDocument, recordAnswers, type RecordedAnswer } from '@mailconv/platform/testing';
 import { buildApp, CONVERT_KEY_PREFIX } from '../../app.js';
 import { loadConvertConfig } from '../../config.js';
-import { useConvertApp } from './api.test-support.js';
+import { multipartBody as multipart, useConvertApp } from './api.test-support.js';
 import { CONVERT_MIGRATIONS } from '../../db/migrations.js';
 
 const run = promisify(execFile);
@@ -21,14 +21,6 @@ const FIXTURES = join(findProjectRoot(), 'packages', 'converter', 'test', 'fixtu
 const fixture = (name: string) => readFile(join(FIXTURES, name));
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-/** A multipart body built by the platform's own FormData/Request (not by the code under test). */
-async function multipart(fields: Record<string, string>, file?: { name: string; bytes: Buffer }) {
-  const form = new FormData();
-  for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  if (file) form.append('file', new Blob([file.bytes]), file.name);
-  const req = new Request('http://127.0.0.1/', { method: 'POST', body: form });
-  return { payload: Buffer.from(await req.arrayBuffer()), headers: { 'content-type': req.headers.get('content-type')! } };
-}
 
 /** Small plan limits so that 413 and 429 are reachable with few-KB fixtures; rates high enough for polling. */
 const PLANS = {

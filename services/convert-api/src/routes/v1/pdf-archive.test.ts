@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Converter } from '@mailconv/converter';
 import { findProjectRoot } from '@mailconv/platform';
 import { assertAnswersMatchDocument, recordAnswers, testBackends, type RecordedAnswer } from '@mailconv/platform/testing';
-import { useConvertApp } from './api.test-support.js';
+import { multipartBody as multipart, useConvertApp } from './api.test-support.js';
 
 /**
  * PDF/A levels and PDF/UA through the API (issue 25): `pdfa` "1b" of a document, read back
@@ -28,14 +28,6 @@ after(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-/** A multipart body built by the platform's own FormData/Request (not by the code under test). */
-async function multipart(fields: Record<string, string>, file: { name: string; bytes: Buffer }) {
-  const form = new FormData();
-  for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  form.append('file', new Blob([file.bytes]), file.name);
-  const req = new Request('http://127.0.0.1/', { method: 'POST', body: form });
-  return { payload: Buffer.from(await req.arrayBuffer()), headers: { 'content-type': req.headers.get('content-type') as string } };
-}
 
 let saved = 0;
 /** The downloaded PDF written to a file for poppler. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Converter } from '@mailconv/converter';
 import { findProjectRoot } from '@mailconv/platform';
 import { assertAnswersMatchDocument, recordAnswers, testBackends, type RecordedAnswer } from '@mailconv/platform/testing';
-import { useConvertApp } from './api.test-support.js';
+import { multipartBody as multipart, useConvertApp } from './api.test-support.js';
 
 /**
  * PDF forms, metadata and images through the API (issue 25): pdf → json and pdf → zip listed
@@ -29,14 +29,6 @@ after(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-/** A multipart body built by the platform's own FormData/Request (not by the code under test). */
-async function multipart(fields: Record<string, string>, file: { name: string; bytes: Buffer }) {
-  const form = new FormData();
-  for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  form.append('file', new Blob([file.bytes]), file.name);
-  const req = new Request('http://127.0.0.1/', { method: 'POST', body: form });
-  return { payload: Buffer.from(await req.arrayBuffer()), headers: { 'content-type': req.headers.get('content-type')! } };
-}
 
 /** qpdf's reading of the AcroForm: full name → (text) value or widget appearance states. */
 function qpdfFields(path: string): Map<string, { value: unknown; states: string[] }> {

@@ -9,7 +9,7 @@ import { crc32, deflateSync } from 'node:zlib';
 import { Converter } from '@mailconv/converter';
 import { findProjectRoot } from '@mailconv/platform';
 import { assertAnswersMatchDocument, recordAnswers, testBackends, type RecordedAnswer } from '@mailconv/platform/testing';
-import { useConvertApp } from './api.test-support.js';
+import { multipartBody as multipart, useConvertApp } from './api.test-support.js';
 
 /**
  * Redaction and page marks through the API (issue 25): a redact conversion and its download
@@ -20,14 +20,6 @@ import { useConvertApp } from './api.test-support.js';
 const ELEVEN = join(findProjectRoot(), 'packages', 'converter', 'test', 'corpus', 'pdf', 'qpdf-11-pages-with-labels.pdf');
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-/** A multipart body built by the platform's own FormData/Request (not by the code under test). */
-async function multipart(fields: Record<string, string>, file: { name: string; bytes: Buffer }) {
-  const form = new FormData();
-  for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  form.append('file', new Blob([file.bytes]), file.name);
-  const req = new Request('http://127.0.0.1/', { method: 'POST', body: form });
-  return { payload: Buffer.from(await req.arrayBuffer()), headers: { 'content-type': req.headers.get('content-type')! } };
-}
 
 /** A 4×4 red PNG, written chunk by chunk here (not by the code under test). */
 function redPng(): Buffer {
