@@ -1,6 +1,7 @@
 /**
- * libheif's tools: `heif-convert` reads HEIF/HEIC (the primary image) to PNG or JPEG;
- * `heif-enc` writes HEIC from PNG or JPEG. Other raster formats go through PNG (registry chains).
+ * libheif's tools: `heif-convert` reads HEIF/HEIC (the primary image) to PNG or JPEG, and to
+ * a PDF page through its JPEG; `heif-enc` writes HEIC from PNG or JPEG. Other raster formats go
+ * through PNG (registry chains).
  *
  * heif-convert turns the pixels by the file's own transforms (irot/imir), as HEIF demands, but
  * copies the source's EXIF as is, Orientation tag and GPS location included: an iPhone
@@ -15,6 +16,7 @@ import { basename, dirname, join } from 'node:path';
 import sharp from 'sharp';
 import { failed } from '../errors.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
+import { embedPicture } from './img2pdf.engine.js';
 import { sharpEncode } from './sharp.engine.js';
 
 const HEIF_CONVERT = '/usr/bin/heif-convert';
@@ -22,15 +24,17 @@ const HEIF_ENC = '/usr/bin/heif-enc';
 const HEIF_INFO = '/usr/bin/heif-info';
 /** libjpeg-turbo's lossless JPEG transformer (scripts/system-packages/converter.txt). */
 const JPEGTRAN = '/usr/bin/jpegtran';
+/** A HEIC's PDF page is made by img2pdf (embedPicture), as every other photo's. */
+const IMG2PDF = '/usr/bin/img2pdf';
 
 /** The libheif engine. */
 export class HeifEngine implements Engine {
   readonly name = 'libheif';
   readonly reads = ['heic', 'png', 'jpg'] as const;
-  readonly writes = ['heic', 'png', 'jpg'] as const;
+  readonly writes = ['heic', 'png', 'jpg', 'pdf'] as const;
 
   supports(from: string, to: string): boolean {
-    return (from === 'heic' && (to === 'png' || to === 'jpg')) || ((from === 'png' || from === 'jpg') && to === 'heic');
+    return (from === 'heic' && (to === 'png' || to === 'jpg' || to === 'pdf')) || ((from === 'png' || from === 'jpg') && to === 'heic');
   }
 
   tradesQualityForSize(to: string): boolean {
@@ -38,30 +42,53 @@ export class HeifEngine implements Engine {
   }
 
   probe(): Promise<EngineProbe> {
-    return probeBinaries(this.name, [HEIF_ENC, HEIF_CONVERT, HEIF_INFO, JPEGTRAN], ['--version'], /libheif version: (\S+)/);
+    return probeBinaries(this.name, [HEIF_ENC, HEIF_CONVERT, HEIF_INFO, JPEGTRAN, IMG2PDF], ['--version'], /libheif version: (\S+)/);
   }
 
-  async convert(step: Step): Promise<void> {
+  async convert(step: Step): Promise<string | undefined> {
     if (step.to === 'heic') {
       const args = step.quality >= 100 ? ['-L'] : ['-q', String(step.quality)];
       await runStep(step, HEIF_ENC, [...args, '-o', step.output, await encoderInput(step)]);
-      return;
+      return undefined;
+    }
+    if (step.to === 'pdf') {
+      // A photo's page embeds a JPEG (img2pdf copies it as is), at the PDF's quality: a
+      // camera's 10-bit HEIF took a minute through a 16-bit PNG (heif-convert compresses 24
+      // megapixels of 16-bit samples, then img2pdf needs them at 8 bits) and made a PDF ten
+      // times the size; its JPEG takes seconds (issue 31). A picture with alpha goes through
+      // a PNG, which img2pdf's step lays over white.
+      const picture = (await primaryInfo(step)).alpha ? await this.decodedPng(step) : await this.uprightJpeg(step, join(step.job.dir, 'heif-page.jpg'));
+      await embedPicture(step, picture);
+      return undefined;
     }
     if (step.to === 'jpg' && !(await primaryInfo(step)).alpha) {
-      // The fast way to a JPEG: heif-convert encodes it (pixels turned, colour profile kept),
-      // then jpegtran copies it losslessly without its EXIF and XMP (orientation, location)
-      // but with the ICC profile. A PNG round trip costs ten times as long on a 12 MP photo.
       // Not for a picture with an alpha plane: heif-convert drops the plane and shows what
       // lies under the transparent pixels; sharp lays the PNG over white, as every other
       // picture with alpha becomes a JPEG.
-      const encoded = join(step.job.dir, 'heif-decoded.jpg');
-      await decodePrimary(step, ['-q', String(Math.min(step.quality, 100))], encoded);
-      await runStep(step, JPEGTRAN, ['-copy', 'icc', '-outfile', step.output, encoded]);
-      return;
+      await this.uprightJpeg(step, step.output);
+      return undefined;
     }
+    await sharpEncode(step, await this.decodedPng(step), { autoOrient: false });
+    return undefined;
+  }
+
+  /**
+   * The fast way to a JPEG: heif-convert encodes it (pixels turned, colour profile kept),
+   * then jpegtran copies it losslessly without its EXIF and XMP (orientation, location) but
+   * with the ICC profile. A PNG round trip costs ten times as long on a 12 MP photo.
+   */
+  private async uprightJpeg(step: Step, output: string): Promise<string> {
+    const encoded = join(step.job.dir, 'heif-decoded.jpg');
+    await decodePrimary(step, ['-q', String(Math.min(step.quality, 100))], encoded);
+    await runStep(step, JPEGTRAN, ['-copy', 'icc', '-outfile', output, encoded]);
+    return output;
+  }
+
+  /** The primary picture as heif-convert decodes it to PNG (at 16 bits a sample for a deeper source). */
+  private async decodedPng(step: Step): Promise<string> {
     const decoded = join(step.job.dir, 'heif-decoded.png');
     await decodePrimary(step, [], decoded);
-    await sharpEncode(step, decoded, { autoOrient: false });
+    return decoded;
   }
 }
 

@@ -26,41 +26,49 @@ export class Img2PdfEngine implements Engine {
   }
 
   async convert(step: Step): Promise<void> {
-    const limit = { limitInputPixels: step.job.maxInputPixels };
-    let input = step.input;
-    let meta: Metadata;
-    try {
-      meta = await sharp(step.input, limit).metadata();
-      // img2pdf refuses alpha channels (PDF images have none), more than 8 bits a sample
-      // (PIL cannot keep them) and mirrored EXIF orientations (2, 4, 5, 7), and ignores a
-      // TIFF's orientation (a photo tagged "Rotate 90 CW" came out on its side): such
-      // pictures are re-encoded first, laid over white, at 8 bits, turned upright, so the page
-      // shows the pixels as they are (no /Rotate, no EXIF embedded). Found by real files of
-      // the corpus (issue 12): a 16-bit TIFF, a mirrored-orientation JPEG; issue 31.
-      const deep = meta.depth !== undefined && meta.depth !== 'uchar' && meta.depth !== 'char';
-      const turned = (meta.orientation ?? 1) !== 1;
-      if (meta.hasAlpha || deep || turned) {
-        input = join(step.job.dir, 'flattened.png');
-        let img = sharp(step.input, limit).rotate().flatten({ background: '#ffffff' });
-        if (deep) img = img.toColourspace((meta.channels ?? 3) <= 2 ? 'b-w' : 'srgb');
-        await img.png().toFile(input);
-        meta = { ...(await sharp(input, limit).metadata()), density: meta.density };
-      }
-    } catch (e) {
-      throw failed(`The ${step.from} image could not be read.`, `sharp: ${(e as Error).message}`);
-    }
-    let size = imageSize(meta);
-    if (input === step.input && meta.format === 'jpeg' && (meta.exif || meta.xmp)) {
-      // img2pdf embeds a JPEG byte for byte, its EXIF and XMP (location, camera serial)
-      // included (issue 31: an upright phone photo's GPS position was in the PDF). The copy
-      // keeps the JFIF resolution; a resolution only the EXIF declared is given to img2pdf
-      // as the page size, so the page keeps its size.
-      const stripped = (await stripJpeg(step, 1, 'stripped.jpg')) as string;
-      if (!(await hasJfifDpi(stripped)) && meta.density && !size.length) size = pageSize(meta);
-      input = stripped;
-    }
-    await runStep(step, IMG2PDF, ['--output', step.output, ...size, '--', input]);
+    await embedPicture(step, step.input);
   }
+}
+
+/**
+ * Writes `step.output`, a one-page PDF of `picture` (a PNG, JPEG, TIFF or GIF: the step's input,
+ * or a picture another engine decoded it to, e.g. libheif's JPEG of a HEIC).
+ */
+export async function embedPicture(step: Step, picture: string): Promise<void> {
+  const limit = { limitInputPixels: step.job.maxInputPixels };
+  let input = picture;
+  let meta: Metadata;
+  try {
+    meta = await sharp(picture, limit).metadata();
+    // img2pdf refuses alpha channels (PDF images have none), more than 8 bits a sample
+    // (PIL cannot keep them) and mirrored EXIF orientations (2, 4, 5, 7), and ignores a
+    // TIFF's orientation (a photo tagged "Rotate 90 CW" came out on its side): such
+    // pictures are re-encoded first, laid over white, at 8 bits, turned upright, so the page
+    // shows the pixels as they are (no /Rotate, no EXIF embedded). Found by real files of
+    // the corpus (issue 12): a 16-bit TIFF, a mirrored-orientation JPEG; issue 31.
+    const deep = meta.depth !== undefined && meta.depth !== 'uchar' && meta.depth !== 'char';
+    const turned = (meta.orientation ?? 1) !== 1;
+    if (meta.hasAlpha || deep || turned) {
+      input = join(step.job.dir, 'flattened.png');
+      let img = sharp(picture, limit).rotate().flatten({ background: '#ffffff' });
+      if (deep) img = img.toColourspace((meta.channels ?? 3) <= 2 ? 'b-w' : 'srgb');
+      await img.png().toFile(input);
+      meta = { ...(await sharp(input, limit).metadata()), density: meta.density };
+    }
+  } catch (e) {
+    throw failed(`The ${step.from} image could not be read.`, `sharp: ${(e as Error).message}`);
+  }
+  let size = imageSize(meta);
+  if (input === picture && meta.format === 'jpeg' && (meta.exif || meta.xmp)) {
+    // img2pdf embeds a JPEG byte for byte, its EXIF and XMP (location, camera serial)
+    // included (issue 31: an upright phone photo's GPS position was in the PDF). The copy
+    // keeps the JFIF resolution; a resolution only the EXIF declared is given to img2pdf
+    // as the page size, so the page keeps its size.
+    const stripped = (await stripJpeg({ ...step, input: picture }, 1, 'stripped.jpg')) as string;
+    if (!(await hasJfifDpi(stripped)) && meta.density && !size.length) size = pageSize(meta);
+    input = stripped;
+  }
+  await runStep(step, IMG2PDF, ['--output', step.output, ...size, '--', input]);
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * libjxl's reference tools: `cjxl` writes JPEG XL from PNG, JPEG (recompressed losslessly),
- * GIF, PPM or PGM; `djxl` reads it to PNG, JPEG, PPM or PGM. One thread each.
+ * GIF, PPM or PGM; `djxl` reads it to PNG, JPEG, PPM or PGM, and (through sharp) GIF and
+ * WebP, animated when the JPEG XL is (animation.ts). One thread each.
  *
  * djxl turns the pixels by the codestream's orientation but copies the file's Exif box as is:
  * into a JPEG as a malformed APP1 segment (exiftool: "Malformed APP1 EXIF segment"), into a PNG
@@ -11,6 +12,7 @@
 import { join } from 'node:path';
 import sharp, { type Metadata } from 'sharp';
 import { failed } from '../errors.js';
+import { ANIMATED_TARGETS, framesFolder, apngFrames, writeAnimation } from './animation.js';
 import { stripJpeg } from './jpeg-strip.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 import { sharpEncode } from './sharp.engine.js';
@@ -18,7 +20,7 @@ import { sharpEncode } from './sharp.engine.js';
 const CJXL = '/usr/bin/cjxl';
 const DJXL = '/usr/bin/djxl';
 const ENCODE_FROM = new Set(['png', 'jpg', 'gif', 'ppm', 'pgm']);
-const DECODE_TO = new Set(['png', 'jpg', 'ppm', 'pgm']);
+const DECODE_TO = new Set(['png', 'jpg', 'ppm', 'pgm', 'gif', 'webp']);
 
 /**
  * What cjxl reads. cjxl keeps a JPEG's EXIF and XMP (brotli-compressed, where exiftool does
@@ -74,9 +76,14 @@ export class JxlEngine implements Engine {
       return;
     }
     // 8 bits a sample: djxl 0.7 refuses to write a 16-bit picture with alpha ("Alpha bit depth does not match").
-    const pixels = step.to === 'png' || step.to === 'jpg';
+    const pixels = step.to === 'png' || step.to === 'jpg' || ANIMATED_TARGETS.has(step.to);
     const decoded = pixels ? join(step.job.dir, 'jxl-decoded.png') : step.output;
     await runStep(step, DJXL, ['--num_threads=1', '--bits_per_sample=8', step.input, decoded]);
-    if (pixels) await sharpEncode(step, decoded, { autoOrient: false });
+    if (!pixels) return;
+    // An animation comes out of djxl as an APNG: to GIF and WebP it stays one (issue 31); to
+    // anything else sharp reads its first frame, as it reads every animated source for a still.
+    const frames = ANIMATED_TARGETS.has(step.to) ? await apngFrames(step, decoded, await framesFolder(step, 'jxl-frames-')) : null;
+    if (frames) await writeAnimation(step, frames);
+    else await sharpEncode(step, decoded, { autoOrient: false });
   }
 }

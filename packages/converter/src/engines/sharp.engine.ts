@@ -6,6 +6,7 @@
  */
 import sharp from 'sharp';
 import { failed } from '../errors.js';
+import { ANIMATED_TARGETS, avifSequenceFrames, framesFolder, isAvifSequence, writeAnimation } from './animation.js';
 import type { Engine, EngineProbe, Step } from './engine.js';
 
 const IO = ['png', 'jpg', 'webp', 'gif', 'tiff', 'avif'] as const;
@@ -27,8 +28,21 @@ export class SharpEngine implements Engine {
     return { engine: this.name, available: true, version: `sharp ${sharp.versions.sharp ?? '?'}, libvips ${sharp.versions.vips}`, missing: [] };
   }
 
-  async convert(step: Step): Promise<void> {
+  /**
+   * An AVIF image sequence (animated AVIF) is not libvips's to read (libheif reads the still
+   * items only): its frames come from ffmpeg (animation.ts) and the run is recorded as
+   * `ffmpeg+sharp`. To GIF or WebP it stays an animation; to any other target it is its first frame.
+   */
+  async convert(step: Step): Promise<string | undefined> {
+    if (step.from === 'avif' && (await isAvifSequence(step.input))) {
+      const animated = ANIMATED_TARGETS.has(step.to);
+      const frames = await avifSequenceFrames(step, await framesFolder(step, 'avif-frames-'), !animated);
+      if (animated) await writeAnimation(step, frames);
+      else await sharpEncode(step, frames.files[0] as string, { autoOrient: false });
+      return 'ffmpeg+sharp';
+    }
     await sharpEncode(step, step.input, { autoOrient: true });
+    return undefined;
   }
 }
 
@@ -41,7 +55,9 @@ export class SharpEngine implements Engine {
  */
 export async function sharpEncode(step: Step, input: string, opts: { autoOrient: boolean }): Promise<void> {
   const maxDim = step.options.preset?.maxDimension;
-  let img = sharp(input, { limitInputPixels: step.job.maxInputPixels, failOn: 'error' });
+  // An animated GIF or WebP to GIF or WebP keeps every frame, its delay and its loop count (issue 31).
+  const animated = ANIMATED_TARGETS.has(step.from) && ANIMATED_TARGETS.has(step.to);
+  let img = sharp(input, { limitInputPixels: step.job.maxInputPixels, failOn: 'error', animated });
   if (opts.autoOrient) img = img.rotate();
   if (maxDim) img = img.resize({ width: maxDim, height: maxDim, fit: 'inside', withoutEnlargement: true });
   const q = step.quality;
@@ -53,7 +69,9 @@ export async function sharpEncode(step: Step, input: string, opts: { autoOrient:
       img = img.flatten({ background: '#ffffff' }).jpeg({ quality: q, mozjpeg: true });
       break;
     case 'webp':
-      img = img.webp(q >= 100 ? { lossless: true } : { quality: q });
+      // A GIF (a palette picture or animation) becomes a lossless WebP unless a quality is asked
+      // for, as libwebp's gif2webp does: exact, and smaller than the GIF as a rule.
+      img = img.webp(q >= 100 || (step.from === 'gif' && !step.qualityRequested) ? { lossless: true } : { quality: q });
       break;
     case 'avif':
       img = img.avif(q >= 100 ? { lossless: true } : { quality: q, effort: 2 });

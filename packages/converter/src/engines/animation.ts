@@ -1,0 +1,188 @@
+/**
+ * Animated pictures between picture formats (issue 31): an animated AVIF (an image sequence)
+ * or an animated JPEG XL becomes an animated GIF or WebP with every frame and each frame's
+ * time on screen, and a still target gets the first frame. The sources' frames are decoded
+ * by tools in the sandbox (ffmpeg with dav1d for AVIF, djxl for JPEG XL) to PNG files in the
+ * job's folder; sharp joins them into the animation in process (libvips: the GIF palette per
+ * frame, WebP's ANIM/ANMF with exact delays — ffmpeg 5.1's muxers guess the last frame's).
+ * The frames are engine output, read like every other: sharp with the job's pixel limit,
+ * all frames together bounded as one picture (frames × width × height), as the input guard
+ * bounds an animated upload.
+ */
+import { mkdtemp, open, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { failed, failedFinally } from '../errors.js';
+import { ownForSandbox } from '../exec/exec.js';
+import { runStep, type Step } from './engine.js';
+
+const FFMPEG = '/usr/bin/ffmpeg';
+/** libavif's reference tool (libavif-bin): which tracks are the picture and its alpha, and each frame's duration. */
+const AVIFDEC = '/usr/bin/avifdec';
+/** GIF and WebP delays are whole milliseconds in 0…65535 (sharp's range). */
+const MAX_DELAY_MS = 65_535;
+
+/** An animation's frames as PNG files, in order. */
+export interface Frames {
+  readonly files: readonly string[];
+  /** Each frame's time on screen, in ms. */
+  readonly delaysMs: readonly number[];
+  /** Plays: 0 forever, n plays n times. */
+  readonly loop: number;
+}
+
+/** The animated targets among the picture formats. */
+export const ANIMATED_TARGETS: ReadonlySet<string> = new Set(['gif', 'webp']);
+
+/** Whether the step's bytes start with an ISO-BMFF `ftyp` box listing the AVIF image-sequence brand `avis`. */
+export async function isAvifSequence(path: string): Promise<boolean> {
+  const head = Buffer.alloc(256);
+  const fh = await open(path, 'r');
+  let n: number;
+  try {
+    ({ bytesRead: n } = await fh.read(head, 0, head.length, 0));
+  } finally {
+    await fh.close();
+  }
+  if (n < 16 || head.toString('latin1', 4, 8) !== 'ftyp') return false;
+  const size = Math.min(head.readUInt32BE(0), n);
+  // Major brand at 8, minor version at 12, compatible brands from 16.
+  for (let at = 8; at + 4 <= size; at += at === 8 ? 8 : 4) if (head.toString('latin1', at, at + 4) === 'avis') return true;
+  return false;
+}
+
+/**
+ * What `avifdec --info` says of a sequence: size, whether an alpha track goes with the
+ * picture, and each frame's duration. avifdec chooses the tracks as a viewer does (the
+ * sequence when the file is one, the alpha auxiliary track by its `auxl` reference, never a
+ * depth track).
+ */
+export function parseAvifInfo(text: string): { width: number; height: number; alpha: boolean; delaysMs: number[] } {
+  const res = /^\s*\* Resolution\s*: (\d+)x(\d+)/m.exec(text);
+  const alpha = /^\s*\* Alpha\s*: (.*)$/m.exec(text);
+  const scale = /^\s*\* (\d+(?:\.\d+)?) timescales per second/m.exec(text);
+  const timescale = Number(scale?.[1]);
+  const delaysMs = [...text.matchAll(/^\s*\* Decoded frame \[\d+\] \[pts [^\]]*\] \[duration [\d.]+ \((\d+) timescales\)\]/gm)].map((m) =>
+    timescale > 0 ? Math.min(MAX_DELAY_MS, Math.round((Number(m[1]) * 1000) / timescale)) : 100,
+  );
+  if (!res || !alpha) throw new Error('avifdec --info: no resolution or alpha line');
+  return { width: Number(res[1]), height: Number(res[2]), alpha: !/^Absent/.test(alpha[1] ?? ''), delaysMs };
+}
+
+/** Fails unless `count` frames of `width`×`height` fit within the job's pixel limit, all together. */
+function checkBounds(step: Step, count: number, width: number, height: number): void {
+  if (count < 1 || width < 1 || height < 1) throw failed(`The ${step.from} animation has no frame to convert.`);
+  const pixels = count * width * height;
+  if (pixels > step.job.maxInputPixels) {
+    throw failedFinally(
+      `The ${step.from} animation holds ${count} frames of ${width}×${height} pixels (${Math.round(pixels / 1e6)} million in all), over the ${step.job.maxInputPixels / 1e6} megapixels a conversion accepts.`,
+    );
+  }
+}
+
+/** A new folder in the job's for a tool's frames, writable by the sandbox's user. */
+export async function framesFolder(step: Step, prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(step.job.dir, prefix));
+  await ownForSandbox(dir);
+  return dir;
+}
+
+/** The PNG frames a tool wrote into `dir` as `f-00001.png`…, in order. */
+async function framesIn(dir: string): Promise<string[]> {
+  return (await readdir(dir).catch(() => [] as string[]))
+    .filter((n) => /^f-\d{5}\.png$/.test(n))
+    .sort()
+    .map((n) => join(dir, n));
+}
+
+/**
+ * The frames of an AVIF image sequence: avifdec reads the facts, ffmpeg (dav1d) decodes the
+ * picture track and, when there is one, lays the alpha track on it (alphamerge). `first`
+ * alone decodes only the first frame (a still target).
+ */
+export async function avifSequenceFrames(step: Step, dir: string, first = false): Promise<Frames> {
+  const info = await runStep(step, AVIFDEC, ['--info', '-j', '1', '--size-limit', String(step.job.maxInputPixels), '--', step.input], { maxStdoutBytes: 4 * 1024 * 1024 });
+  let facts: ReturnType<typeof parseAvifInfo>;
+  try {
+    facts = parseAvifInfo(info.stdout.toString('utf8'));
+  } catch (e) {
+    throw failed(`The ${step.from} file could not be converted to ${step.to}.`, (e as Error).message);
+  }
+  const count = first ? 1 : facts.delaysMs.length;
+  checkBounds(step, count, facts.width, facts.height);
+  const graph = facts.alpha ? ['-filter_complex', '[0:v:0][0:v:1]alphamerge,format=rgba[out]', '-map', '[out]'] : ['-map', '0:v:0', '-pix_fmt', 'rgba'];
+  await runStep(step, FFMPEG, [
+    '-hide_banner', '-nostdin', '-y', '-protocol_whitelist', 'file', '-threads', '1', '-f', 'mov', '-i', step.input,
+    ...graph, '-map_metadata', '-1', '-an', '-sn', '-dn', '-fps_mode', 'passthrough', '-frames:v', String(count), '-c:v', 'png', '-f', 'image2',
+    join(dir, 'f-%05d.png'),
+  ]);
+  const files = await framesIn(dir);
+  if (files.length !== count) {
+    throw failed(`The ${step.from} file could not be converted to ${step.to}.`, `ffmpeg decoded ${files.length} frames; avifdec lists ${count}`);
+  }
+  return { files, delaysMs: facts.delaysMs.slice(0, count), loop: 0 };
+}
+
+/**
+ * An APNG's animation control: the number of frames and plays (acTL) and each frame's delay
+ * (fcTL, delay_num/delay_den seconds; a denominator of 0 means 1/100). Null for a PNG that
+ * is not animated.
+ */
+export function apngTiming(png: Buffer): { frames: number; plays: number; delaysMs: number[] } | null {
+  let at = 8;
+  let control: { frames: number; plays: number } | null = null;
+  const delaysMs: number[] = [];
+  while (at + 12 <= png.length) {
+    const length = png.readUInt32BE(at);
+    const type = png.toString('latin1', at + 4, at + 8);
+    const data = at + 8;
+    if (data + length > png.length) break;
+    if (type === 'acTL' && length >= 8) control = { frames: png.readUInt32BE(data), plays: png.readUInt32BE(data + 4) };
+    if (type === 'fcTL' && length >= 26) {
+      const num = png.readUInt16BE(data + 20);
+      const den = png.readUInt16BE(data + 22) || 100;
+      delaysMs.push(Math.min(MAX_DELAY_MS, Math.round((num * 1000) / den)));
+    }
+    if (type === 'IEND') break;
+    at = data + length + 4;
+  }
+  return control ? { ...control, delaysMs } : null;
+}
+
+/**
+ * The frames of an animated PNG that a decoder wrote (djxl writes a JPEG XL animation so):
+ * ffmpeg's APNG decoder composes each frame (blend and dispose operations) to a full PNG.
+ * Null when `apng` is a single picture.
+ */
+export async function apngFrames(step: Step, apng: string, dir: string): Promise<Frames | null> {
+  const timing = apngTiming(await readFile(apng));
+  if (!timing) return null;
+  const meta = await sharp(apng, { limitInputPixels: step.job.maxInputPixels }).metadata().catch((e: Error) => {
+    throw failed(`The ${step.from} file could not be converted to ${step.to}.`, `sharp: ${e.message}`);
+  });
+  checkBounds(step, timing.frames, meta.width ?? 0, meta.height ?? 0);
+  await runStep(step, FFMPEG, [
+    '-hide_banner', '-nostdin', '-y', '-protocol_whitelist', 'file', '-threads', '1', '-f', 'apng', '-i', apng,
+    '-map', '0:v:0', '-map_metadata', '-1', '-fps_mode', 'passthrough', '-pix_fmt', 'rgba', '-frames:v', String(timing.frames), '-c:v', 'png', '-f', 'image2',
+    join(dir, 'f-%05d.png'),
+  ]);
+  const files = await framesIn(dir);
+  if (files.length !== timing.frames || timing.delaysMs.length !== timing.frames) {
+    throw failed(`The ${step.from} file could not be converted to ${step.to}.`, `ffmpeg decoded ${files.length} frames; the APNG lists ${timing.frames} (${timing.delaysMs.length} delays)`);
+  }
+  return { files, delaysMs: timing.delaysMs, loop: timing.plays };
+}
+
+/** Writes `step.output`, an animated GIF or WebP, from the frames (sharp: libvips's cgif and libwebp). */
+export async function writeAnimation(step: Step, frames: Frames): Promise<void> {
+  const anim = { loop: frames.loop, delay: [...frames.delaysMs] };
+  let img = sharp([...frames.files], { join: { animated: true }, limitInputPixels: step.job.maxInputPixels, failOn: 'error' });
+  const maxDim = step.options.preset?.maxDimension;
+  if (maxDim) img = img.resize({ width: maxDim, height: maxDim, fit: 'inside', withoutEnlargement: true });
+  img = step.to === 'gif' ? img.gif(anim) : img.webp(step.quality >= 100 ? { ...anim, lossless: true } : { ...anim, quality: step.quality });
+  try {
+    await img.timeout({ seconds: Math.max(1, Math.ceil(step.job.timeoutMs / 1000)) }).toFile(step.output);
+  } catch (e) {
+    throw failed(`The ${step.from} animation could not be converted to ${step.to}.`, `sharp: ${(e as Error).message}`);
+  }
+}
