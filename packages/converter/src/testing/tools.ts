@@ -115,6 +115,15 @@ export function runTool(cmd: string, args: readonly string[], timeoutMs = 60_000
   });
 }
 
+/** ImageMagick's PSNR of two pictures of one size, in dB (Infinity when identical). */
+export function psnr(a: string, b: string): number {
+  // compare prints the metric on stderr and exits 1 when the pictures differ at all.
+  const r = spawnSync('/usr/bin/compare', ['-metric', 'PSNR', a, b, 'null:'], { encoding: 'utf8', timeout: 60_000 });
+  const m = /^([\d.]+|inf)/.exec(r.stderr.trim());
+  if (!m) throw new Error(`compare failed: ${r.stderr.slice(-500)}`);
+  return m[1] === 'inf' ? Infinity : Number(m[1]);
+}
+
 /** ffmpeg's SSIM of two pictures of one size ("All", 0–1; alpha left out): the issue 31 yardstick against a reference decode. */
 export function ssim(a: string, b: string): number {
   const r = spawnSync('/usr/bin/ffmpeg', ['-hide_banner', '-nostdin', '-i', a, '-i', b, '-lavfi', '[0:v]format=rgb24[x];[1:v]format=rgb24[y];[x][y]ssim', '-f', 'null', '-'], { encoding: 'utf8', timeout: 60_000 });
