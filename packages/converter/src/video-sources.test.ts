@@ -1,0 +1,211 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Converter } from './converter.js';
+import { psnr, tool, toolWith } from './testing/tools.js';
+
+// Issue 31, item 3: the container and codec pairs phones, cameras and screen recorders write
+// — MOV with HEVC (turned 90°), ProRes or Motion-JPEG and PCM; AVI with Motion-JPEG and PCM or
+// Xvid and MP3; 3GP with H.263 and AMR-NB; MKV with H.264, Opus and SubRip subtitles; a
+// variable-frame-rate screen recording; HLG and PQ HDR HEVC — each converted to mp4, webm,
+// gif, a jpg still and mp3. Every output is decoded whole by FFmpeg: each stream's decoded
+// length within 2 % of the source's (an animation at 12 fps within a frame of it), every
+// stream the target holds present (pictures, sound, subtitles), the subtitles' text and times
+// kept, the VFR clip's frame times kept, HDR frames tone-mapped to what the SDR original
+// shows. The clips are made here by FFmpeg's and SoX's encoders (2 s, 320×240 test pattern).
+const FFMPEG = '/usr/bin/ffmpeg';
+const PATTERN = ['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=30:duration=2'];
+const TONE = (s: number): string[] => ['-f', 'lavfi', '-i', `sine=frequency=440:duration=${s}:sample_rate=48000`];
+const HEVC = (extra: string): string[] => ['-c:v', 'libx265', '-x265-params', `log-level=error${extra}`, '-tag:v', 'hvc1'];
+/** An HDR clip made from the SDR pattern: BT.2020 primaries, the transfer given, 10 bits. */
+const HDR = (transfer: string): string[] => [
+  ...PATTERN, '-vf', `zscale=tin=bt709:min=bt709:pin=bt709:rin=tv:t=${transfer}:m=bt2020nc:p=bt2020:r=tv:npl=203,format=yuv420p10le`,
+  ...HEVC(`:colorprim=bt2020:transfer=${transfer}:colormatrix=bt2020nc`), '-color_primaries', 'bt2020', '-color_trc', transfer, '-colorspace', 'bt2020nc',
+];
+
+interface Clip {
+  readonly name: string;
+  readonly ext: string;
+  readonly make: (dir: string) => string[][];
+  readonly sound: boolean;
+  readonly subtitles?: boolean;
+  /** Displayed size (a phone's rotation applied). */
+  readonly size: string;
+}
+const CLIPS: readonly Clip[] = [
+  {
+    // The rotation is a display matrix written on a remux (FFmpeg 5.1 sets none while encoding).
+    name: 'phone MOV, HEVC turned 90°, AAC', ext: 'mov', sound: true, size: '240×320',
+    make: (d) => [[...PATTERN, ...TONE(2), ...HEVC(''), '-c:a', 'aac', join(d, 'upright.mov')], ['-i', join(d, 'upright.mov'), '-c', 'copy', '-metadata:s:v', 'rotate=90', join(d, 'clip.mov')]],
+  },
+  { name: 'camera MOV, ProRes 422, PCM', ext: 'mov', sound: true, size: '320×240', make: (d) => [[...PATTERN, ...TONE(2), '-c:v', 'prores_ks', '-profile:v', '2', '-c:a', 'pcm_s16le', join(d, 'clip.mov')]] },
+  { name: 'camera MOV, Motion-JPEG, PCM', ext: 'mov', sound: true, size: '320×240', make: (d) => [[...PATTERN, ...TONE(2), '-c:v', 'mjpeg', '-q:v', '3', '-c:a', 'pcm_s16le', join(d, 'clip.mov')]] },
+  { name: 'AVI, Motion-JPEG, PCM', ext: 'avi', sound: true, size: '320×240', make: (d) => [[...PATTERN, ...TONE(2), '-c:v', 'mjpeg', '-q:v', '3', '-c:a', 'pcm_s16le', join(d, 'clip.avi')]] },
+  { name: 'AVI, Xvid, MP3', ext: 'avi', sound: true, size: '320×240', make: (d) => [[...PATTERN, ...TONE(2), '-c:v', 'mpeg4', '-vtag', 'XVID', '-q:v', '4', '-c:a', 'libmp3lame', join(d, 'clip.avi')]] },
+  {
+    name: '3GP, H.263, AMR-NB', ext: '3gp', sound: true, size: '176×144',
+    make: (d) => [
+      ['-f', 'lavfi', '-i', 'testsrc2=size=176x144:rate=15:duration=2', '-c:v', 'h263', join(d, 'picture.3gp')],
+      ['sox', '-n', '-r', '8000', '-c', '1', '-t', 'amr-nb', join(d, 'sound.amr'), 'synth', '2', 'sine', '440'],
+      ['-i', join(d, 'picture.3gp'), '-i', join(d, 'sound.amr'), '-c', 'copy', '-f', '3gp', join(d, 'clip.3gp')],
+    ],
+  },
+  { name: 'MKV, H.264, Opus, SubRip', ext: 'mkv', sound: true, subtitles: true, size: '320×240', make: (d) => [[...PATTERN, ...TONE(2), '-i', join(d, 'cues.srt'), '-map', '0', '-map', '1', '-map', '2', '-c:v', 'libx264', '-c:a', 'libopus', '-c:s', 'srt', join(d, 'clip.mkv')]] },
+  {
+    // A screen recording: 1 s at 30 fps, then 3 s at 10 fps, with 4 s of sound.
+    name: 'screen recording, variable frame rate', ext: 'mp4', sound: true, size: '320×240',
+    make: (d) => [[...PATTERN, ...TONE(4), '-vf', "setpts='if(lt(N,30),N/(30*TB),(30+(N-30)*3)/(30*TB))'", '-fps_mode', 'vfr', '-c:v', 'libx264', '-c:a', 'aac', join(d, 'clip.mp4')]],
+  },
+  { name: 'HLG HDR HEVC', ext: 'mov', sound: false, size: '320×240', make: (d) => [[...HDR('arib-std-b67'), join(d, 'clip.mov')]] },
+  { name: 'PQ HDR HEVC', ext: 'mov', sound: false, size: '320×240', make: (d) => [[...HDR('smpte2084'), join(d, 'clip.mov')]] },
+];
+const CUES = '1\n00:00:00,200 --> 00:00:01,000\nHello subtitles\n\n2\n00:00:01,200 --> 00:00:01,900\nSecond cue\n';
+
+let converter: Converter;
+let work: string;
+const made = new Map<string, string>();
+before(async () => {
+  work = await mkdtemp(join(tmpdir(), 'video-sources-'));
+  converter = await Converter.create({ workDir: join(work, 'jobs') });
+  for (const [i, c] of CLIPS.entries()) {
+    const dir = await mkdtemp(join(work, `clip-${i}-`));
+    await writeFile(join(dir, 'cues.srt'), CUES);
+    for (const cmd of c.make(dir)) {
+      if (cmd[0] === 'sox') tool('/usr/bin/sox', cmd.slice(1));
+      else tool(FFMPEG, ['-v', 'error', '-y', ...cmd]);
+    }
+    made.set(c.name, join(dir, `clip.${c.ext}`));
+  }
+});
+after(async () => {
+  await converter.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+async function convert(src: string, from: string, to: string, options?: Record<string, unknown>): Promise<string> {
+  const input = join(work, `in-${Math.random().toString(36).slice(2)}.${from}`);
+  await copyFile(src, input);
+  const out = `${input}.${to}`;
+  const r = await converter.convert({ inputPath: input, sourceFormat: from, targetFormat: to, outputPath: out, ...(options ? { options } : {}) });
+  assert.ok(r.ok, `${from} → ${to}: ${r.ok ? '' : `${r.error.message} ${r.error.detail ?? ''}`}`);
+  return out;
+}
+
+/** The streams ffprobe lists, by type. */
+function streams(path: string): string[] {
+  return tool('/usr/bin/ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type', '-of', 'csv=p=0', path]).trim().split('\n').filter(Boolean).sort();
+}
+
+/** How long a stream lasts when FFmpeg decodes it whole (its last frame's end), in seconds; null when there is no such stream. */
+function decodedSeconds(path: string, stream: 'v:0' | 'a:0'): number | null {
+  const out = toolWith(FFMPEG, ['-v', 'error', '-i', path, '-map', `0:${stream}?`, '-f', 'null', '-', '-progress', 'pipe:1']);
+  const times = [...out.matchAll(/^out_time_us=(\d+)$/gm)].map((m) => Number(m[1]));
+  const last = times.at(-1);
+  return last ? last / 1e6 : null;
+}
+
+/**
+ * One audio frame of the output's sound (AAC and Opus hold whole frames: the last one is
+ * padded). AAC's 1,024 samples at the 8 kHz of an AMR-NB source are 128 ms, 6 % of a 2 s clip;
+ * the sound is not cut, only padded. At least 40 ms.
+ */
+function frameSeconds(path: string): number {
+  const [codec, rate] = tool('/usr/bin/ffprobe', ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=codec_name,sample_rate', '-of', 'csv=p=0', path]).trim().split(',');
+  const samples = codec === 'aac' ? 1024 : codec === 'mp3' ? 1152 : codec === 'opus' ? 960 : 0;
+  return Math.max(0.04, samples / (Number(rate) || 48_000));
+}
+
+const within = (got: number | null, want: number | null, slack: number): boolean => got !== null && want !== null && Math.abs(got - want) <= Math.max(want * 0.02, slack);
+
+test('phone, camera and screen-recorder clips → mp4, webm, gif, jpg, mp3: every stream kept, each as long as the source’s', { timeout: 600_000 }, async () => {
+  const problems: string[] = [];
+  for (const c of CLIPS) {
+    const src = made.get(c.name) as string;
+    const video = decodedSeconds(src, 'v:0');
+    const sound = c.sound ? decodedSeconds(src, 'a:0') : null;
+    // An MP4 source goes to mkv in place of mp4 (the same target is no conversion).
+    for (const target of [c.ext === 'mp4' ? 'mkv' : 'mp4', 'webm', 'gif', 'jpg', ...(c.sound ? ['mp3'] : [])]) {
+      const label = `${c.name} → ${target}`;
+      let out: string;
+      try {
+        out = await convert(src, c.ext, target);
+      } catch (e) {
+        problems.push(`${label}: ${(e as Error).message}`);
+        continue;
+      }
+      const kinds = streams(out);
+      if (target === 'mp4' || target === 'mkv' || target === 'webm') {
+        const want = ['video', ...(c.sound ? ['audio'] : []), ...(c.subtitles ? ['subtitle'] : [])].sort();
+        if (kinds.join() !== want.join()) problems.push(`${label}: streams ${kinds.join(',')}, not ${want.join(',')}`);
+        if (!within(decodedSeconds(out, 'v:0'), video, 0.04)) problems.push(`${label}: pictures ${decodedSeconds(out, 'v:0')} s, the source's ${video} s`);
+        if (c.sound && !within(decodedSeconds(out, 'a:0'), sound, frameSeconds(out))) problems.push(`${label}: sound ${decodedSeconds(out, 'a:0')} s, the source's ${sound} s`);
+      } else if (target === 'gif') {
+        // 12 frames a second: within a frame's time of the source.
+        if (!within(decodedSeconds(out, 'v:0'), video, 1 / 12 + 0.01)) problems.push(`${label}: ${decodedSeconds(out, 'v:0')} s, the source's ${video} s`);
+      } else if (target === 'mp3') {
+        if (kinds.join() !== 'audio') problems.push(`${label}: streams ${kinds.join(',')}`);
+        if (!within(decodedSeconds(out, 'a:0'), sound, frameSeconds(out))) problems.push(`${label}: ${decodedSeconds(out, 'a:0')} s, the source's ${sound} s`);
+      } else {
+        const size = tool('/usr/bin/identify', ['-format', '%w×%h', out]);
+        if (size !== c.size) problems.push(`${label}: ${size}, not ${c.size}`);
+      }
+    }
+  }
+  assert.deepEqual(problems, []);
+});
+
+test('an MKV’s SubRip subtitles reach mp4 (mov_text), webm (WebVTT) and mov with their text and times', { timeout: 120_000 }, async () => {
+  const src = made.get('MKV, H.264, Opus, SubRip') as string;
+  for (const target of ['mp4', 'webm', 'mov']) {
+    const out = await convert(src, 'mkv', target);
+    const srt = toolWith(FFMPEG, ['-v', 'error', '-i', out, '-map', '0:s:0', '-f', 'srt', '-']);
+    assert.match(srt, /Hello subtitles/, target);
+    assert.match(srt, /Second cue/, target);
+    const times = [...srt.matchAll(/(\d\d):(\d\d):(\d\d),(\d{3})/g)].map((m) => Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3]) + Number(m[4]) / 1000);
+    // The cues' times, within 50 ms (a container's start offset).
+    const want = [0.2, 1.0, 1.2, 1.9];
+    assert.ok(times.length === 4 && times.every((t, i) => Math.abs(t - (want[i] as number)) <= 0.05), `${target}: ${times.join(', ')}`);
+  }
+});
+
+test('a variable-frame-rate screen recording keeps its frame times in mkv and webm', { timeout: 120_000 }, async () => {
+  const src = made.get('screen recording, variable frame rate') as string;
+  const frameTimes = (path: string): number[] => {
+    // JSON: the CSV writer adds a line for a frame's side data.
+    const frames = (JSON.parse(tool('/usr/bin/ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'frame=pts_time', '-of', 'json', path])) as { frames: { pts_time: string }[] }).frames;
+    const t = frames.map((f) => Number(f.pts_time));
+    return t.map((x) => x - (t[0] as number));
+  };
+  const want = frameTimes(src);
+  assert.ok(want.length >= 60, `${want.length} frames`);
+  for (const target of ['mkv', 'webm']) {
+    const got = frameTimes(await convert(src, 'mp4', target));
+    assert.equal(got.length, want.length, `${target}: frames`);
+    const off = got.map((t, i) => Math.abs(t - (want[i] as number))).filter((d) => d > 0.011);
+    assert.deepEqual(off, [], `${target}: frame times moved`);
+  }
+});
+
+test('HLG and PQ HDR clips → jpg and gif are tone-mapped to SDR: close to the SDR pattern they were made from', { timeout: 120_000 }, async () => {
+  const sdr = join(work, 'sdr-first.png');
+  tool(FFMPEG, ['-v', 'error', '-y', ...PATTERN, '-frames:v', '1', sdr]);
+  const problems: string[] = [];
+  for (const name of ['HLG HDR HEVC', 'PQ HDR HEVC']) {
+    const src = made.get(name) as string;
+    // Untouched (FFmpeg's plain decode, as before): grey and flat, 8–10 dB.
+    const plain = join(work, `${name.replace(/\W/g, '')}-plain.png`);
+    tool(FFMPEG, ['-v', 'error', '-y', '-i', src, '-frames:v', '1', plain]);
+    const before = psnr(plain, sdr);
+    const still = await convert(src, 'mov', 'jpg', { start: 0 });
+    const gif = await convert(src, 'mov', 'gif', { duration: 0.5 });
+    const firstOfGif = `${gif}-0.png`;
+    tool('/usr/bin/convert', [`${gif}[0]`, firstOfGif]);
+    for (const [label, picture] of [['jpg', still], ['gif', firstOfGif]] as const) {
+      const db = psnr(picture, sdr);
+      if (db < 16 || db < before + 6) problems.push(`${name} → ${label}: ${db} dB against the SDR pattern (plain decode ${before} dB)`);
+    }
+  }
+  assert.deepEqual(problems, []);
+});
