@@ -48,6 +48,7 @@ import { PdfImagesEngine } from './engines/pdf-images.engine.js';
 import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { PAGE_OPTION_NAMES } from './page-options.js';
 import { checkPdfArchivePlan } from './pdf-archive-options.js';
+import { copyPhotoMetadata, metadataOutput, PHOTO_METADATA_TARGETS } from './photo-metadata.js';
 import { ANIMATION_ONLY_OPTIONS, makesAnimation, VIDEO_OPTION_NAMES, VIDEO_PICTURE_TARGETS } from './video-options.js';
 import { effectiveQuality, parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { provenPairs, readProof } from './proven-pairs.js';
@@ -293,6 +294,9 @@ export class Converter {
     }
     if (options.ocrLanguages && !first.steps.some((s) => s.engine === 'tesseract')) {
       throw invalid('ocr_language', `ocr_language applies to OCR conversions (images to txt or pdf); ${source.ext} to ${target.ext} is not one.`);
+    }
+    if (options.photoMetadata && (source.family !== 'image' || !PHOTO_METADATA_TARGETS.has(target.ext) || options.split)) {
+      throw invalid('photo_metadata', `photo_metadata applies to pictures converted to ${[...PHOTO_METADATA_TARGETS].join(', ')}; ${source.ext} to ${target.ext}${options.split ? ' split into pages' : ''} is not.`);
     }
     if (options.password !== undefined && source.ext !== 'pdf') {
       throw invalid('password', 'password opens encrypted PDF sources only.');
@@ -726,6 +730,15 @@ export class Converter {
       if (grayscale || (await stat(out)).size < (await stat(current)).size) {
         current = out;
         engines.push('ghostscript');
+      }
+    }
+    // The source's photo metadata, when asked for (issue 31): copied last, onto the finished picture.
+    if (options.photoMetadata) {
+      const out = metadataOutput(job, tag, target.ext);
+      if (await copyPhotoMetadata(input, current, out, options.photoMetadata, job)) {
+        await acceptEngineOutput(out, job, 'exiftool');
+        current = out;
+        engines.push('exiftool');
       }
     }
     return { file: current, engines };

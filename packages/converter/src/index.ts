@@ -12,6 +12,7 @@ export { PAGE_OPTION_NAMES, PAPER_SIZES, pageOptionsRecord, type PageOptions } f
 export { PDF_ARCHIVE_OPTION_NAMES, PDFA_LEVELS, pdfArchiveOptionsRecord, type PdfaLevel, type PdfArchiveOptions } from './pdf-archive-options.js';
 export { answeredStamps, checkRegex, MARK_POSITIONS, PDF_MARKUP_LIMITS, PDF_MARKUP_OPTION_NAMES, pdfMarkupRecord, type PdfMarkupOptions } from './pdf-markup-options.js';
 export { VIDEO_FRAME_DEFAULTS, VIDEO_OPTION_NAMES, videoOptionsRecord, type VideoFrameOptions } from './video-options.js';
+export { PHOTO_METADATA, PHOTO_METADATA_TARGETS, type PhotoMetadata } from './photo-metadata.js';
 export { PDF_FORM_LIMITS, PDF_FORM_OPTION_NAMES, pdfFormOptionsRecord, type FormValue, type PdfFormOptions, type PdfMetadata } from './pdf-form-options.js';
 export { PDF_IMAGE_LIMITS } from './engines/pdf-images.engine.js';
 export type { PdfFacts } from './engines/pdf-info.engine.js';

@@ -10,6 +10,7 @@ import { parsePdfArchiveOptions, PDF_ARCHIVE_OPTION_NAMES, type PdfArchiveOption
 import { parsePdfFormOptions, PDF_FORM_OPTION_NAMES, type PdfFormOptions } from './pdf-form-options.js';
 import { parsePdfMarkupOptions, PDF_MARKUP_OPTION_NAMES, type PdfMarkupOptions } from './pdf-markup-options.js';
 import { parseSignOptions, SIGN_OPTION_NAMES, type SignOptions } from './sign-options.js';
+import { parsePhotoMetadata, type PhotoMetadata } from './photo-metadata.js';
 import { parseVideoOptions, VIDEO_OPTION_NAMES, type VideoFrameOptions } from './video-options.js';
 
 /** The 12 OCR languages, as tesseract codes, with their ISO 639-1 aliases. */
@@ -120,9 +121,11 @@ export interface ConversionOptions {
   readonly sign?: SignOptions;
   /** PDF outputs: `pdfa` level, `pdf_ua`, `language` (extension, issue 25). */
   readonly pdfArchive?: PdfArchiveOptions;
+  /** Picture outputs: the source's metadata copied, with or without the location (extension, issue 31); absent: none. */
+  readonly photoMetadata?: Exclude<PhotoMetadata, 'strip'>;
 }
 
-const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', 'batch', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES, ...PDF_MARKUP_OPTION_NAMES, ...SIGN_OPTION_NAMES, ...PDF_ARCHIVE_OPTION_NAMES]);
+const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', 'batch', 'photo_metadata', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES, ...PDF_MARKUP_OPTION_NAMES, ...SIGN_OPTION_NAMES, ...PDF_ARCHIVE_OPTION_NAMES]);
 /** The options every kind of conversion may take, named in the unknown-option error. */
 const COMMON_OPTIONS = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'password', 'split', 'batch'] as const;
 /** Longest `title` or `author`. */
@@ -291,6 +294,10 @@ export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamil
     opts[field] = metadataText(field, raw[field]);
   }
   if (present('max_output_bytes')) opts.maxOutputBytes = integer('max_output_bytes', raw.max_output_bytes, 1, Number.MAX_SAFE_INTEGER);
+  if (present('photo_metadata')) {
+    const mode = parsePhotoMetadata(raw.photo_metadata, targetFamily);
+    if (mode) opts.photoMetadata = mode;
+  }
   const page = parsePageOptions(raw, present, targetFamily);
   if (page) opts.page = page;
   const video = parseVideoOptions(raw, present, targetFamily);

@@ -1356,6 +1356,11 @@ export interface paths {
                                     pdf_ua?: true;
                                     /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
                                     pdfa?: string;
+                                    /**
+                                     * @description Extension (issue 31): present when the source's photo metadata was asked to be copied.
+                                     * @enum {string}
+                                     */
+                                    photo_metadata?: "keep" | "keep_location";
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                     prefer_css_page_size?: boolean;
                                     preset: string | null;
@@ -6374,6 +6379,11 @@ export interface paths {
                          * @enum {string}
                          */
                         pdfa?: "1b" | "2b" | "3b";
+                        /**
+                         * @description Extension (issue 31): picture outputs (jpg, png, webp, tiff, avif, heic, jxl of a picture source): the source's EXIF, XMP and IPTC — camera, lens, exposure, dates, author, copyright, descriptions — copied by exiftool. keep leaves out the location (GPS and place names); keep_location copies it too; strip (the default) copies nothing. Never copied: the orientation (the pixels are turned upright), the colour profile (the pixels are converted), the size, thumbnails and previews. Any other pair, or with split → 400 naming photo_metadata.
+                         * @enum {string}
+                         */
+                        photo_metadata?: "strip" | "keep" | "keep_location";
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                         prefer_css_page_size?: boolean;
                         /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target. */
@@ -6531,6 +6541,11 @@ export interface paths {
                          * @enum {string}
                          */
                         pdfa?: "1b" | "2b" | "3b";
+                        /**
+                         * @description Extension (issue 31): picture outputs (jpg, png, webp, tiff, avif, heic, jxl of a picture source): the source's EXIF, XMP and IPTC — camera, lens, exposure, dates, author, copyright, descriptions — copied by exiftool. keep leaves out the location (GPS and place names); keep_location copies it too; strip (the default) copies nothing. Never copied: the orientation (the pixels are turned upright), the colour profile (the pixels are converted), the size, thumbnails and previews. Any other pair, or with split → 400 naming photo_metadata.
+                         * @enum {string}
+                         */
+                        photo_metadata?: "strip" | "keep" | "keep_location";
                         prefer_css_page_size?: boolean;
                         preset?: string;
                         print_background?: boolean;
@@ -6726,6 +6741,11 @@ export interface paths {
                                 pdf_ua?: true;
                                 /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
                                 pdfa?: string;
+                                /**
+                                 * @description Extension (issue 31): present when the source's photo metadata was asked to be copied.
+                                 * @enum {string}
+                                 */
+                                photo_metadata?: "keep" | "keep_location";
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -7003,6 +7023,11 @@ export interface paths {
                                 pdf_ua?: true;
                                 /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
                                 pdfa?: string;
+                                /**
+                                 * @description Extension (issue 31): present when the source's photo metadata was asked to be copied.
+                                 * @enum {string}
+                                 */
+                                photo_metadata?: "keep" | "keep_location";
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -7782,6 +7807,11 @@ export interface paths {
                                 pdf_ua?: true;
                                 /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
                                 pdfa?: string;
+                                /**
+                                 * @description Extension (issue 31): present when the source's photo metadata was asked to be copied.
+                                 * @enum {string}
+                                 */
+                                photo_metadata?: "keep" | "keep_location";
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -9396,6 +9426,11 @@ export interface paths {
                          * @enum {string}
                          */
                         pdfa?: "1b" | "2b" | "3b";
+                        /**
+                         * @description Extension (issue 31): picture outputs (jpg, png, webp, tiff, avif, heic, jxl of a picture source): the source's EXIF, XMP and IPTC — camera, lens, exposure, dates, author, copyright, descriptions — copied by exiftool. keep leaves out the location (GPS and place names); keep_location copies it too; strip (the default) copies nothing. Never copied: the orientation (the pixels are turned upright), the colour profile (the pixels are converted), the size, thumbnails and previews. Any other pair, or with split → 400 naming photo_metadata.
+                         * @enum {string}
+                         */
+                        photo_metadata?: "strip" | "keep" | "keep_location";
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                         prefer_css_page_size?: boolean;
                         /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target. */
@@ -9553,6 +9588,11 @@ export interface paths {
                          * @enum {string}
                          */
                         pdfa?: "1b" | "2b" | "3b";
+                        /**
+                         * @description Extension (issue 31): picture outputs (jpg, png, webp, tiff, avif, heic, jxl of a picture source): the source's EXIF, XMP and IPTC — camera, lens, exposure, dates, author, copyright, descriptions — copied by exiftool. keep leaves out the location (GPS and place names); keep_location copies it too; strip (the default) copies nothing. Never copied: the orientation (the pixels are turned upright), the colour profile (the pixels are converted), the size, thumbnails and previews. Any other pair, or with split → 400 naming photo_metadata.
+                         * @enum {string}
+                         */
+                        photo_metadata?: "strip" | "keep" | "keep_location";
                         prefer_css_page_size?: boolean;
                         preset?: string;
                         print_background?: boolean;
@@ -9750,6 +9790,11 @@ export interface paths {
                                 pdf_ua?: true;
                                 /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
                                 pdfa?: string;
+                                /**
+                                 * @description Extension (issue 31): present when the source's photo metadata was asked to be copied.
+                                 * @enum {string}
+                                 */
+                                photo_metadata?: "keep" | "keep_location";
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -10529,6 +10574,11 @@ export interface paths {
                                 pdf_ua?: true;
                                 /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
                                 pdfa?: string;
+                                /**
+                                 * @description Extension (issue 31): present when the source's photo metadata was asked to be copied.
+                                 * @enum {string}
+                                 */
+                                photo_metadata?: "keep" | "keep_location";
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -11084,6 +11134,11 @@ export interface paths {
                                 pdf_ua?: true;
                                 /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
                                 pdfa?: string;
+                                /**
+                                 * @description Extension (issue 31): present when the source's photo metadata was asked to be copied.
+                                 * @enum {string}
+                                 */
+                                photo_metadata?: "keep" | "keep_location";
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -13544,6 +13599,11 @@ export interface paths {
                          * @enum {string}
                          */
                         pdfa?: "1b" | "2b" | "3b";
+                        /**
+                         * @description Extension (issue 31): picture outputs (jpg, png, webp, tiff, avif, heic, jxl of a picture source): the source's EXIF, XMP and IPTC — camera, lens, exposure, dates, author, copyright, descriptions — copied by exiftool. keep leaves out the location (GPS and place names); keep_location copies it too; strip (the default) copies nothing. Never copied: the orientation (the pixels are turned upright), the colour profile (the pixels are converted), the size, thumbnails and previews. Any other pair, or with split → 400 naming photo_metadata.
+                         * @enum {string}
+                         */
+                        photo_metadata?: "strip" | "keep" | "keep_location";
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                         prefer_css_page_size?: boolean;
                         /** @description A preset listed by GET /api/v1/formats (web, print, thumbnail, ebook, archive — for PDF sources too, by Ghostscript; for PDF targets also compress, linearize, grayscale) that applies to the target. */
@@ -13786,6 +13846,11 @@ export interface paths {
                                 pdf_ua?: true;
                                 /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
                                 pdfa?: string;
+                                /**
+                                 * @description Extension (issue 31): present when the source's photo metadata was asked to be copied.
+                                 * @enum {string}
+                                 */
+                                photo_metadata?: "keep" | "keep_location";
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;
@@ -14063,6 +14128,11 @@ export interface paths {
                                 pdf_ua?: true;
                                 /** @description Extension (issue 25): the PDF/A level asked for (1b, 2b, 3b). */
                                 pdfa?: string;
+                                /**
+                                 * @description Extension (issue 31): present when the source's photo metadata was asked to be copied.
+                                 * @enum {string}
+                                 */
+                                photo_metadata?: "keep" | "keep_location";
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: use the page's CSS @page size (default true unless paper is given). */
                                 prefer_css_page_size?: boolean;
                                 preset: string | null;

@@ -63,6 +63,8 @@ const SET_PASSWORD =
 const SPLIT =
   'Extension (not in the contract): PDF and image targets. true delivers one file per page in a zip (application/zip; page-1.pdf … or page-1.png …, the numbers padded to one width): a PDF target is cut after the other PDF operations; an image target of a paged source (PDF, documents, sheets, slides) renders every page of page_range. output.pages counts them. Cannot be combined with max_output_bytes.';
 
+const PHOTO_METADATA_TEXT =
+  'Extension (issue 31): picture outputs (jpg, png, webp, tiff, avif, heic, jxl of a picture source): the source\'s EXIF, XMP and IPTC — camera, lens, exposure, dates, author, copyright, descriptions — copied by exiftool. keep leaves out the location (GPS and place names); keep_location copies it too; strip (the default) copies nothing. Never copied: the orientation (the pixels are turned upright), the colour profile (the pixels are converted), the size, thumbnails and previews. Any other pair, or with split → 400 naming photo_metadata.';
 const BATCH =
   'Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. ' +
   'The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. ' +
@@ -332,6 +334,7 @@ const optionFields = {
   set_password: Type.Optional(Type.String({ minLength: 1, maxLength: 128, format: 'password', description: SET_PASSWORD })),
   split: Type.Optional(Type.Boolean({ description: SPLIT })),
   batch: Type.Optional(Type.Boolean({ description: BATCH })),
+  photo_metadata: Type.Optional(StringEnum(['strip', 'keep', 'keep_location'], { description: PHOTO_METADATA_TEXT })),
   title: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: METADATA('title') })),
   author: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: METADATA('author') })),
   ...pageOptionFields,
@@ -406,6 +409,7 @@ export const MultipartBody = Type.Unsafe({
     set_password: { type: 'string', minLength: 1, maxLength: 128, format: 'password', description: SET_PASSWORD },
     split: { type: 'boolean', description: SPLIT },
     batch: { type: 'boolean', description: BATCH },
+    photo_metadata: { type: 'string', enum: ['strip', 'keep', 'keep_location'], description: PHOTO_METADATA_TEXT },
     title: { type: 'string', minLength: 1, maxLength: 300, description: METADATA('title') },
     author: { type: 'string', minLength: 1, maxLength: 300, description: METADATA('author') },
     paper: { type: 'string', maxLength: 40, description: PAPER },
@@ -474,6 +478,7 @@ export const ConversionRecordSchema = Type.Object({
     set_password: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when the output was encrypted with a password; never the password.' })),
     split: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).' })),
     batch: Type.Optional(Type.Literal(true, { description: 'Extension (issue 24): present (true) when each file of an archive was converted (output.format is then zip).' })),
+    photo_metadata: Type.Optional(StringEnum(['keep', 'keep_location'], { description: 'Extension (issue 31): present when the source\'s photo metadata was asked to be copied.' })),
     title: Type.Optional(Type.String({ description: 'Extension: the PDF title asked for.' })),
     author: Type.Optional(Type.String({ description: 'Extension: the PDF author asked for.' })),
     // Extensions (issue 22): the browser's page options, present when given.

@@ -481,6 +481,29 @@ for (const backend of testBackends()) {
       }
     });
 
+    test('photo_metadata (issue 31): keep copies a photo\'s camera and date but not its location, and is in the record; a PDF target is 400 naming it', async () => {
+      const photo = join(await mkdtemp(join(tmpdir(), 'photo-')), 'photo.jpg');
+      execFileSync('/usr/bin/convert', ['-size', '64x48', 'gradient:red-blue', photo]);
+      execFileSync('/usr/bin/exiftool', ['-q', '-overwrite_original', '-n', '-Make=Testcam', '-DateTimeOriginal=2024:05:06 07:08:09', '-GPSLatitude=48.85', '-GPSLatitudeRef=N', photo]);
+      const res = await postForm('/api/v1/convert?wait=60', { target_format: 'webp', photo_metadata: 'keep' }, { name: 'photo.jpg', bytes: await readFile(photo) });
+      charged++;
+      assert.equal(res.statusCode, 200, res.body);
+      const rec = res.json();
+      assert.equal(rec.status, 'completed', JSON.stringify(rec.error));
+      assert.equal(rec.options.photo_metadata, 'keep');
+      assert.deepEqual(rec.output.engines, ['sharp', 'exiftool']);
+      const webp = join(await mkdtemp(join(tmpdir(), 'webp-')), 'out.webp');
+      await writeFile(webp, (await get(`/api/v1/download/${rec.download_token}`)).rawPayload);
+      const tags = (JSON.parse(execFileSync('/usr/bin/exiftool', ['-j', '-n', webp], { encoding: 'utf8' })) as Record<string, unknown>[])[0] ?? {};
+      assert.equal(tags.Make, 'Testcam');
+      assert.equal(tags.DateTimeOriginal, '2024:05:06 07:08:09');
+      assert.equal(tags.GPSLatitude, undefined);
+      const up = (await upload('photo.jpg', await readFile(photo))).json();
+      const bad = await convertJson({ upload_id: up.upload_id, target_format: 'pdf', photo_metadata: 'keep' }, 0);
+      assert.equal(bad.statusCode, 400, bad.body);
+      assert.equal(bad.json().field, 'photo_metadata');
+    });
+
     test('GET /account/usage counts one per accepted conversion, nothing for refusals, uploads or downloads', async () => {
       const res = await get('/api/v1/account/usage');
       assert.equal(res.statusCode, 200);
