@@ -29,11 +29,11 @@ after(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-async function convert(file: string, from: string, to: string, options: { quality?: number } = {}): Promise<{ out: string; engines: readonly string[] }> {
+async function convert(file: string, from: string, to: string, options: { quality?: number; frame?: number } = {}): Promise<{ out: string; engines: readonly string[] }> {
   const src = join(work, file);
   await copyFile(join(PHOTOS, file), src);
-  const out = join(work, `${file}${options.quality ?? ''}.${to}`);
-  const r = await converter.convert({ inputPath: src, sourceFormat: from, targetFormat: to, outputPath: out, ...(options.quality ? { options: { quality: options.quality } } : {}) });
+  const out = join(work, `${file}${options.quality ?? ''}${options.frame ? `-f${options.frame}` : ''}.${to}`);
+  const r = await converter.convert({ inputPath: src, sourceFormat: from, targetFormat: to, outputPath: out, options });
   assert.ok(r.ok, `${file} → ${to}: ${r.ok ? '' : r.error.message} ${r.ok ? '' : (r.error.detail ?? '')}`);
   return { out, engines: r.engines };
 }
@@ -251,4 +251,50 @@ test('an animated GIF → webp (lossless, as gif2webp makes it) and that WebP an
   assert.ok(r.ok);
   assert.deepEqual(gifDelaysMs(back), delays);
   assert.deepEqual(compareFrames('gif', await framesOnWhite(back, 'patches-gif'), refs, 0.9), []);
+});
+
+test('frame picks the still of another frame: an AVIF sequence, an animated JPEG XL and GIF → png show that frame as their reference decoders do', { timeout: 120_000 }, async () => {
+  const problems: string[] = [];
+  // AVIF: avifdec --index 2 (the third frame).
+  const avif = 'libavif-colors-animated-8bpc.avif';
+  const third = await convert(avif, 'avif', 'png', { frame: 3 });
+  const p1 = unlike(onWhite(third.out), avifReference(avif, 2), 0.95);
+  if (p1) problems.push(`avif frame 3: ${p1}`);
+  // The first frame is not the third (the test tells them apart).
+  if (!unlike(onWhite(third.out), avifReference(avif, 0), 0.95)) problems.push('avif: frame 3 is like frame 1');
+  // JPEG XL: ffmpeg's composition of djxl's APNG, the second frame.
+  const jxl = 'libjxl-cropped-traffic-light.jxl';
+  const apng = join(work, 'frame-traffic.png');
+  tool('/usr/bin/djxl', ['--num_threads=1', join(PHOTOS, jxl), apng]);
+  const refDir = join(work, 'frame-traffic');
+  await mkdir(refDir);
+  tool('/usr/bin/ffmpeg', ['-v', 'error', '-f', 'apng', '-i', apng, '-fps_mode', 'passthrough', '-pix_fmt', 'rgba', join(refDir, 'f-%03d.png')]);
+  const second = await convert(jxl, 'jxl', 'png', { frame: 2 });
+  const p2 = unlike(onWhite(second.out), join(refDir, 'f-002.png'), 0.95);
+  if (p2) problems.push(`jxl frame 2: ${p2}`);
+  // GIF: ImageMagick's coalesced second frame.
+  const gif = 'libjxl-animation-patches.gif';
+  const refs = await framesOnWhite(join(PHOTOS, gif), 'frame-patches');
+  const p3 = unlike(onWhite((await convert(gif, 'gif', 'png', { frame: 2 })).out), refs[1] as string, 0.95);
+  if (p3) problems.push(`gif frame 2: ${p3}`);
+  assert.deepEqual(problems, []);
+});
+
+test('frame is refused naming it: past the last frame, an animated target, a source that cannot be animated, a route that reads no frames', { timeout: 60_000 }, async () => {
+  const refused = async (file: string, from: string, to: string, frame: unknown, pattern: RegExp): Promise<void> => {
+    const src = join(work, `refused-${file}`);
+    await copyFile(join(PHOTOS, file), src);
+    const r = await converter.convert({ inputPath: src, sourceFormat: from, targetFormat: to, outputPath: join(work, `refused.${to}`), options: { frame } });
+    assert.ok(!r.ok && r.error.code === 'invalid_request' && r.error.field === 'frame', `${file} → ${to} frame ${String(frame)}: ${JSON.stringify(r.ok ? r.output : r.error)}`);
+    assert.match(r.error.message, pattern);
+  };
+  await refused('libavif-colors-animated-8bpc.avif', 'avif', 'png', 9, /has 5 frames/);
+  await refused('libjxl-cropped-traffic-light.jxl', 'jxl', 'jpg', 5, /has 4 frames/);
+  await refused('libjxl-animation-patches.gif', 'gif', 'jpg', 3, /has 2 frames/);
+  await refused('libavif-cosmos1650-yuv444-10bpc-p3pq.avif', 'avif', 'png', 2, /not animated/);
+  await refused('libjxl-animation-patches.gif', 'gif', 'webp', 2, /keeps the animation/);
+  await refused('pillow-heif-rgba-8.heif', 'heic', 'png', 1, /heic to png is not/);
+  await refused('libjxl-animation-patches.gif', 'gif', 'pdf', 1, /for a picture output/);
+  await refused('libjxl-animation-patches.gif', 'gif', 'bmp', 1, /gif to bmp is not/);
+  await refused('libjxl-animation-patches.gif', 'gif', 'png', 0, /whole number from 1/);
 });

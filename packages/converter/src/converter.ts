@@ -48,6 +48,7 @@ import { PdfImagesEngine } from './engines/pdf-images.engine.js';
 import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { PAGE_OPTION_NAMES } from './page-options.js';
 import { checkPdfArchivePlan } from './pdf-archive-options.js';
+import { ANIMATED_SOURCES, ANIMATED_TARGETS, FRAME_ENGINES } from './engines/animation.js';
 import { copyPhotoMetadata, metadataOutput, PHOTO_METADATA_TARGETS } from './photo-metadata.js';
 import { ANIMATION_ONLY_OPTIONS, makesAnimation, VIDEO_OPTION_NAMES, VIDEO_PICTURE_TARGETS } from './video-options.js';
 import { effectiveQuality, parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
@@ -294,6 +295,9 @@ export class Converter {
     }
     if (options.ocrLanguages && !first.steps.some((s) => s.engine === 'tesseract')) {
       throw invalid('ocr_language', `ocr_language applies to OCR conversions (images to txt or pdf); ${source.ext} to ${target.ext} is not one.`);
+    }
+    if (options.frame !== undefined && (!ANIMATED_SOURCES.has(source.ext) || ANIMATED_TARGETS.has(target.ext) || options.split || !FRAME_ENGINES.has(first.steps[0]?.engine ?? ''))) {
+      throw invalid('frame', `frame picks the still picture of an animation (${[...ANIMATED_SOURCES].join(', ')} sources); ${source.ext} to ${target.ext}${ANIMATED_TARGETS.has(target.ext) ? ' keeps the animation' : ''}${options.split ? ' split into pages' : ''} is not.`);
     }
     if (options.photoMetadata && (source.family !== 'image' || !PHOTO_METADATA_TARGETS.has(target.ext) || options.split)) {
       throw invalid('photo_metadata', `photo_metadata applies to pictures converted to ${[...PHOTO_METADATA_TARGETS].join(', ')}; ${source.ext} to ${target.ext}${options.split ? ' split into pages' : ''} is not.`);

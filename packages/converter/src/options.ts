@@ -10,6 +10,7 @@ import { parsePdfArchiveOptions, PDF_ARCHIVE_OPTION_NAMES, type PdfArchiveOption
 import { parsePdfFormOptions, PDF_FORM_OPTION_NAMES, type PdfFormOptions } from './pdf-form-options.js';
 import { parsePdfMarkupOptions, PDF_MARKUP_OPTION_NAMES, type PdfMarkupOptions } from './pdf-markup-options.js';
 import { parseSignOptions, SIGN_OPTION_NAMES, type SignOptions } from './sign-options.js';
+import { parseFrame } from './engines/animation.js';
 import { parsePhotoMetadata, type PhotoMetadata } from './photo-metadata.js';
 import { parseVideoOptions, VIDEO_OPTION_NAMES, type VideoFrameOptions } from './video-options.js';
 
@@ -121,11 +122,13 @@ export interface ConversionOptions {
   readonly sign?: SignOptions;
   /** PDF outputs: `pdfa` level, `pdf_ua`, `language` (extension, issue 25). */
   readonly pdfArchive?: PdfArchiveOptions;
+  /** Picture outputs of an animated source: the frame shown, 1-based (extension, issue 31); absent: the first. */
+  readonly frame?: number;
   /** Picture outputs: the source's metadata copied, with or without the location (extension, issue 31); absent: none. */
   readonly photoMetadata?: Exclude<PhotoMetadata, 'strip'>;
 }
 
-const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', 'batch', 'photo_metadata', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES, ...PDF_MARKUP_OPTION_NAMES, ...SIGN_OPTION_NAMES, ...PDF_ARCHIVE_OPTION_NAMES]);
+const KNOWN = new Set(['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'title', 'author', 'batch', 'photo_metadata', 'frame', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES, ...PDF_MARKUP_OPTION_NAMES, ...SIGN_OPTION_NAMES, ...PDF_ARCHIVE_OPTION_NAMES]);
 /** The options every kind of conversion may take, named in the unknown-option error. */
 const COMMON_OPTIONS = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'password', 'split', 'batch'] as const;
 /** Longest `title` or `author`. */
@@ -294,6 +297,7 @@ export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamil
     opts[field] = metadataText(field, raw[field]);
   }
   if (present('max_output_bytes')) opts.maxOutputBytes = integer('max_output_bytes', raw.max_output_bytes, 1, Number.MAX_SAFE_INTEGER);
+  if (present('frame')) opts.frame = parseFrame(raw.frame, targetFamily);
   if (present('photo_metadata')) {
     const mode = parsePhotoMetadata(raw.photo_metadata, targetFamily);
     if (mode) opts.photoMetadata = mode;

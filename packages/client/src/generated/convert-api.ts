@@ -1298,6 +1298,8 @@ export interface paths {
                                     form_data?: string[];
                                     /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                     fps?: number;
+                                    /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
+                                    frame?: number;
                                     /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                                     header?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -6319,6 +6321,8 @@ export interface paths {
                         };
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
+                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400. */
+                        frame?: number;
                         /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                         header?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -6507,6 +6511,8 @@ export interface paths {
                         form_data?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
+                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400. */
+                        frame?: number;
                         /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                         header?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -6683,6 +6689,8 @@ export interface paths {
                                 form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
+                                frame?: number;
                                 /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                                 header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -6965,6 +6973,8 @@ export interface paths {
                                 form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
+                                frame?: number;
                                 /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                                 header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -7749,6 +7759,8 @@ export interface paths {
                                 form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
+                                frame?: number;
                                 /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                                 header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -9366,6 +9378,8 @@ export interface paths {
                         };
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
+                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400. */
+                        frame?: number;
                         /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                         header?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -9554,6 +9568,8 @@ export interface paths {
                         form_data?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
+                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400. */
+                        frame?: number;
                         /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                         header?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -9732,6 +9748,8 @@ export interface paths {
                                 form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
+                                frame?: number;
                                 /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                                 header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -10516,6 +10534,8 @@ export interface paths {
                                 form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
+                                frame?: number;
                                 /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                                 header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -11076,6 +11096,8 @@ export interface paths {
                                 form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
+                                frame?: number;
                                 /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                                 header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -13539,6 +13561,8 @@ export interface paths {
                         };
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
+                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400. */
+                        frame?: number;
                         /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                         header?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -13788,6 +13812,8 @@ export interface paths {
                                 form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
+                                frame?: number;
                                 /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                                 header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */
@@ -14070,6 +14096,8 @@ export interface paths {
                                 form_data?: string[];
                                 /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
+                                /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
+                                frame?: number;
                                 /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                                 header?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: HTML of at most 8,192 characters printed at the top (header_html) or bottom (footer_html) of every page; elements with class pageNumber, totalPages, date, title or url are filled in. Styles must be inline; it loads nothing (images as data: URLs). */

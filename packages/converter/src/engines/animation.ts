@@ -12,7 +12,8 @@
 import { mkdtemp, open, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { failed, failedFinally } from '../errors.js';
+import { failed, failedFinally, invalid } from '../errors.js';
+import type { FormatFamily } from '../formats/catalogue.js';
 import { ownForSandbox } from '../exec/exec.js';
 import { runStep, type Step } from './engine.js';
 
@@ -33,6 +34,28 @@ export interface Frames {
 
 /** The animated targets among the picture formats. */
 export const ANIMATED_TARGETS: ReadonlySet<string> = new Set(['gif', 'webp']);
+
+/** Sources that can be animations, whose still outputs the `frame` option picks a frame of. */
+export const ANIMATED_SOURCES: ReadonlySet<string> = new Set(['gif', 'webp', 'avif', 'jxl']);
+/** The engines that read those sources frame by frame (a route's first step must be one of them). */
+export const FRAME_ENGINES: ReadonlySet<string> = new Set(['sharp', 'libjxl']);
+/** Highest `frame`. */
+export const MAX_FRAME = 10_000;
+
+/** `frame` (1-based) parsed: a whole number from 1 to MAX_FRAME for picture outputs; a 400 naming it otherwise. */
+export function parseFrame(raw: unknown, targetFamily: FormatFamily): number {
+  const n = typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : raw;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_FRAME) throw invalid('frame', `frame must be a whole number from 1 to ${MAX_FRAME} (1 is the first frame).`);
+  if (targetFamily !== 'image') throw invalid('frame', 'frame picks the still picture of an animation (gif, webp, avif, jxl) for a picture output.');
+  return n;
+}
+
+/** The frame the step's still output shows (0-based), after checking the animation has it. */
+export function stillFrame(step: Step, frames: number): number {
+  const frame = step.options.frame ?? 1;
+  if (frame > frames) throw invalid('frame', `frame is ${frame} but the ${step.from} ${frames === 1 ? 'is not animated (one frame)' : `has ${frames} frames`}.`);
+  return frame - 1;
+}
 
 /** Whether the step's bytes start with an ISO-BMFF `ftyp` box listing the AVIF image-sequence brand `avis`. */
 export async function isAvifSequence(path: string): Promise<boolean> {
@@ -97,10 +120,10 @@ async function framesIn(dir: string): Promise<string[]> {
 
 /**
  * The frames of an AVIF image sequence: avifdec reads the facts, ffmpeg (dav1d) decodes the
- * picture track and, when there is one, lays the alpha track on it (alphamerge). `first`
- * alone decodes only the first frame (a still target).
+ * picture track and, when there is one, lays the alpha track on it (alphamerge). `still`
+ * decodes only up to the frame a still target shows (the `frame` option, else the first).
  */
-export async function avifSequenceFrames(step: Step, dir: string, first = false): Promise<Frames> {
+export async function avifSequenceFrames(step: Step, dir: string, still = false): Promise<Frames> {
   const info = await runStep(step, AVIFDEC, ['--info', '-j', '1', '--size-limit', String(step.job.maxInputPixels), '--', step.input], { maxStdoutBytes: 4 * 1024 * 1024 });
   let facts: ReturnType<typeof parseAvifInfo>;
   try {
@@ -108,7 +131,7 @@ export async function avifSequenceFrames(step: Step, dir: string, first = false)
   } catch (e) {
     throw failed(`The ${step.from} file could not be converted to ${step.to}.`, (e as Error).message);
   }
-  const count = first ? 1 : facts.delaysMs.length;
+  const count = still ? stillFrame(step, facts.delaysMs.length) + 1 : facts.delaysMs.length;
   checkBounds(step, count, facts.width, facts.height);
   const graph = facts.alpha ? ['-filter_complex', '[0:v:0][0:v:1]alphamerge,format=rgba[out]', '-map', '[out]'] : ['-map', '0:v:0', '-pix_fmt', 'rgba'];
   await runStep(step, FFMPEG, [

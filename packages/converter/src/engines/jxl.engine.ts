@@ -12,7 +12,7 @@
 import { join } from 'node:path';
 import sharp, { type Metadata } from 'sharp';
 import { failed } from '../errors.js';
-import { ANIMATED_TARGETS, framesFolder, apngFrames, writeAnimation } from './animation.js';
+import { ANIMATED_TARGETS, apngFrames, framesFolder, stillFrame, writeAnimation } from './animation.js';
 import { stripJpeg } from './jpeg-strip.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 import { sharpEncode } from './sharp.engine.js';
@@ -82,8 +82,17 @@ export class JxlEngine implements Engine {
     if (!pixels) return;
     // An animation comes out of djxl as an APNG: to GIF and WebP it stays one (issue 31); to
     // anything else sharp reads its first frame, as it reads every animated source for a still.
-    const frames = ANIMATED_TARGETS.has(step.to) ? await apngFrames(step, decoded, await framesFolder(step, 'jxl-frames-')) : null;
-    if (frames) await writeAnimation(step, frames);
-    else await sharpEncode(step, decoded, { autoOrient: false });
+    const animated = ANIMATED_TARGETS.has(step.to);
+    // A still of another frame than the first (`frame`) takes the animation apart too.
+    const frames = animated || (step.options.frame ?? 1) > 1 ? await apngFrames(step, decoded, await framesFolder(step, 'jxl-frames-')) : null;
+    if (frames && animated) {
+      await writeAnimation(step, frames);
+      return;
+    }
+    let picture = decoded;
+    if (frames) picture = frames.files[stillFrame(step, frames.files.length)] as string;
+    // A picture that is not animated has a first frame only.
+    else if (step.options.frame !== undefined) stillFrame(step, 1);
+    await sharpEncode(step, picture, { autoOrient: false });
   }
 }

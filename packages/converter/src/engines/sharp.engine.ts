@@ -6,7 +6,7 @@
  */
 import sharp from 'sharp';
 import { failed } from '../errors.js';
-import { ANIMATED_TARGETS, avifSequenceFrames, framesFolder, isAvifSequence, writeAnimation } from './animation.js';
+import { ANIMATED_TARGETS, avifSequenceFrames, framesFolder, isAvifSequence, stillFrame, writeAnimation } from './animation.js';
 import type { Engine, EngineProbe, Step } from './engine.js';
 
 const IO = ['png', 'jpg', 'webp', 'gif', 'tiff', 'avif'] as const;
@@ -38,12 +38,25 @@ export class SharpEngine implements Engine {
       const animated = ANIMATED_TARGETS.has(step.to);
       const frames = await avifSequenceFrames(step, await framesFolder(step, 'avif-frames-'), !animated);
       if (animated) await writeAnimation(step, frames);
-      else await sharpEncode(step, frames.files[0] as string, { autoOrient: false });
+      else await sharpEncode(step, frames.files.at(-1) as string, { autoOrient: false });
       return 'ffmpeg+sharp';
     }
+    // A still AVIF has a first frame only.
+    if (step.from === 'avif' && step.options.frame !== undefined) stillFrame(step, 1);
     await sharpEncode(step, step.input, { autoOrient: true });
     return undefined;
   }
+}
+
+/** The page of a GIF or WebP that `frame` picks, after checking it has that many. */
+async function framePage(step: Step, input: string): Promise<number> {
+  let pages: number;
+  try {
+    pages = (await sharp(input, { limitInputPixels: step.job.maxInputPixels }).metadata()).pages ?? 1;
+  } catch (e) {
+    throw failed(`The ${step.from} image could not be read.`, `sharp: ${(e as Error).message}`);
+  }
+  return stillFrame(step, pages);
 }
 
 /**
@@ -57,7 +70,9 @@ export async function sharpEncode(step: Step, input: string, opts: { autoOrient:
   const maxDim = step.options.preset?.maxDimension;
   // An animated GIF or WebP to GIF or WebP keeps every frame, its delay and its loop count (issue 31).
   const animated = ANIMATED_TARGETS.has(step.from) && ANIMATED_TARGETS.has(step.to);
-  let img = sharp(input, { limitInputPixels: step.job.maxInputPixels, failOn: 'error', animated });
+  // A still of an animated GIF or WebP: its first frame, or the one `frame` picks (issue 31).
+  const page = !animated && ANIMATED_TARGETS.has(step.from) && step.options.frame !== undefined ? await framePage(step, input) : 0;
+  let img = sharp(input, { limitInputPixels: step.job.maxInputPixels, failOn: 'error', animated, page });
   if (opts.autoOrient) img = img.rotate();
   if (maxDim) img = img.resize({ width: maxDim, height: maxDim, fit: 'inside', withoutEnlargement: true });
   const q = step.quality;

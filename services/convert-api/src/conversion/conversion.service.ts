@@ -49,6 +49,8 @@ export interface RecordOptions {
   batch?: true;
   /** Extension (issue 31): the source's photo metadata copied (`keep`, `keep_location`); absent: stripped. */
   photo_metadata?: string;
+  /** Extension (issue 31): the frame of an animated source a still output shows (1-based); absent: the first. */
+  frame?: number;
   /** Extensions (issue 22, HTML rendered by the browser): present only when asked for, normalised. */
   paper?: string;
   landscape?: boolean;
@@ -164,7 +166,7 @@ export interface DownloadTarget {
 }
 
 /** The option names a conversion request may carry besides `target_format`. */
-export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'batch', 'title', 'author', 'photo_metadata', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES, ...PDF_MARKUP_OPTION_NAMES, ...SIGN_OPTION_NAMES, ...PDF_ARCHIVE_OPTION_NAMES] as const;
+export const OPTION_NAMES = ['preset', 'quality', 'page_range', 'ocr_language', 'max_output_bytes', 'remove_active_content', 'compression', 'rotate', 'watermark', 'password', 'set_password', 'split', 'batch', 'title', 'author', 'photo_metadata', 'frame', ...VIDEO_OPTION_NAMES, ...PAGE_OPTION_NAMES, ...PDF_FORM_OPTION_NAMES, ...PDF_MARKUP_OPTION_NAMES, ...SIGN_OPTION_NAMES, ...PDF_ARCHIVE_OPTION_NAMES] as const;
 
 export interface ConversionServiceDeps {
   converter: Converter;
@@ -380,6 +382,7 @@ export class ConversionService {
       ...(plan.options.split ? { split: true as const } : {}),
       ...(plan.options.batch ? { batch: true as const } : {}),
       ...(plan.options.photoMetadata ? { photo_metadata: plan.options.photoMetadata } : {}),
+      ...(plan.options.frame !== undefined ? { frame: plan.options.frame } : {}),
       ...(plan.options.title !== undefined ? { title: plan.options.title } : {}),
       ...(plan.options.author !== undefined ? { author: plan.options.author } : {}),
       ...pageOptionsRecord(plan.options.page),

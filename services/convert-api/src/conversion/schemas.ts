@@ -65,6 +65,8 @@ const SPLIT =
 
 const PHOTO_METADATA_TEXT =
   'Extension (issue 31): picture outputs (jpg, png, webp, tiff, avif, heic, jxl of a picture source): the source\'s EXIF, XMP and IPTC — camera, lens, exposure, dates, author, copyright, descriptions — copied by exiftool. keep leaves out the location (GPS and place names); keep_location copies it too; strip (the default) copies nothing. Never copied: the orientation (the pixels are turned upright), the colour profile (the pixels are converted), the size, thumbnails and previews. Any other pair, or with split → 400 naming photo_metadata.';
+const FRAME =
+  'Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400.';
 const BATCH =
   'Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. ' +
   'The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. ' +
@@ -335,6 +337,7 @@ const optionFields = {
   split: Type.Optional(Type.Boolean({ description: SPLIT })),
   batch: Type.Optional(Type.Boolean({ description: BATCH })),
   photo_metadata: Type.Optional(StringEnum(['strip', 'keep', 'keep_location'], { description: PHOTO_METADATA_TEXT })),
+  frame: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000, description: FRAME })),
   title: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: METADATA('title') })),
   author: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: METADATA('author') })),
   ...pageOptionFields,
@@ -410,6 +413,7 @@ export const MultipartBody = Type.Unsafe({
     split: { type: 'boolean', description: SPLIT },
     batch: { type: 'boolean', description: BATCH },
     photo_metadata: { type: 'string', enum: ['strip', 'keep', 'keep_location'], description: PHOTO_METADATA_TEXT },
+    frame: { type: 'integer', minimum: 1, maximum: 10000, description: FRAME },
     title: { type: 'string', minLength: 1, maxLength: 300, description: METADATA('title') },
     author: { type: 'string', minLength: 1, maxLength: 300, description: METADATA('author') },
     paper: { type: 'string', maxLength: 40, description: PAPER },
@@ -479,6 +483,7 @@ export const ConversionRecordSchema = Type.Object({
     split: Type.Optional(Type.Literal(true, { description: 'Extension: present (true) when the PDF was split into a zip of one PDF per page (output.format is then zip).' })),
     batch: Type.Optional(Type.Literal(true, { description: 'Extension (issue 24): present (true) when each file of an archive was converted (output.format is then zip).' })),
     photo_metadata: Type.Optional(StringEnum(['keep', 'keep_location'], { description: 'Extension (issue 31): present when the source\'s photo metadata was asked to be copied.' })),
+    frame: Type.Optional(Type.Integer({ description: 'Extension (issue 31): present when a frame of an animated source was picked for a still output.' })),
     title: Type.Optional(Type.String({ description: 'Extension: the PDF title asked for.' })),
     author: Type.Optional(Type.String({ description: 'Extension: the PDF author asked for.' })),
     // Extensions (issue 22): the browser's page options, present when given.

@@ -504,6 +504,24 @@ for (const backend of testBackends()) {
       assert.equal(bad.json().field, 'photo_metadata');
     });
 
+    test('frame (issue 31): the second frame of an animated GIF as a PNG, in the record; past the last frame is 400 naming it', async () => {
+      const gif = join(await mkdtemp(join(tmpdir(), 'anim-')), 'anim.gif');
+      execFileSync('/usr/bin/convert', ['-size', '32x32', 'xc:red', 'xc:blue', '-loop', '0', gif]);
+      const res = await postForm('/api/v1/convert?wait=60', { target_format: 'png', frame: '2' }, { name: 'anim.gif', bytes: await readFile(gif) });
+      charged++;
+      assert.equal(res.statusCode, 200, res.body);
+      const rec = res.json();
+      assert.equal(rec.status, 'completed', JSON.stringify(rec.error));
+      assert.equal(rec.options.frame, 2);
+      const png = join(await mkdtemp(join(tmpdir(), 'png-')), 'out.png');
+      await writeFile(png, (await get(`/api/v1/download/${rec.download_token}`)).rawPayload);
+      assert.equal(execFileSync('/usr/bin/convert', [png, '-format', '%[pixel:p{16,16}]', 'info:'], { encoding: 'utf8' }).trim(), 'srgb(0,0,255)');
+      const up = (await upload('anim.gif', await readFile(gif))).json();
+      const bad = await convertJson({ upload_id: up.upload_id, target_format: 'webp', frame: 2 }, 0);
+      assert.equal(bad.statusCode, 400, bad.body);
+      assert.equal(bad.json().field, 'frame');
+    });
+
     test('GET /account/usage counts one per accepted conversion, nothing for refusals, uploads or downloads', async () => {
       const res = await get('/api/v1/account/usage');
       assert.equal(res.statusCode, 200);

@@ -136,10 +136,13 @@ for (const backend of testBackends()) {
       assert.match(cert.sha256, /^[0-9a-f]{64}$/);
       const list = await fx.app.inject({ method: 'GET', url: '/api/v1/signing-certificates', headers: auth(fx.keys[0]) });
       assert.deepEqual(list.json().certificates, [cert]);
-      // Stored sealed: no PEM, no DER key in the clear, no password.
+      // Stored sealed: no PEM, no PKCS#12 in the clear (24 bytes of it, at offsets aligned for base64, as base64 or hex), no password.
+      // ("MII", a DER sequence's base64, once matched by chance inside the random ciphertext.)
       const row = await (fx.admin.database.db as unknown as Kysely<ConvertTables>).selectFrom('signing_certificates').selectAll().where('id', '=', cert.id).executeTakeFirstOrThrow();
       assert.match(row.sealed, /^v1\./);
-      assert.ok(!row.sealed.includes(ACCOUNT_PASSWORD) && !/PRIVATE KEY|MII/.test(row.sealed));
+      const p12 = await readFile(accountPki.ecP12);
+      const pieces = [0, 63, 510].flatMap((at) => [p12.subarray(at, at + 24).toString('base64'), p12.subarray(at, at + 24).toString('hex')]).filter((p) => p.length >= 16);
+      assert.ok(!row.sealed.includes(ACCOUNT_PASSWORD) && !/PRIVATE KEY/.test(row.sealed) && pieces.every((p) => !row.sealed.includes(p)));
       const signed = await convert({ certificate: cert.id, visible: true, reason: 'Mine' });
       assert.equal(signed.statusCode, 200, signed.body);
       assert.equal(signed.json().status, 'completed', signed.body);
