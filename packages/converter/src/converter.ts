@@ -13,7 +13,7 @@ import sharp from 'sharp';
 import { ConversionError, failed, invalid, OUT_OF_SPACE_MESSAGE, quote, saysOutOfSpace, type ConversionFailure } from './errors.js';
 import { ownForSandbox, prepareSandboxRoot, removeSandboxTree, runSandboxed, sandboxCapabilities, useEngineUser, type SandboxCapabilities } from './exec/exec.js';
 import type { Engine, EngineProbe, JobContext, RemotePage } from './engines/engine.js';
-import { packageFile } from './engines/engine.js';
+import { packageFile, sandboxFolder } from './engines/engine.js';
 import { CalibreEngine } from './engines/calibre.engine.js';
 import { FfmpegEngine } from './engines/ffmpeg.engine.js';
 import { GhostscriptEngine } from './engines/ghostscript.engine.js';
@@ -49,13 +49,13 @@ import { formatInfo, type FormatInfo } from './formats/catalogue.js';
 import { PAGE_OPTION_NAMES } from './page-options.js';
 import { checkPdfArchivePlan } from './pdf-archive-options.js';
 import { ANIMATED_SOURCES, ANIMATED_TARGETS, FRAME_ENGINES } from './engines/animation.js';
-import { copyPhotoMetadata, metadataOutput, PHOTO_METADATA_TARGETS } from './photo-metadata.js';
+import { copyPhotoMetadata, PHOTO_METADATA_TARGETS } from './photo-metadata.js';
 import { ANIMATION_ONLY_OPTIONS, makesAnimation, VIDEO_OPTION_NAMES, VIDEO_PICTURE_TARGETS } from './video-options.js';
 import { effectiveQuality, parseOptions, qualityLadder, resolvePageRange, type ConversionOptions } from './options.js';
 import { provenPairs, readProof } from './proven-pairs.js';
 import { Registry, type Route } from './registry.js';
 import { checkMarkupPages } from './pdf-markup-options.js';
-import { applyPdfOperations, cutPages, sandboxFolder, splitPdfPages, unlockPdf, zipFiles } from './pdf-operations.js';
+import { applyPdfOperations, cutPages, splitPdfPages, unlockPdf, zipFiles } from './pdf-operations.js';
 import { checkFormDataAgainst } from './pdf-form-operations.js';
 import { listBatchMembers, OutputNames, sha256File, tooMany, writeBatchZip, type BatchManifest, type ManifestEntry } from './batch.js';
 import { unpackArchive } from './engines/archive.engine.js';
@@ -738,7 +738,7 @@ export class Converter {
     }
     // The source's photo metadata, when asked for (issue 31): copied last, onto the finished picture.
     if (options.photoMetadata) {
-      const out = metadataOutput(job, tag, target.ext);
+      const out = join(job.dir, `${tag}-metadata.${target.ext}`);
       if (await copyPhotoMetadata(input, current, out, options.photoMetadata, job)) {
         await acceptEngineOutput(out, job, 'exiftool');
         current = out;

@@ -223,7 +223,7 @@ export function parseOcrLanguages(v: unknown): string[] {
 export function parseOptions(raw: Readonly<Record<string, unknown>>, targetFamily: FormatFamily): ConversionOptions {
   for (const key of Object.keys(raw)) {
     // The names grew past what an error message should quote (issue 25): the common ones, then the groups.
-    if (!KNOWN.has(key)) throw invalid(key.slice(0, 64), `Unknown option ${quote(key)}; options are ${COMMON_OPTIONS.join(', ')} and the PDF, video and page options of docs/convert-api.md.`);
+    if (!KNOWN.has(key)) throw invalid(key.slice(0, 64), `Unknown option ${quote(key)}; options are ${COMMON_OPTIONS.join(', ')} and the PDF, picture, video and page options of docs/convert-api.md.`);
   }
   const present = (k: string): boolean => raw[k] !== undefined && raw[k] !== null && raw[k] !== '';
   const opts: { -readonly [K in keyof ConversionOptions]: ConversionOptions[K] } = {};

@@ -9,13 +9,12 @@
  * rewrite would undo linearization and could not read the encrypted file.
  * Compression and grey conversion happen earlier, in the route's Ghostscript step.
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { failed, invalid } from './errors.js';
 import type { ArchiveEngine } from './engines/archive.engine.js';
-import type { Engine, JobContext, Step } from './engines/engine.js';
+import { sandboxFolder, type Engine, type JobContext, type Step } from './engines/engine.js';
 import { runPikepdfScript } from './engines/pikepdf-script.js';
-import { ownForSandbox } from './exec/exec.js';
 import { acceptEngineOutput } from './guards/output-guard.js';
 import type { GhostscriptEngine } from './engines/ghostscript.engine.js';
 import type { QpdfEngine } from './engines/qpdf.engine.js';
@@ -167,14 +166,6 @@ export async function zipFiles(dir: string, names: readonly string[], options: C
   await bsdtar.pack({ input: join(dir, names[0] ?? ''), output: zip, from: 'pdf', to: 'zip', options, quality: 100, qualityRequested: false, job }, dir, names);
   await acceptEngineOutput(zip, job, 'bsdtar');
   return zip;
-}
-
-/** A new folder in the job folder that the sandboxed engines may write. */
-export async function sandboxFolder(job: JobContext, name: string): Promise<string> {
-  const dir = join(job.dir, name);
-  await mkdir(dir);
-  await ownForSandbox(dir);
-  return dir;
 }
 
 /**

@@ -11,7 +11,6 @@
  * converted), the image size, thumbnails and previews (of the unturned source).
  */
 import { copyFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { failed, invalid } from './errors.js';
 import { ownForSandbox, runSandboxed } from './exec/exec.js';
 import { jobLimits, type JobContext } from './engines/engine.js';
@@ -74,9 +73,4 @@ async function exiftool(job: JobContext, args: readonly string[]): Promise<boole
   });
   if (r.exitCode !== 0 || r.timedOut || r.aborted) throw failed('The photo metadata could not be copied.', `exiftool exit ${r.exitCode}: ${r.stderr.slice(-300)}`);
   return /\b1 image files updated\b/.test(r.stdout.toString('utf8'));
-}
-
-/** Where the step writes the copy, in the job's folder. */
-export function metadataOutput(job: JobContext, tag: string, ext: string): string {
-  return join(job.dir, `${tag}-metadata.${ext}`);
 }

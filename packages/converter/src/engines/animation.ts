@@ -9,12 +9,11 @@
  * all frames together bounded as one picture (frames × width × height), as the input guard
  * bounds an animated upload.
  */
-import { mkdtemp, open, readdir, readFile } from 'node:fs/promises';
+import { open, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { failed, failedFinally, invalid } from '../errors.js';
 import type { FormatFamily } from '../formats/catalogue.js';
-import { ownForSandbox } from '../exec/exec.js';
 import { runStep, type Step } from './engine.js';
 
 const FFMPEG = '/usr/bin/ffmpeg';
@@ -101,13 +100,6 @@ function checkBounds(step: Step, count: number, width: number, height: number): 
       `The ${step.from} animation holds ${count} frames of ${width}×${height} pixels (${Math.round(pixels / 1e6)} million in all), over the ${step.job.maxInputPixels / 1e6} megapixels a conversion accepts.`,
     );
   }
-}
-
-/** A new folder in the job's for a tool's frames, writable by the sandbox's user. */
-export async function framesFolder(step: Step, prefix: string): Promise<string> {
-  const dir = await mkdtemp(join(step.job.dir, prefix));
-  await ownForSandbox(dir);
-  return dir;
 }
 
 /** The PNG frames a tool wrote into `dir` as `f-00001.png`…, in order. */

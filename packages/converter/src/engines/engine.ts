@@ -2,9 +2,11 @@
  * What every engine is: a name, what it reads and writes, a probe of its binaries, and a
  * `convert` for one step (one input file to one output file in the job's folder).
  */
+import { mkdtemp } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { failed, type ConversionError } from '../errors.js';
-import { DEFAULT_MAX_MEMORY_BYTES, lastLine, runSandboxed, type ExecResult } from '../exec/exec.js';
+import { DEFAULT_MAX_MEMORY_BYTES, lastLine, ownForSandbox, runSandboxed, type ExecResult } from '../exec/exec.js';
 import type { SecurityEvent } from '../guards/output-guard.js';
 import type { ConversionOptions } from '../options.js';
 
@@ -122,6 +124,16 @@ export async function runStep(
     throw runFailure(r, name, `The ${step.from} file could not be converted to ${step.to}.`, limits);
   }
   return r;
+}
+
+/**
+ * A new folder in the job folder that the sandboxed engines may write (`name-XXXXXX`: a second
+ * attempt of the same step, a fallback route or a lower quality, gets a folder of its own).
+ */
+export async function sandboxFolder(job: JobContext, name: string): Promise<string> {
+  const dir = await mkdtemp(join(job.dir, `${name}-`));
+  await ownForSandbox(dir);
+  return dir;
 }
 
 /** The memory and CPU caps of a job's engine runs (the lower of the job's and the engine's memory cap). */

@@ -12,9 +12,9 @@
 import { join } from 'node:path';
 import sharp, { type Metadata } from 'sharp';
 import { failed } from '../errors.js';
-import { ANIMATED_TARGETS, apngFrames, framesFolder, stillFrame, writeAnimation } from './animation.js';
+import { ANIMATED_TARGETS, apngFrames, stillFrame, writeAnimation } from './animation.js';
 import { stripJpeg } from './jpeg-strip.js';
-import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
+import { probeBinaries, runStep, sandboxFolder, type Engine, type EngineProbe, type Step } from './engine.js';
 import { sharpEncode } from './sharp.engine.js';
 
 const CJXL = '/usr/bin/cjxl';
@@ -84,7 +84,7 @@ export class JxlEngine implements Engine {
     // anything else sharp reads its first frame, as it reads every animated source for a still.
     const animated = ANIMATED_TARGETS.has(step.to);
     // A still of another frame than the first (`frame`) takes the animation apart too.
-    const frames = animated || (step.options.frame ?? 1) > 1 ? await apngFrames(step, decoded, await framesFolder(step, 'jxl-frames-')) : null;
+    const frames = animated || (step.options.frame ?? 1) > 1 ? await apngFrames(step, decoded, await sandboxFolder(step.job, 'jxl-frames')) : null;
     if (frames && animated) {
       await writeAnimation(step, frames);
       return;

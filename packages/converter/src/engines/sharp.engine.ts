@@ -6,8 +6,8 @@
  */
 import sharp from 'sharp';
 import { failed } from '../errors.js';
-import { ANIMATED_TARGETS, avifSequenceFrames, framesFolder, isAvifSequence, stillFrame, writeAnimation } from './animation.js';
-import type { Engine, EngineProbe, Step } from './engine.js';
+import { ANIMATED_TARGETS, avifSequenceFrames, isAvifSequence, stillFrame, writeAnimation } from './animation.js';
+import { sandboxFolder, type Engine, type EngineProbe, type Step } from './engine.js';
 
 const IO = ['png', 'jpg', 'webp', 'gif', 'tiff', 'avif'] as const;
 // One libvips worker thread per image: the machine is shared and small.
@@ -36,7 +36,7 @@ export class SharpEngine implements Engine {
   async convert(step: Step): Promise<string | undefined> {
     if (step.from === 'avif' && (await isAvifSequence(step.input))) {
       const animated = ANIMATED_TARGETS.has(step.to);
-      const frames = await avifSequenceFrames(step, await framesFolder(step, 'avif-frames-'), !animated);
+      const frames = await avifSequenceFrames(step, await sandboxFolder(step.job, 'avif-frames'), !animated);
       if (animated) await writeAnimation(step, frames);
       else await sharpEncode(step, frames.files.at(-1) as string, { autoOrient: false });
       return 'ffmpeg+sharp';
