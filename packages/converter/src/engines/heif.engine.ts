@@ -6,8 +6,8 @@
  * heif-convert turns the pixels by the file's own transforms (irot/imir), as HEIF demands, but
  * copies the source's EXIF as is, Orientation tag and GPS location included: an iPhone
  * portrait photo came out turned and still tagged "Rotate 90 CW", so viewers turned it twice.
- * To JPEG it encodes, then jpegtran drops the EXIF and XMP losslessly (keeping the colour
- * profile); to anything else it decodes to a PNG in the job's folder, and sharp writes the
+ * To JPEG it encodes, then the EXIF and XMP are dropped losslessly (stripJpeg, keeping the
+ * colour profile); to anything else it decodes to a PNG in the job's folder, and sharp writes the
  * target from those pixels as they are, without the EXIF (sharpEncode). A JPEG to encode is made upright first for the
  * same reason: heif-enc copies its EXIF but writes no irot.
  */
@@ -17,13 +17,12 @@ import sharp from 'sharp';
 import { failed } from '../errors.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 import { embedPicture } from './img2pdf.engine.js';
+import { JPEGTRAN, stripJpeg } from './jpeg-strip.js';
 import { sharpEncode } from './sharp.engine.js';
 
 const HEIF_CONVERT = '/usr/bin/heif-convert';
 const HEIF_ENC = '/usr/bin/heif-enc';
 const HEIF_INFO = '/usr/bin/heif-info';
-/** libjpeg-turbo's lossless JPEG transformer (scripts/system-packages/converter.txt). */
-const JPEGTRAN = '/usr/bin/jpegtran';
 /** A HEIC's PDF page is made by img2pdf (embedPicture), as every other photo's. */
 const IMG2PDF = '/usr/bin/img2pdf';
 
@@ -74,14 +73,14 @@ export class HeifEngine implements Engine {
 
   /**
    * The fast way to a JPEG: heif-convert encodes it (pixels turned, colour profile kept),
-   * then jpegtran copies it losslessly without its EXIF and XMP (orientation, location) but
-   * with the ICC profile. A PNG round trip costs ten times as long on a 12 MP photo.
+   * then it is copied losslessly without its EXIF and XMP (orientation, location) but with the
+   * ICC profile (stripJpeg). A PNG round trip costs ten times as long on a 12 MP photo.
    */
   private async uprightJpeg(step: Step, output: string): Promise<string> {
     const encoded = join(step.job.dir, 'heif-decoded.jpg');
     await decodePrimary(step, ['-q', String(Math.min(step.quality, 100))], encoded);
-    await runStep(step, JPEGTRAN, ['-copy', 'icc', '-outfile', output, encoded]);
-    return output;
+    // Upright already: heif-convert turned the pixels, and only its EXIF says otherwise.
+    return (await stripJpeg({ ...step, input: encoded }, 1, output)) as string;
   }
 
   /** The primary picture as heif-convert decodes it to PNG (at 16 bits a sample for a deeper source). */

@@ -6,7 +6,7 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp, { type Metadata } from 'sharp';
 import { failed } from '../errors.js';
-import { stripJpeg } from './jpeg-strip.js';
+import { JPEGTRAN, stripJpeg } from './jpeg-strip.js';
 import { probeBinaries, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
 const IMG2PDF = '/usr/bin/img2pdf';
@@ -22,7 +22,7 @@ export class Img2PdfEngine implements Engine {
   }
 
   probe(): Promise<EngineProbe> {
-    return probeBinaries(this.name, [IMG2PDF, '/usr/bin/python3', '/usr/bin/jpegtran'], ['--version'], /img2pdf (\S+)/);
+    return probeBinaries(this.name, [IMG2PDF, '/usr/bin/python3', JPEGTRAN], ['--version'], /img2pdf (\S+)/);
   }
 
   async convert(step: Step): Promise<void> {
@@ -64,7 +64,7 @@ export async function embedPicture(step: Step, picture: string): Promise<void> {
     // included (issue 31: an upright phone photo's GPS position was in the PDF). The copy
     // keeps the JFIF resolution; a resolution only the EXIF declared is given to img2pdf
     // as the page size, so the page keeps its size.
-    const stripped = (await stripJpeg({ ...step, input: picture }, 1, 'stripped.jpg')) as string;
+    const stripped = (await stripJpeg({ ...step, input: picture }, 1, join(step.job.dir, 'stripped.jpg'))) as string;
     if (!(await hasJfifDpi(stripped)) && meta.density && !size.length) size = pageSize(meta);
     input = stripped;
   }

@@ -38,7 +38,7 @@ async function encoderInput(step: Step): Promise<string> {
     throw failed('The jpg image could not be read.', `sharp: ${(e as Error).message}`);
   }
   if (!meta.exif && !meta.xmp) return step.input;
-  const stripped = await stripJpeg(step, meta.orientation ?? 1, 'stripped.jpg');
+  const stripped = await stripJpeg(step, meta.orientation ?? 1, join(step.job.dir, 'stripped.jpg'));
   if (stripped) return stripped;
   const upright = join(step.job.dir, 'upright.png');
   try {
