@@ -27,6 +27,11 @@ const FILES = [
   // A camera's 10-bit HEIF (.hif): its PDF page took a minute through a 16-bit PNG; it now
   // embeds heif-convert's JPEG (the picture checked as stored, and stored as a JPEG).
   { name: 'camera 10-bit', file: 'pillow-heif-sony-a7s3-10bit.hif', images: 1, primary: 1, size: '4240×2832', targets: ['jpg', 'pdf'] },
+  // An iPhone 13 Pro portrait-mode photo with its depth map (an auxiliary image, 768×576),
+  // and a Galaxy S25 Ultra HDR photo (brand `tmap`: an SDR primary, a gain map and a tone-mapped
+  // derived image): the primary picture, never the depth map or the gain map.
+  { name: 'iPhone portrait mode with depth', file: 'pillow-heif-iphone-depth.heic', images: 1, primary: 1, size: '4032×3024', targets: ['jpg', 'pdf'] },
+  { name: 'Galaxy HDR with gain map', file: 'pillow-heif-galaxy-gain-map.heic', images: 1, primary: 1, size: '4000×1848', targets: ['jpg', 'png'] },
 ] as const;
 
 let converter: Converter;
@@ -82,6 +87,8 @@ for (const f of FILES) {
       if (size !== f.size) problems.push(`${target}: ${size}, not ${f.size}`);
       // The alpha plane is kept where the target holds one.
       if (f.name === 'alpha' && (target === 'png' || target === 'webp') && !/a$/.test(channels ?? '')) problems.push(`${target}: no alpha (${channels})`);
+      // The phones' GPS positions stay behind (the default, photo_metadata: strip).
+      if (tool('/usr/bin/exiftool', ['-s3', '-GPSLatitude', picture]).trim()) problems.push(`${target}: a GPS position was carried over`);
       const s = ssim(picture, target === 'jpg' || target === 'pdf' ? white : ref);
       if (s < 0.95) problems.push(`${target}: SSIM ${s} against libheif's primary image`);
     }
