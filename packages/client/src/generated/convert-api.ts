@@ -6321,7 +6321,7 @@ export interface paths {
                         };
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
-                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400. */
+                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, pdf, …) shows of an animated gif, webp, avif, jxl or apng source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif, webp, apng and avif targets keep the animation (400); other pairs → 400. */
                         frame?: number;
                         /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                         header?: string;
@@ -6511,7 +6511,7 @@ export interface paths {
                         form_data?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
-                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400. */
+                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, pdf, …) shows of an animated gif, webp, avif, jxl or apng source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif, webp, apng and avif targets keep the animation (400); other pairs → 400. */
                         frame?: number;
                         /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                         header?: string;
@@ -9378,7 +9378,7 @@ export interface paths {
                         };
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
-                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400. */
+                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, pdf, …) shows of an animated gif, webp, avif, jxl or apng source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif, webp, apng and avif targets keep the animation (400); other pairs → 400. */
                         frame?: number;
                         /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                         header?: string;
@@ -9568,7 +9568,7 @@ export interface paths {
                         form_data?: string;
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
-                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400. */
+                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, pdf, …) shows of an animated gif, webp, avif, jxl or apng source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif, webp, apng and avif targets keep the animation (400); other pairs → 400. */
                         frame?: number;
                         /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                         header?: string;
@@ -13561,7 +13561,7 @@ export interface paths {
                         };
                         /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
-                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400. */
+                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, pdf, …) shows of an animated gif, webp, avif, jxl or apng source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif, webp, apng and avif targets keep the animation (400); other pairs → 400. */
                         frame?: number;
                         /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                         header?: string;

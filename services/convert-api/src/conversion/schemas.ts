@@ -66,7 +66,7 @@ const SPLIT =
 const PHOTO_METADATA_TEXT =
   'Extension (issue 31): picture outputs (jpg, png, webp, tiff, avif, heic, jxl of a picture source): the source\'s EXIF, XMP and IPTC — camera, lens, exposure, dates, author, copyright, descriptions — copied by exiftool. keep leaves out the location (GPS and place names); keep_location copies it too; strip (the default) copies nothing. Never copied: the orientation (the pixels are turned upright), the colour profile (the pixels are converted), the size, thumbnails and previews. Any other pair, or with split → 400 naming photo_metadata.';
 const FRAME =
-  'Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400.';
+  'Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, pdf, …) shows of an animated gif, webp, avif, jxl or apng source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif, webp, apng and avif targets keep the animation (400); other pairs → 400.';
 const BATCH =
   'Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. ' +
   'The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. ' +
