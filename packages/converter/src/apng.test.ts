@@ -260,6 +260,15 @@ test('every animated source → apng (its frames exactly, each delay, the loop c
   assert.deepEqual(problems, []);
 });
 
+test('a play count other than forever reaches an APNG: an APNG played once → webp → apng plays once, every frame at its delay', { timeout: 60_000 }, async () => {
+  const once = await convert(join(PHOTOS, 'pillow-apng-dispose-op-background-region.png'), 'apng', 'webp', { quality: 100 });
+  const webp = await referee(once.out);
+  assert.equal(webp.loop, 1, 'Pillow: the WebP plays once');
+  const apng = await referee((await convert(once.out, 'webp', 'apng')).out);
+  assert.deepEqual([apng.mime, apng.loop, apng.delaysMs], ['image/apng', 1, webp.delaysMs]);
+  assert.deepEqual(compareFrames('apng', apng.frames, webp.frames, 0.99), []);
+});
+
 test('a still picture → apng is a one-frame PNG of it; a still → avif stays a still AVIF', { timeout: 60_000 }, async () => {
   const src = join(work, 'still-sample.png');
   await copyFile(packageFile('test/fixtures/sample.png'), src);
