@@ -117,14 +117,14 @@ const pageOptionFields = {
   css: Type.Optional(Type.String({ maxLength: 65536, description: `${BROWSER} (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either.` })),
 };
 
-const VIDEO = 'Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field.';
+const VIDEO = 'Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field.';
 const VIDEO_DESCRIPTIONS = {
   start: `${VIDEO} Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start.`,
   duration: `${VIDEO} Animations: seconds of the clip from start (default 10, at most 60).`,
   fps: `${VIDEO} Animations: frames per second (default 12).`,
   width: `${VIDEO} Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size).`,
   loop: `${VIDEO} Animations: 0 loops forever (default); n plays the animation n times in all.`,
-  animated: `${VIDEO} gif and webp targets are animations (default true); false makes one still frame.`,
+  animated: `${VIDEO} gif, webp and apng targets are animations (default true); false makes one still frame.`,
 };
 const videoOptionFields = {
   start: Type.Optional(Type.Number({ minimum: 0, maximum: 86400, description: VIDEO_DESCRIPTIONS.start })),
