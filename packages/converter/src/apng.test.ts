@@ -1,8 +1,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { Converter } from './converter.js';
 import { packageFile } from './engines/engine.js';
 import { detectFormat } from './formats/detect.js';
@@ -267,6 +268,20 @@ test('a play count other than forever reaches an APNG: an APNG played once → w
   const apng = await referee((await convert(once.out, 'webp', 'apng')).out);
   assert.deepEqual([apng.mime, apng.loop, apng.delaysMs], ['image/apng', 1, webp.delaysMs]);
   assert.deepEqual(compareFrames('apng', apng.frames, webp.frames, 0.99), []);
+});
+
+test('an APNG that says it has 20,000 frames of 100×100 is refused before any frame is decoded (the job\'s pixel limit over all frames)', { timeout: 60_000 }, async () => {
+  const png = await readFile(join(CORPUS, 'apng/image-rs-apng-ball.apng'));
+  const at = png.indexOf('acTL');
+  assert.ok(at > 0);
+  png.writeUInt32BE(20_000, at + 4);
+  png.writeUInt32BE(crc32(png.subarray(at, at + 12)), at + 12);
+  const src = join(work, 'many-frames.png');
+  await writeFile(src, png);
+  assert.equal((await detectFormat(src, 'many.png'))?.ext, 'apng');
+  const r = await converter.convert({ inputPath: src, sourceFormat: 'apng', targetFormat: 'gif', outputPath: join(work, 'many.gif') });
+  assert.ok(!r.ok && r.error.code === 'conversion_failed', JSON.stringify(r.ok ? r.output : r.error));
+  assert.match(r.error.message, /20000 frames of 100×100 pixels \(200 million in all\)/);
 });
 
 test('a still picture → apng is a one-frame PNG of it; a still → avif stays a still AVIF', { timeout: 60_000 }, async () => {
