@@ -85,6 +85,8 @@ export default tseslint.config(
       'services/convert-api/src/routes/v1/pdf-archive.test.ts',
       // Redaction and page marks (issue 25): downloads read with pdftotext and pdfinfo.
       'services/convert-api/src/routes/v1/pdf-markup.test.ts',
+      // An animated PNG uploaded as .png: identify counts the downloaded GIF's frames (issue 31).
+      'services/convert-api/src/routes/v1/apng-upload.test.ts',
       'services/email-api/src/process.test.ts',
       'services/email-api/src/jobs/jobs-crash.test.ts',
       // The SDK/CLI suites create accounts with the services' admin CLI and run the CLI; the

@@ -323,13 +323,13 @@ export class Converter {
     if (options.video) {
       const field = VIDEO_OPTION_NAMES.find((n) => options.video?.[n] !== undefined) ?? 'start';
       if (source.family !== 'video' || !(VIDEO_PICTURE_TARGETS as readonly string[]).includes(target.ext) || first.steps[0]?.engine !== 'ffmpeg') {
-        throw invalid(field, `${field} applies to video sources (mp4, mov, webm, …) converted to gif, webp, jpg or png; ${source.ext} to ${target.ext} is not.`);
+        throw invalid(field, `${field} applies to video sources (mp4, mov, webm, …) converted to gif, webp, apng, jpg or png; ${source.ext} to ${target.ext} is not.`);
       }
       const still = ANIMATION_ONLY_OPTIONS.find((n) => options.video?.[n] !== undefined);
       if (still && !makesAnimation(target.ext, options.video)) {
-        throw invalid(still, `${still} applies to animations (gif, webp); a ${target.ext}${options.video.animated === false ? ' with animated false' : ''} is one still frame.`);
+        throw invalid(still, `${still} applies to animations (gif, webp, apng); a ${target.ext}${options.video.animated === false ? ' with animated false' : ''} is one still frame.`);
       }
-      if (options.video.animated === true && !makesAnimation(target.ext, options.video)) throw invalid('animated', `animated applies to gif and webp targets; a ${target.ext} is one still frame.`);
+      if (options.video.animated === true && !makesAnimation(target.ext, options.video)) throw invalid('animated', `animated applies to gif, webp and apng targets; a ${target.ext} is one still frame.`);
     }
     if (options.markup?.redact && source.ext !== 'pdf') throw invalid('redact', `redact applies to PDF sources converted to PDF; ${source.ext} to ${target.ext} is not.`);
     if (options.pdfForm?.formData && source.ext !== 'pdf') throw invalid('form_data', `form_data fills the form of a PDF source; this upload is ${source.ext}.`);

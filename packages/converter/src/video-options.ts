@@ -1,6 +1,6 @@
 /**
- * Options of video → picture conversions (issue 31): an animated GIF or WebP of a stretch of
- * the clip, or one still frame (jpg, png, webp). Flat option names, as the API takes them;
+ * Options of video → picture conversions (issue 31): an animated GIF, WebP or APNG of a stretch
+ * of the clip, or one still frame (jpg, png, webp, apng). Flat option names, as the API takes them;
  * which source and target they fit is checked by the converter (it knows both).
  */
 import { invalid } from './errors.js';
@@ -18,15 +18,15 @@ export interface VideoFrameOptions {
   readonly width?: number;
   /** Animations: 0 loops forever; n plays the animation n times in all. */
   readonly loop?: number;
-  /** WebP (and GIF) targets: false makes a still picture instead of an animation. */
+  /** GIF, WebP and APNG targets: false makes a still picture instead of an animation. */
   readonly animated?: boolean;
 }
 
 /** The option names, as the API takes them. */
 export const VIDEO_OPTION_NAMES = ['start', 'duration', 'fps', 'width', 'loop', 'animated'] as const;
 
-/** What a video becomes as pictures: animations (gif, webp) and still frames (jpg, png, webp). */
-export const VIDEO_PICTURE_TARGETS = ['gif', 'webp', 'jpg', 'png'] as const;
+/** What a video becomes as pictures: animations (gif, webp, apng) and still frames (jpg, png; webp and apng with `animated` false). */
+export const VIDEO_PICTURE_TARGETS = ['gif', 'webp', 'apng', 'jpg', 'png'] as const;
 
 /** Options of animations only (a still takes `start` and `width`). */
 export const ANIMATION_ONLY_OPTIONS = ['duration', 'fps', 'loop'] as const;
@@ -64,7 +64,7 @@ export function parseVideoOptions(raw: Readonly<Record<string, unknown>>, presen
   const given = VIDEO_OPTION_NAMES.filter(present);
   if (!given.length) return undefined;
   for (const f of given) {
-    if (targetFamily !== 'image') throw invalid(f, `${f} applies to video sources converted to gif, webp, jpg or png only.`);
+    if (targetFamily !== 'image') throw invalid(f, `${f} applies to video sources converted to gif, webp, apng, jpg or png only.`);
   }
   const o: { -readonly [K in keyof VideoFrameOptions]: VideoFrameOptions[K] } = {};
   if (present('start')) o.start = number('start', raw.start, 0, MAX_START_S, false);
@@ -80,9 +80,9 @@ export function parseVideoOptions(raw: Readonly<Record<string, unknown>>, presen
   return o;
 }
 
-/** Whether a video → `target` conversion with these options makes an animation (gif, webp unless `animated` is false). */
+/** Whether a video → `target` conversion with these options makes an animation (gif, webp, apng unless `animated` is false). */
 export function makesAnimation(target: string, o: VideoFrameOptions | undefined): boolean {
-  return (target === 'gif' || target === 'webp') && o?.animated !== false;
+  return (target === 'gif' || target === 'webp' || target === 'apng') && o?.animated !== false;
 }
 
 /** The options as stored and answered (their API names), for the record. */

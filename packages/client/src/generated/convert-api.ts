@@ -1258,7 +1258,7 @@ export interface paths {
                                 /** @description `cnv_…`; conversions and jobs share the id space. */
                                 id: string;
                                 options: {
-                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif, webp and apng targets are animations (default true); false makes one still frame. */
                                     animated?: boolean;
                                     /** @description Extension: the PDF author asked for. */
                                     author?: string;
@@ -1283,7 +1283,7 @@ export interface paths {
                                     css?: string;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                     device_scale?: number;
-                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                     duration?: number;
                                     /**
                                      * @description Extension (issue 25): present (true) when the PDF was flattened.
@@ -1296,7 +1296,7 @@ export interface paths {
                                     footer_html?: string;
                                     /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                     form_data?: string[];
-                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                     fps?: number;
                                     /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
                                     frame?: number;
@@ -1308,7 +1308,7 @@ export interface paths {
                                     landscape?: boolean;
                                     /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
                                     language?: string;
-                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                     loop?: number;
                                     /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                     margin?: string;
@@ -1423,7 +1423,7 @@ export interface paths {
                                         text?: string;
                                         width?: number;
                                     }[];
-                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                     start?: number;
                                     /** @description Extension: the PDF title asked for. */
                                     title?: string;
@@ -1433,7 +1433,7 @@ export interface paths {
                                     wait_for?: string;
                                     /** @description Extension: present when a watermark was asked for. */
                                     watermark?: string;
-                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                    /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
                                     width?: number;
                                 };
                                 output: {
@@ -6257,7 +6257,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif, webp and apng targets are animations (default true); false makes one still frame. */
                         animated?: boolean;
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         author?: string;
@@ -6282,7 +6282,7 @@ export interface paths {
                         css?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                         device_scale?: number;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                         duration?: number;
                         /** @description Extension (issue 24): upload the output, once made, to S3-compatible storage (AWS S3, MinIO, R2, Ceph, …) with the AWS SDK — multipart past one part. The record answers its status and ETag; the credentials are sealed with the service’s key until the export ran, then removed, and never answered. The endpoint goes through the egress guard (public https only unless the operator allows otherwise: 400 naming export.endpoint). A failed export leaves the conversion completed (and charged) with export.status failed and its error; the output stays downloadable. */
                         export?: {
@@ -6319,9 +6319,9 @@ export interface paths {
                         form_data?: {
                             [key: string]: string | boolean | string[];
                         };
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
-                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400. */
+                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, pdf, …) shows of an animated gif, webp, avif, jxl or apng source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif, webp, apng and avif targets keep the animation (400); other pairs → 400. */
                         frame?: number;
                         /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                         header?: string;
@@ -6331,7 +6331,7 @@ export interface paths {
                         landscape?: boolean;
                         /** @description Extension (issue 25): PDF targets. With pdf_ua: the document's language as a BCP 47 tag such as "en-GB" (the PDF's /Lang); default the document's own. */
                         language?: string;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                         loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
@@ -6455,7 +6455,7 @@ export interface paths {
                             text?: string;
                             width?: number;
                         }[];
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                         start?: number;
                         /** @description An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format. */
                         target_format: string;
@@ -6473,11 +6473,11 @@ export interface paths {
                         watermark?: string;
                         /** @description Extension (issue 24): also tell this URL when the conversion completes or fails (`conversion.completed` / `conversion.failed`), besides the account’s endpoints. Checked like an endpoint’s URL (public HTTPS unless the operator allows otherwise; refused → 400 naming `webhook_url`) and signed with the account’s request signing secret (POST /api/dashboard/webhooks/request-secret; without one → 400). */
                         webhook_url?: string;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
                         width?: number;
                     };
                     "multipart/form-data": {
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif, webp and apng targets are animations (default true); false makes one still frame. */
                         animated?: boolean;
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         author?: string;
@@ -6492,7 +6492,7 @@ export interface paths {
                         compression?: "screen" | "ebook" | "printer" | "prepress";
                         css?: string;
                         device_scale?: number;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                         duration?: number;
                         /** @description Extension (issue 24): upload the output, once made, to S3-compatible storage (AWS S3, MinIO, R2, Ceph, …) with the AWS SDK — multipart past one part. The record answers its status and ETag; the credentials are sealed with the service’s key until the export ran, then removed, and never answered. The endpoint goes through the egress guard (public https only unless the operator allows otherwise: 400 naming export.endpoint). A failed export leaves the conversion completed (and charged) with export.status failed and its error; the output stays downloadable. In a form: the export object as JSON text. */
                         export?: string;
@@ -6509,9 +6509,9 @@ export interface paths {
                         footer_html?: string;
                         /** @description Extension (issue 25): PDF targets only. Fills the source PDF's AcroForm: {"<full field name>": value} — text → a string; check box → true/false (or its on-state name); radio → the chosen option’s export value (false: none); combo box or list → one of its options; multi-select list → a list of options. Field names, types and options are listed by converting the PDF to json. Checked against the PDF before anything is charged: unknown names → 400 naming them (field form_data); a value its field cannot take → 400 naming the field (form_data.<name>). The values are drawn into the fields, so every viewer shows them. In a form: the object as JSON text. */
                         form_data?: string;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
-                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400. */
+                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, pdf, …) shows of an animated gif, webp, avif, jxl or apng source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif, webp, apng and avif targets keep the animation (400); other pairs → 400. */
                         frame?: number;
                         /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                         header?: string;
@@ -6520,7 +6520,7 @@ export interface paths {
                         landscape?: boolean;
                         /** @description Extension (issue 25): PDF targets. With pdf_ua: the document's language as a BCP 47 tag such as "en-GB" (the PDF's /Lang); default the document's own. */
                         language?: string;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                         loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
@@ -6575,7 +6575,7 @@ export interface paths {
                         split?: boolean;
                         /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
                         stamps?: string;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                         start?: number;
                         target_format: string;
                         /** @description Extension (issue 22): PDF targets. The document's title (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
@@ -6586,7 +6586,7 @@ export interface paths {
                         watermark?: string;
                         /** @description Extension (issue 24): also tell this URL when the conversion completes or fails (`conversion.completed` / `conversion.failed`), besides the account’s endpoints. Checked like an endpoint’s URL (public HTTPS unless the operator allows otherwise; refused → 400 naming `webhook_url`) and signed with the account’s request signing secret (POST /api/dashboard/webhooks/request-secret; without one → 400). */
                         webhook_url?: string;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
                         width?: number;
                     } | null;
                 };
@@ -6649,7 +6649,7 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif, webp and apng targets are animations (default true); false makes one still frame. */
                                 animated?: boolean;
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
@@ -6674,7 +6674,7 @@ export interface paths {
                                 css?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
                                 /**
                                  * @description Extension (issue 25): present (true) when the PDF was flattened.
@@ -6687,7 +6687,7 @@ export interface paths {
                                 footer_html?: string;
                                 /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                 form_data?: string[];
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
                                 /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
                                 frame?: number;
@@ -6699,7 +6699,7 @@ export interface paths {
                                 landscape?: boolean;
                                 /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
                                 language?: string;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
@@ -6814,7 +6814,7 @@ export interface paths {
                                     text?: string;
                                     width?: number;
                                 }[];
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
@@ -6824,7 +6824,7 @@ export interface paths {
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
                                 width?: number;
                             };
                             output: {
@@ -6933,7 +6933,7 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif, webp and apng targets are animations (default true); false makes one still frame. */
                                 animated?: boolean;
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
@@ -6958,7 +6958,7 @@ export interface paths {
                                 css?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
                                 /**
                                  * @description Extension (issue 25): present (true) when the PDF was flattened.
@@ -6971,7 +6971,7 @@ export interface paths {
                                 footer_html?: string;
                                 /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                 form_data?: string[];
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
                                 /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
                                 frame?: number;
@@ -6983,7 +6983,7 @@ export interface paths {
                                 landscape?: boolean;
                                 /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
                                 language?: string;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
@@ -7098,7 +7098,7 @@ export interface paths {
                                     text?: string;
                                     width?: number;
                                 }[];
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
@@ -7108,7 +7108,7 @@ export interface paths {
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
                                 width?: number;
                             };
                             output: {
@@ -7719,7 +7719,7 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif, webp and apng targets are animations (default true); false makes one still frame. */
                                 animated?: boolean;
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
@@ -7744,7 +7744,7 @@ export interface paths {
                                 css?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
                                 /**
                                  * @description Extension (issue 25): present (true) when the PDF was flattened.
@@ -7757,7 +7757,7 @@ export interface paths {
                                 footer_html?: string;
                                 /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                 form_data?: string[];
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
                                 /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
                                 frame?: number;
@@ -7769,7 +7769,7 @@ export interface paths {
                                 landscape?: boolean;
                                 /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
                                 language?: string;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
@@ -7884,7 +7884,7 @@ export interface paths {
                                     text?: string;
                                     width?: number;
                                 }[];
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
@@ -7894,7 +7894,7 @@ export interface paths {
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
                                 width?: number;
                             };
                             output: {
@@ -9314,7 +9314,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif, webp and apng targets are animations (default true); false makes one still frame. */
                         animated?: boolean;
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         author?: string;
@@ -9339,7 +9339,7 @@ export interface paths {
                         css?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                         device_scale?: number;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                         duration?: number;
                         /** @description Extension (issue 24): upload the output, once made, to S3-compatible storage (AWS S3, MinIO, R2, Ceph, …) with the AWS SDK — multipart past one part. The record answers its status and ETag; the credentials are sealed with the service’s key until the export ran, then removed, and never answered. The endpoint goes through the egress guard (public https only unless the operator allows otherwise: 400 naming export.endpoint). A failed export leaves the conversion completed (and charged) with export.status failed and its error; the output stays downloadable. */
                         export?: {
@@ -9376,9 +9376,9 @@ export interface paths {
                         form_data?: {
                             [key: string]: string | boolean | string[];
                         };
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
-                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400. */
+                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, pdf, …) shows of an animated gif, webp, avif, jxl or apng source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif, webp, apng and avif targets keep the animation (400); other pairs → 400. */
                         frame?: number;
                         /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                         header?: string;
@@ -9388,7 +9388,7 @@ export interface paths {
                         landscape?: boolean;
                         /** @description Extension (issue 25): PDF targets. With pdf_ua: the document's language as a BCP 47 tag such as "en-GB" (the PDF's /Lang); default the document's own. */
                         language?: string;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                         loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
@@ -9512,7 +9512,7 @@ export interface paths {
                             text?: string;
                             width?: number;
                         }[];
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                         start?: number;
                         /** @description An extension listed by GET /api/v1/formats/{ext}/targets for the upload’s format. */
                         target_format: string;
@@ -9530,11 +9530,11 @@ export interface paths {
                         watermark?: string;
                         /** @description Extension (issue 24): also tell this URL when the conversion completes or fails (`conversion.completed` / `conversion.failed`), besides the account’s endpoints. Checked like an endpoint’s URL (public HTTPS unless the operator allows otherwise; refused → 400 naming `webhook_url`) and signed with the account’s request signing secret (POST /api/dashboard/webhooks/request-secret; without one → 400). */
                         webhook_url?: string;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
                         width?: number;
                     };
                     "multipart/form-data": {
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif, webp and apng targets are animations (default true); false makes one still frame. */
                         animated?: boolean;
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         author?: string;
@@ -9549,7 +9549,7 @@ export interface paths {
                         compression?: "screen" | "ebook" | "printer" | "prepress";
                         css?: string;
                         device_scale?: number;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                         duration?: number;
                         /** @description Extension (issue 24): upload the output, once made, to S3-compatible storage (AWS S3, MinIO, R2, Ceph, …) with the AWS SDK — multipart past one part. The record answers its status and ETag; the credentials are sealed with the service’s key until the export ran, then removed, and never answered. The endpoint goes through the egress guard (public https only unless the operator allows otherwise: 400 naming export.endpoint). A failed export leaves the conversion completed (and charged) with export.status failed and its error; the output stays downloadable. In a form: the export object as JSON text. */
                         export?: string;
@@ -9566,9 +9566,9 @@ export interface paths {
                         footer_html?: string;
                         /** @description Extension (issue 25): PDF targets only. Fills the source PDF's AcroForm: {"<full field name>": value} — text → a string; check box → true/false (or its on-state name); radio → the chosen option’s export value (false: none); combo box or list → one of its options; multi-select list → a list of options. Field names, types and options are listed by converting the PDF to json. Checked against the PDF before anything is charged: unknown names → 400 naming them (field form_data); a value its field cannot take → 400 naming the field (form_data.<name>). The values are drawn into the fields, so every viewer shows them. In a form: the object as JSON text. */
                         form_data?: string;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
-                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400. */
+                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, pdf, …) shows of an animated gif, webp, avif, jxl or apng source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif, webp, apng and avif targets keep the animation (400); other pairs → 400. */
                         frame?: number;
                         /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                         header?: string;
@@ -9577,7 +9577,7 @@ export interface paths {
                         landscape?: boolean;
                         /** @description Extension (issue 25): PDF targets. With pdf_ua: the document's language as a BCP 47 tag such as "en-GB" (the PDF's /Lang); default the document's own. */
                         language?: string;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                         loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
@@ -9632,7 +9632,7 @@ export interface paths {
                         split?: boolean;
                         /** @description Extension (issue 25): PDF targets only. Up to 10 stamps, each exactly one of text (≤ 200 Latin-1 characters; tokens {page} {pages} {date}) and image (base64 PNG or JPEG ≤ 1 MB, ≤ 4096×4096 pixels; width in points, default its pixels at 96 dpi), with pages ("1-"), position (center), font_size (36), color ("#cc0000"), opacity (1), rotation (degrees counter-clockwise, -180–180), margin (24). In a form: JSON text (at most 4096 bytes: larger images go in a JSON body). */
                         stamps?: string;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                         start?: number;
                         target_format: string;
                         /** @description Extension (issue 22): PDF targets. The document's title (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
@@ -9643,7 +9643,7 @@ export interface paths {
                         watermark?: string;
                         /** @description Extension (issue 24): also tell this URL when the conversion completes or fails (`conversion.completed` / `conversion.failed`), besides the account’s endpoints. Checked like an endpoint’s URL (public HTTPS unless the operator allows otherwise; refused → 400 naming `webhook_url`) and signed with the account’s request signing secret (POST /api/dashboard/webhooks/request-secret; without one → 400). */
                         webhook_url?: string;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
                         width?: number;
                     } | null;
                 };
@@ -9708,7 +9708,7 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif, webp and apng targets are animations (default true); false makes one still frame. */
                                 animated?: boolean;
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
@@ -9733,7 +9733,7 @@ export interface paths {
                                 css?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
                                 /**
                                  * @description Extension (issue 25): present (true) when the PDF was flattened.
@@ -9746,7 +9746,7 @@ export interface paths {
                                 footer_html?: string;
                                 /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                 form_data?: string[];
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
                                 /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
                                 frame?: number;
@@ -9758,7 +9758,7 @@ export interface paths {
                                 landscape?: boolean;
                                 /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
                                 language?: string;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
@@ -9873,7 +9873,7 @@ export interface paths {
                                     text?: string;
                                     width?: number;
                                 }[];
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
@@ -9883,7 +9883,7 @@ export interface paths {
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
                                 width?: number;
                             };
                             output: {
@@ -10494,7 +10494,7 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif, webp and apng targets are animations (default true); false makes one still frame. */
                                 animated?: boolean;
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
@@ -10519,7 +10519,7 @@ export interface paths {
                                 css?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
                                 /**
                                  * @description Extension (issue 25): present (true) when the PDF was flattened.
@@ -10532,7 +10532,7 @@ export interface paths {
                                 footer_html?: string;
                                 /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                 form_data?: string[];
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
                                 /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
                                 frame?: number;
@@ -10544,7 +10544,7 @@ export interface paths {
                                 landscape?: boolean;
                                 /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
                                 language?: string;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
@@ -10659,7 +10659,7 @@ export interface paths {
                                     text?: string;
                                     width?: number;
                                 }[];
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
@@ -10669,7 +10669,7 @@ export interface paths {
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
                                 width?: number;
                             };
                             output: {
@@ -11056,7 +11056,7 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif, webp and apng targets are animations (default true); false makes one still frame. */
                                 animated?: boolean;
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
@@ -11081,7 +11081,7 @@ export interface paths {
                                 css?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
                                 /**
                                  * @description Extension (issue 25): present (true) when the PDF was flattened.
@@ -11094,7 +11094,7 @@ export interface paths {
                                 footer_html?: string;
                                 /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                 form_data?: string[];
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
                                 /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
                                 frame?: number;
@@ -11106,7 +11106,7 @@ export interface paths {
                                 landscape?: boolean;
                                 /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
                                 language?: string;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
@@ -11221,7 +11221,7 @@ export interface paths {
                                     text?: string;
                                     width?: number;
                                 }[];
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
@@ -11231,7 +11231,7 @@ export interface paths {
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
                                 width?: number;
                             };
                             output: {
@@ -13497,7 +13497,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif, webp and apng targets are animations (default true); false makes one still frame. */
                         animated?: boolean;
                         /** @description Extension (issue 22): PDF targets. The document's author (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         author?: string;
@@ -13522,7 +13522,7 @@ export interface paths {
                         css?: string;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                         device_scale?: number;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                         duration?: number;
                         /** @description Extension (issue 24): upload the output, once made, to S3-compatible storage (AWS S3, MinIO, R2, Ceph, …) with the AWS SDK — multipart past one part. The record answers its status and ETag; the credentials are sealed with the service’s key until the export ran, then removed, and never answered. The endpoint goes through the egress guard (public https only unless the operator allows otherwise: 400 naming export.endpoint). A failed export leaves the conversion completed (and charged) with export.status failed and its error; the output stays downloadable. */
                         export?: {
@@ -13559,9 +13559,9 @@ export interface paths {
                         form_data?: {
                             [key: string]: string | boolean | string[];
                         };
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                         fps?: number;
-                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400. */
+                        /** @description Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, pdf, …) shows of an animated gif, webp, avif, jxl or apng source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif, webp, apng and avif targets keep the animation (400); other pairs → 400. */
                         frame?: number;
                         /** @description Extension (issue 25): PDF targets only. A line of at most 200 Latin-1 characters centred 24 points from the top of every page, Helvetica 10 pt; tokens {page} {pages} {date} {title}. */
                         header?: string;
@@ -13571,7 +13571,7 @@ export interface paths {
                         landscape?: boolean;
                         /** @description Extension (issue 25): PDF targets. With pdf_ua: the document's language as a BCP 47 tag such as "en-GB" (the PDF's /Lang); default the document's own. */
                         language?: string;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                         loop?: number;
                         /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                         margin?: string;
@@ -13695,7 +13695,7 @@ export interface paths {
                             text?: string;
                             width?: number;
                         }[];
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                         start?: number;
                         /** @description Extension (issue 22): PDF targets. The document's title (1–300 characters), written into its information dictionary and XMP metadata (pikepdf); kept by the archive preset's PDF/A. */
                         title?: string;
@@ -13709,7 +13709,7 @@ export interface paths {
                         watermark?: string;
                         /** @description Extension (issue 24): also tell this URL when the conversion completes or fails (`conversion.completed` / `conversion.failed`), besides the account’s endpoints. Checked like an endpoint’s URL (public HTTPS unless the operator allows otherwise; refused → 400 naming `webhook_url`) and signed with the account’s request signing secret (POST /api/dashboard/webhooks/request-secret; without one → 400). */
                         webhook_url?: string;
-                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                        /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
                         width?: number;
                     };
                 };
@@ -13772,7 +13772,7 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif, webp and apng targets are animations (default true); false makes one still frame. */
                                 animated?: boolean;
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
@@ -13797,7 +13797,7 @@ export interface paths {
                                 css?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
                                 /**
                                  * @description Extension (issue 25): present (true) when the PDF was flattened.
@@ -13810,7 +13810,7 @@ export interface paths {
                                 footer_html?: string;
                                 /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                 form_data?: string[];
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
                                 /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
                                 frame?: number;
@@ -13822,7 +13822,7 @@ export interface paths {
                                 landscape?: boolean;
                                 /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
                                 language?: string;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
@@ -13937,7 +13937,7 @@ export interface paths {
                                     text?: string;
                                     width?: number;
                                 }[];
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
@@ -13947,7 +13947,7 @@ export interface paths {
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
                                 width?: number;
                             };
                             output: {
@@ -14056,7 +14056,7 @@ export interface paths {
                             /** @description `cnv_…`; conversions and jobs share the id space. */
                             id: string;
                             options: {
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif and webp targets are animations (default true); false makes one still frame. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. gif, webp and apng targets are animations (default true); false makes one still frame. */
                                 animated?: boolean;
                                 /** @description Extension: the PDF author asked for. */
                                 author?: string;
@@ -14081,7 +14081,7 @@ export interface paths {
                                 css?: string;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. Images: device pixels per CSS pixel, 1–3 (1): 2 makes a picture twice as wide and tall. */
                                 device_scale?: number;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: seconds of the clip from start (default 10, at most 60). */
                                 duration?: number;
                                 /**
                                  * @description Extension (issue 25): present (true) when the PDF was flattened.
@@ -14094,7 +14094,7 @@ export interface paths {
                                 footer_html?: string;
                                 /** @description Extension (issue 25): the names of the fields filled, present when form_data was given; never their values (they are in the output only). */
                                 form_data?: string[];
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: frames per second (default 12). */
                                 fps?: number;
                                 /** @description Extension (issue 31): present when a frame of an animated source was picked for a still output. */
                                 frame?: number;
@@ -14106,7 +14106,7 @@ export interface paths {
                                 landscape?: boolean;
                                 /** @description Extension (issue 25): the PDF/UA language asked for, as a canonical BCP 47 tag. */
                                 language?: string;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Animations: 0 loops forever (default); n plays the animation n times in all. */
                                 loop?: number;
                                 /** @description Extension (issue 22): pages rendered by Chromium only (html, md, zipped sites and svg → pdf, png, jpg, webp; an SVG takes css, wait_for, media and device_scale); any other pair is a 400 naming the field. PDF: 1–4 lengths as in CSS (top right bottom left), e.g. "10mm" or "20mm 15mm"; units mm, cm, in, px. Default: the page's own (none), 20 mm top and bottom with a header or footer. */
                                 margin?: string;
@@ -14221,7 +14221,7 @@ export interface paths {
                                     text?: string;
                                     width?: number;
                                 }[];
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start. */
                                 start?: number;
                                 /** @description Extension: the PDF title asked for. */
                                 title?: string;
@@ -14231,7 +14231,7 @@ export interface paths {
                                 wait_for?: string;
                                 /** @description Extension: present when a watermark was asked for. */
                                 watermark?: string;
-                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
+                                /** @description Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field. Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size). */
                                 width?: number;
                             };
                             output: {

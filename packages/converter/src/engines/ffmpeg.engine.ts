@@ -3,7 +3,7 @@
  * demuxer forced to the detected format where one maps, so a playlist or concat file in
  * disguise cannot pull in other files or URLs (field notes §d.4). What each target is made
  * of (codecs, muxer, fixed rates) is one row of {@link TARGETS}. Video also becomes pictures
- * (issue 31): an animated GIF or WebP of a stretch of the clip, or one still frame.
+ * (issue 31): an animated GIF, WebP or APNG of a stretch of the clip, or one still frame.
  */
 import { stat } from 'node:fs/promises';
 import { ConversionError, invalid } from '../errors.js';
@@ -180,7 +180,7 @@ export class FfmpegEngine implements Engine {
 
   tradesQualityForSize(to: string): boolean {
     // GIF and PNG frames are lossless (the palette is the palette); JPEG and WebP take a quality.
-    return !FIXED_QUALITY.has(to) && to !== 'gif' && to !== 'png';
+    return !FIXED_QUALITY.has(to) && to !== 'gif' && to !== 'png' && to !== 'apng';
   }
 
   probe(): Promise<EngineProbe> {
@@ -256,7 +256,7 @@ export class FfmpegEngine implements Engine {
   /**
    * A video to a picture. ffmpeg turns frames upright by the clip's rotation (display matrix)
    * before the filters run, so `iw`/`ih` below are the displayed sides; non-square pixels are
-   * made square first. Animations: `fps`, at most `width` wide, `duration` seconds from
+   * made square first. Animations (gif, webp, apng): `fps`, at most `width` wide, `duration` seconds from
    * `start`; a GIF gets a palette generated for the clip (palettegen → paletteuse). A still:
    * the frame at `start`, else the most representative frame of the first seconds.
    */
@@ -296,6 +296,9 @@ export class FfmpegEngine implements Engine {
       if (step.to === 'gif') {
         const graph = `${filters.join(',')},split[a][b];[a]palettegen=stats_mode=diff[p];[b][p]paletteuse=dither=bayer:bayer_scale=5`;
         args.push('-vf', graph, '-c:v', 'gif', '-loop', String(loop === 0 ? 0 : loop === 1 ? -1 : loop - 1), '-f', 'gif');
+      } else if (step.to === 'apng') {
+        // The frames come at a constant rate (the fps filter): the APNG muxer writes each delay as 1/fps exactly, the last too; -plays is acTL's num_plays.
+        args.push('-vf', filters.join(','), '-c:v', 'apng', '-pix_fmt', 'rgb24', '-plays', String(loop), '-f', 'apng');
       } else {
         args.push('-vf', filters.join(','), '-c:v', 'libwebp_anim', '-quality', String(step.quality), '-loop', String(loop), '-f', 'webp');
       }
@@ -312,7 +315,8 @@ export class FfmpegEngine implements Engine {
       if (clip.hdr) filters.push(...TONE_MAP);
       args.push('-vf', filters.join(','), '-frames:v', '1');
       if (step.to === 'jpg') args.push('-c:v', 'mjpeg', '-q:v', String(Math.max(2, Number(qscale(step.quality)))), '-f', 'image2', '-update', '1');
-      else if (step.to === 'png') args.push('-c:v', 'png', '-f', 'image2', '-update', '1');
+      // A still APNG (animated false) is a one-frame PNG, as a still picture → apng is.
+      else if (step.to === 'png' || step.to === 'apng') args.push('-c:v', 'png', '-f', 'image2', '-update', '1');
       else args.push('-c:v', 'libwebp', '-quality', String(step.quality), '-f', 'webp');
     }
     args.push(step.output);

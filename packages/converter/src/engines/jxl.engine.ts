@@ -1,7 +1,7 @@
 /**
  * libjxl's reference tools: `cjxl` writes JPEG XL from PNG, JPEG (recompressed losslessly),
- * GIF, PPM or PGM; `djxl` reads it to PNG, JPEG, PPM or PGM, and (through sharp) GIF and
- * WebP, animated when the JPEG XL is (animation.ts). One thread each.
+ * GIF, PPM or PGM; `djxl` reads it to PNG, JPEG, PPM or PGM, and (through sharp, apngasm or
+ * avifenc) GIF, WebP, APNG and AVIF, animated when the JPEG XL is (animation.ts). One thread each.
  *
  * djxl turns the pixels by the codestream's orientation but copies the file's Exif box as is:
  * into a JPEG as a malformed APP1 segment (exiftool: "Malformed APP1 EXIF segment"), into a PNG
@@ -20,7 +20,7 @@ import { sharpEncode } from './sharp.engine.js';
 const CJXL = '/usr/bin/cjxl';
 const DJXL = '/usr/bin/djxl';
 const ENCODE_FROM = new Set(['png', 'jpg', 'gif', 'ppm', 'pgm']);
-const DECODE_TO = new Set(['png', 'jpg', 'ppm', 'pgm', 'gif', 'webp']);
+const DECODE_TO = new Set(['png', 'jpg', 'ppm', 'pgm', 'gif', 'webp', 'apng', 'avif']);
 
 /**
  * What cjxl reads. cjxl keeps a JPEG's EXIF and XMP (brotli-compressed, where exiftool does
@@ -60,7 +60,7 @@ export class JxlEngine implements Engine {
   }
 
   tradesQualityForSize(to: string): boolean {
-    return to === 'jxl' || to === 'jpg';
+    return to === 'jxl' || to === 'jpg' || to === 'avif';
   }
 
   probe(): Promise<EngineProbe> {
@@ -80,8 +80,8 @@ export class JxlEngine implements Engine {
     const decoded = pixels ? join(step.job.dir, 'jxl-decoded.png') : step.output;
     await runStep(step, DJXL, ['--num_threads=1', '--bits_per_sample=8', step.input, decoded]);
     if (!pixels) return;
-    // An animation comes out of djxl as an APNG: to GIF and WebP it stays one (issue 31); to
-    // anything else sharp reads its first frame, as it reads every animated source for a still.
+    // An animation comes out of djxl as an APNG: to GIF, WebP, APNG and AVIF it stays one (issue
+    // 31); to anything else sharp reads its first frame, as it reads every animated source for a still.
     const animated = ANIMATED_TARGETS.has(step.to);
     // A still of another frame than the first (`frame`) takes the animation apart too.
     const frames = animated || (step.options.frame ?? 1) > 1 ? await apngFrames(step, decoded, await sandboxFolder(step.job, 'jxl-frames')) : null;

@@ -2,14 +2,15 @@
 // and its committed proof. The clips are generated here by ffmpeg's lavfi sources (testsrc2,
 // no real-world clip in the corpus); every output is read back by tools that did not write
 // it: ImageMagick's identify (frames, sides, GIF loop count), ffprobe -count_frames,
-// exiftool (WebP's ANIM chunk).
+// exiftool (WebP's ANIM chunk), Pillow (an APNG's frames, delays and play count).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Converter } from '../converter.js';
-import { scratchDir, tool } from '../testing/tools.js';
+import { pillowAnimation } from '../testing/pillow-animation.js';
+import { scratchDir, ssim, tool } from '../testing/tools.js';
 
 let dir: string;
 let conv: Converter;
@@ -133,6 +134,24 @@ test('mp4 → webp is animated by default; animated false makes a still', { time
   assert.doesNotMatch(tool('/usr/bin/exiftool', ['-s', '-WebP_Flags', still]), /Animation/);
 });
 
+test('mp4 → apng: 12 fps with every delay exactly 1/12 s, 480 px wide, looping forever; options as for gif; animated false a one-frame PNG', { timeout: 120_000 }, async () => {
+  const anim = await pillowAnimation(await convert('mp4', 'apng', { duration: 2 }), join(dir, 'pil-apng'));
+  assert.equal(anim.mime, 'image/apng');
+  assert.equal(anim.frames.length, 24, '2 s at 12 fps');
+  assert.ok(anim.delaysMs.every((d) => Math.abs((d ?? 0) - 1000 / 12) < 1e-6), `delays ${anim.delaysMs.join()}`);
+  assert.deepEqual([anim.width, anim.height, anim.loop], [480, 270, 0]);
+  // Frame 12 (1 s in) is the clip's picture at 1 s, as the ffmpeg CLI scales it.
+  const ref = join(dir, 'ref-1s.png');
+  ffmpeg(['-ss', '1', '-i', clips.get('mp4') as string, '-frames:v', '1', '-vf', 'scale=480:270:flags=lanczos', ref]);
+  const s = ssim(anim.frames[12] as string, ref);
+  assert.ok(s > 0.9, `SSIM ${s} at 1 s`);
+  const opts = await pillowAnimation(await convert('mov', 'apng', { start: 1, duration: 1, fps: 5, width: 160, loop: 2 }), join(dir, 'pil-apng-opts'));
+  assert.deepEqual([opts.frames.length, opts.width, opts.height, opts.loop], [5, 160, 90, 2]);
+  assert.ok(opts.delaysMs.every((d) => d === 200), `delays ${opts.delaysMs.join()}`);
+  const still = await pillowAnimation(await convert('mp4', 'apng', { animated: false, start: 1 }), join(dir, 'pil-apng-still'));
+  assert.deepEqual([still.mime, still.frames.length, still.width], ['image/png', 1, 960]);
+});
+
 test('a phone clip turned by its display matrix: the still and the GIF are portrait', { timeout: 120_000 }, async () => {
   for (const to of ['jpg', 'png', 'gif']) {
     const out = await convert('rotated', to, to === 'gif' ? { duration: 0.5 } : {});
@@ -177,6 +196,8 @@ test('bad values and misplaced options fail with invalid_request naming the fiel
     ['mp4', 'png', { duration: 2 }, 'duration'],
     ['mp4', 'webp', { animated: false, loop: 0 }, 'loop'],
     ['mp4', 'jpg', { animated: true }, 'animated'],
+    ['mp4', 'apng', { fps: 31 }, 'fps'],
+    ['mp4', 'apng', { animated: false, fps: 5 }, 'fps'],
     ['mp4', 'mp3', { start: 1 }, 'start'],
     ['png', 'jpg', { start: 1 }, 'start'],
   ];

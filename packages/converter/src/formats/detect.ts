@@ -67,7 +67,7 @@ export const BINARY_BY_NAME: ReadonlySet<string> = new Set([
 /** Signature checks; returns an extension, `zip`/`ole2` for containers, or null. */
 export function detectBinary(b: Buffer): string | null {
   if (startsWith(b, '%PDF-')) return 'pdf';
-  if (startsWith(b, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'png';
+  if (startsWith(b, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return isApng(b) ? 'apng' : 'png';
   if (startsWith(b, [0xff, 0xd8, 0xff])) return 'jpg';
   if (startsWith(b, 'GIF87a') || startsWith(b, 'GIF89a')) return 'gif';
   if (startsWith(b, 'RIFF') && startsWith(b, 'WEBP', 8)) return 'webp';
@@ -119,6 +119,22 @@ export function detectBinary(b: Buffer): string | null {
   if (startsWith(b, [0x50, 0x4b, 0x03, 0x04])) return 'zip';
   if (startsWith(b, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])) return 'ole2';
   return null;
+}
+
+/**
+ * Whether a PNG is animated: an acTL chunk before the first IDAT (the APNG specification; an
+ * acTL after it is not an animation, and viewers show the still). The chunks are walked
+ * within the bytes read (64 KiB: a PNG whose chunks before its image data are larger counts
+ * as a still).
+ */
+export function isApng(b: Buffer): boolean {
+  for (let at = 8; at + 8 <= b.length; ) {
+    const type = b.toString('latin1', at + 4, at + 8);
+    if (type === 'acTL') return true;
+    if (type === 'IDAT' || type === 'IEND') return false;
+    at += 12 + b.readUInt32BE(at);
+  }
+  return false;
 }
 
 /** Top-level atoms a QuickTime movie without an `ftyp` box may start with. */

@@ -66,7 +66,7 @@ const SPLIT =
 const PHOTO_METADATA_TEXT =
   'Extension (issue 31): picture outputs (jpg, png, webp, tiff, avif, heic, jxl of a picture source): the source\'s EXIF, XMP and IPTC — camera, lens, exposure, dates, author, copyright, descriptions — copied by exiftool. keep leaves out the location (GPS and place names); keep_location copies it too; strip (the default) copies nothing. Never copied: the orientation (the pixels are turned upright), the colour profile (the pixels are converted), the size, thumbnails and previews. Any other pair, or with split → 400 naming photo_metadata.';
 const FRAME =
-  'Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, avif, …) shows of an animated gif, webp, avif or jxl source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif and webp targets keep the animation (400); other pairs → 400.';
+  'Extension (issue 31): the frame (1 = the first) a still output (jpg, png, tiff, pdf, …) shows of an animated gif, webp, avif, jxl or apng source; absent: the first. Past the last frame → 400 naming frame when the conversion runs; gif, webp, apng and avif targets keep the animation (400); other pairs → 400.';
 const BATCH =
   'Extension (issue 24): an archive source (zip, 7z, tar, tgz, tbz2, txz, cpio, iso) whose files are each converted to target_format, with the other options applied to each file. ' +
   'The output is a zip of the converted files (same folders, the target’s extension; a name taken twice gets " (2)") and a manifest.json listing every file: source, source_format, source_size_bytes, source_sha256, status (completed or failed), output, format, size_bytes, sha256, error {code, message}. ' +
@@ -117,14 +117,14 @@ const pageOptionFields = {
   css: Type.Optional(Type.String({ maxLength: 65536, description: `${BROWSER} (md sources too) A stylesheet of at most 65,536 characters applied after the page's own (after the default Markdown stylesheet for md). It loads nothing from outside either.` })),
 };
 
-const VIDEO = 'Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp (animations) or jpg, png (one still frame); any other pair is a 400 naming the field.';
+const VIDEO = 'Extension (issue 31): video sources (mp4, mov, webm, mkv, avi, 3gp, …) converted to gif, webp, apng (animations) or jpg, png (one still frame); any other pair is a 400 naming the field.';
 const VIDEO_DESCRIPTIONS = {
   start: `${VIDEO} Seconds into the clip where the animation starts, or of the still (default: the animation from 0; a still is the most representative frame of the first 3 s). At or past the clip's end → 400 naming start.`,
   duration: `${VIDEO} Animations: seconds of the clip from start (default 10, at most 60).`,
   fps: `${VIDEO} Animations: frames per second (default 12).`,
   width: `${VIDEO} Most pixels wide, the aspect kept, never enlarged (animations default 480; stills keep the displayed size).`,
   loop: `${VIDEO} Animations: 0 loops forever (default); n plays the animation n times in all.`,
-  animated: `${VIDEO} gif and webp targets are animations (default true); false makes one still frame.`,
+  animated: `${VIDEO} gif, webp and apng targets are animations (default true); false makes one still frame.`,
 };
 const videoOptionFields = {
   start: Type.Optional(Type.Number({ minimum: 0, maximum: 86400, description: VIDEO_DESCRIPTIONS.start })),

@@ -3,6 +3,9 @@ import type { FormatEntry } from '../catalogue.js';
 
 export const IMAGES: readonly FormatEntry[] = [
   { ext: 'png', mime_type: 'image/png', family: 'image', name: 'PNG image' },
+  // A PNG with an animation (an acTL chunk before the image data), told apart by its bytes
+  // whatever its name: libvips reads only its default image (docs/decisions.md).
+  { ext: 'apng', mime_type: 'image/apng', family: 'image', name: 'Animated PNG image' },
   { ext: 'jpg', aliases: ['jpeg', 'jpe'], mime_type: 'image/jpeg', family: 'image', name: 'JPEG image' },
   { ext: 'webp', mime_type: 'image/webp', family: 'image', name: 'WebP image' },
   { ext: 'gif', mime_type: 'image/gif', family: 'image', name: 'GIF image' },

@@ -143,6 +143,10 @@ async function makeRoots(dir: string): Promise<Map<string, string>> {
   await must('/usr/bin/ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=duration=0.5:size=64x48:rate=5', '-f', 'lavfi', '-i', 'sine=duration=0.5:sample_rate=8000',
     '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', mp4]);
   roots.set('mp4', mp4);
+  // An animated PNG of three frames (ffmpeg's APNG muxer), played forever.
+  const apng = join(dir, 'root.apng');
+  await must('/usr/bin/ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=duration=0.6:size=64x48:rate=5', '-plays', '0', '-f', 'apng', apng]);
+  roots.set('apng', apng);
   const psd = join(dir, 'root.psd');
   await must('/usr/bin/convert', [fixture('sample.png'), psd]);
   roots.set('psd', psd);

@@ -21,6 +21,8 @@ const describe = async (path: string): Promise<string> => (await run('/usr/bin/f
 /** libmagic's MIME type per target, where libmagic knows the format. */
 const FILE_MIME: Readonly<Record<string, readonly string[]>> = {
   png: ['image/png'], jpg: ['image/jpeg'], webp: ['image/webp'], gif: ['image/gif'], tiff: ['image/tiff'], avif: ['image/avif'],
+  // libmagic 5.44 names an APNG image/png (a still source makes a one-frame PNG).
+  apng: ['image/png', 'image/apng'],
   bmp: ['image/bmp', 'image/x-ms-bmp'], ico: ['image/vnd.microsoft.icon', 'image/x-icon'], ppm: ['image/x-portable-pixmap'],
   pgm: ['image/x-portable-greymap'], pbm: ['image/x-portable-bitmap'], pam: ['image/x-portable-arbitrarymap'], fits: ['image/fits'],
   jp2: ['image/jp2'], j2k: ['image/x-jp2-codestream'], miff: ['image/x-miff'], mng: ['video/x-mng'], jng: ['video/x-jng'],
@@ -31,7 +33,7 @@ const FILE_MIME: Readonly<Record<string, readonly string[]>> = {
 };
 /** `identify`'s format name per image target (decodes the picture). */
 const MAGICK: Readonly<Record<string, readonly string[]>> = {
-  png: ['PNG'], jpg: ['JPEG'], webp: ['WEBP'], gif: ['GIF'], tiff: ['TIFF'], bmp: ['BMP', 'BMP3'], ico: ['ICO'], ppm: ['PPM', 'PNM'],
+  png: ['PNG'], apng: ['PNG'], jpg: ['JPEG'], webp: ['WEBP'], gif: ['GIF'], tiff: ['TIFF'], bmp: ['BMP', 'BMP3'], ico: ['ICO'], ppm: ['PPM', 'PNM'],
   pgm: ['PGM', 'PNM'], pbm: ['PBM', 'PNM'], pam: ['PAM'], pfm: ['PFM'], psd: ['PSD'], psb: ['PSB', 'PSD'], dds: ['DDS'], fits: ['FITS'],
   ras: ['SUN'], sgi: ['SGI'], xbm: ['XBM'], xpm: ['XPM'], pcx: ['PCX'], tga: ['TGA'], jp2: ['JP2'], j2k: ['J2K', 'JPC'], hdr: ['HDR'],
   miff: ['MIFF'], wbmp: ['WBMP'], dpx: ['DPX'], xwd: ['XWD'], viff: ['VIFF'], mng: ['MNG'], jng: ['JNG'], vicar: ['VICAR'],
