@@ -304,9 +304,10 @@ export class FfmpegEngine implements Engine {
       args.push('-fs', String(cap));
     } else {
       // Without start: the most representative frame (closest to the mean histogram, so not a fade from black) of the first seconds, sampled at 10 fps.
+      // eof_action=pass: pictures shorter than half a sampling step (androidx/media's PGS MKV: 30 frames in 0.05 s) still give their frame.
       if (o.start === undefined) args.push('-t', String(D.stillWindowS));
       args.push('-i', step.input, '-map_metadata', '-1', '-map', '0:v:0', '-an', '-sn', '-dn');
-      if (o.start === undefined) filters.push('fps=10', `thumbnail=n=${D.stillWindowS * 10}`);
+      if (o.start === undefined) filters.push('fps=10:eof_action=pass', `thumbnail=n=${D.stillWindowS * 10}`);
       if (o.width) filters.push(`scale='min(${o.width},iw)':-2:flags=lanczos`);
       if (maxDim) filters.push(`scale='min(${maxDim},iw)':'min(${maxDim},ih)':force_original_aspect_ratio=decrease:flags=lanczos`);
       if (clip.hdr) filters.push(...TONE_MAP);
