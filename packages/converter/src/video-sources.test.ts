@@ -4,8 +4,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Converter } from './converter.js';
-import { psnr, tool, toolWith } from './testing/tools.js';
-import { convertCopy, judgeOutput, sourceFacts } from './testing/video-checks.js';
+import { psnr, tool, toolBytes, toolWith } from './testing/tools.js';
+import { convertCopy, decodedSeconds, judgeOutput, probeStreams, sourceFacts } from './testing/video-checks.js';
 
 // Issue 31, item 3: the container and codec pairs phones, cameras and screen recorders write
 // — MOV with HEVC (turned 90°), ProRes or Motion-JPEG and PCM; AVI with Motion-JPEG and PCM or
@@ -156,6 +156,60 @@ test('HLG and PQ HDR clips → jpg and gif are tone-mapped to SDR: close to the 
       const db = psnr(picture, sdr);
       if (db < 16 || db < before + 6) problems.push(`${name} → ${label}: ${db} dB against the SDR pattern (plain decode ${before} dB)`);
     }
+  }
+  assert.deepEqual(problems, []);
+});
+
+test('two sound tracks and a subtitle with languages → mp4, mov, webm, avi keep both tracks; mp3 and flv take the first', { timeout: 300_000 }, async () => {
+  // A film's two languages: 440 Hz "eng" and 880 Hz "fra", a SubRip track "spa" (FFmpeg's MOV
+  // writer knows QuickTime's codes for ISO 639-2/B names: "ger" reaches a mov, "deu" does not).
+  const dir = await mkdtemp(join(work, 'two-tracks-'));
+  await writeFile(join(dir, 'cues.srt'), CUES);
+  const src = join(dir, 'clip.mkv');
+  tool(FFMPEG, ['-v', 'error', '-y', ...PATTERN, ...TONE(2), '-f', 'lavfi', '-i', 'sine=frequency=880:duration=2:sample_rate=48000', '-i', join(dir, 'cues.srt'),
+    '-map', '0', '-map', '1', '-map', '2', '-map', '3', '-c:v', 'libx264', '-c:a', 'libopus', '-c:s', 'srt',
+    '-metadata:s:a:0', 'language=eng', '-metadata:s:a:1', 'language=fra', '-metadata:s:s:0', 'language=spa', src]);
+  /** The tone of sound track `n` (Hz): swings through ±1,000 per second while it sounds (an encoder's near-silent padding left out). */
+  const pitch = (path: string, n: number): number => {
+    const pcm = toolBytes(FFMPEG, ['-v', 'error', '-i', path, '-map', `0:a:${n}`, '-ac', '1', '-ar', '48000', '-f', 's16le', '-']);
+    let high: boolean | undefined;
+    let swings = 0;
+    let first = -1;
+    let last = -1;
+    for (let i = 0; i + 1 < pcm.length; i += 2) {
+      const v = pcm.readInt16LE(i);
+      const now = v > 1000 ? true : v < -1000 ? false : high;
+      if (now !== high && now !== undefined) {
+        if (high !== undefined) swings++;
+        if (first < 0) first = i;
+        last = i;
+      }
+      high = now;
+    }
+    return swings / 2 / ((last - first) / 2 / 48_000);
+  };
+  const near = (hz: number, want: number): boolean => Math.abs(hz - want) < want * 0.03;
+  const problems: string[] = [];
+  for (const target of ['mp4', 'mov', 'webm', 'avi']) {
+    const out = await convertCopy(converter, work, src, 'mkv', target);
+    const all = probeStreams(out);
+    const sounds = all.filter((st) => st.codec_type === 'audio');
+    if (sounds.length !== 2) {
+      problems.push(`${target}: ${sounds.length} sound tracks`);
+      continue;
+    }
+    if (!near(pitch(out, 0), 440) || !near(pitch(out, 1), 880)) problems.push(`${target}: tracks at ${pitch(out, 0)} and ${pitch(out, 1)} Hz`);
+    if (!decodedSeconds(out, 'a:0') || Math.abs((decodedSeconds(out, 'a:0') as number) - 2) > 0.06) problems.push(`${target}: first track ${decodedSeconds(out, 'a:0')} s`);
+    // AVI has no place for a language.
+    if (target !== 'avi') {
+      const langs = all.filter((st) => st.codec_type !== 'video').map((st) => `${st.codec_type}:${st.tags?.language ?? st.tags?.LANGUAGE}`);
+      if (langs.join() !== 'audio:eng,audio:fra,subtitle:spa') problems.push(`${target}: ${langs.join()}`);
+    }
+  }
+  for (const target of ['mp3', 'flv']) {
+    const out = await convertCopy(converter, work, src, 'mkv', target);
+    const sounds = probeStreams(out).filter((st) => st.codec_type === 'audio');
+    if (sounds.length !== 1 || !near(pitch(out, 0), 440)) problems.push(`${target}: ${sounds.length} sound tracks, the first at ${pitch(out, 0)} Hz`);
   }
   assert.deepEqual(problems, []);
 });

@@ -114,3 +114,37 @@ export async function convertCopy(converter: Converter, work: string, src: strin
   assert.ok(r.ok, `${from} → ${to}: ${r.ok ? '' : `${r.error.message} ${r.error.detail ?? ''}`}`);
   return out;
 }
+
+/** One stream as ffprobe lists it. */
+export interface ProbedStream {
+  readonly codec_type: string;
+  readonly codec_name?: string;
+  readonly pix_fmt?: string;
+  readonly color_transfer?: string;
+  readonly color_primaries?: string;
+  readonly color_space?: string;
+  /** Matroska's tags come upper-case (LANGUAGE). */
+  readonly tags?: { readonly language?: string; readonly LANGUAGE?: string };
+}
+
+/** Every stream of `path` as ffprobe lists it. */
+export function probeStreams(path: string): ProbedStream[] {
+  const out = tool('/usr/bin/ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name,pix_fmt,color_transfer,color_primaries,color_space:stream_tags=language', '-of', 'json', path]);
+  return (JSON.parse(out) as { streams?: ProbedStream[] }).streams ?? [];
+}
+
+/** The first frame of `path`'s pictures as a PNG (FFmpeg's decode, turned upright, its colour tags honoured). */
+export function firstFrame(path: string, png: string): string {
+  tool(FFMPEG, ['-v', 'error', '-y', '-i', path, '-frames:v', '1', png]);
+  return png;
+}
+
+/** A picture's mean saturation (ImageMagick's HSL, 0–1): a washed-out HDR frame has little. */
+export function meanSaturation(picture: string): number {
+  return Number(tool('/usr/bin/convert', [picture, '-colorspace', 'HSL', '-channel', 'G', '-separate', '-format', '%[fx:mean]', 'info:']));
+}
+
+/** A stream's packets' MD5 (copied, not decoded): equal when the packets went through unchanged. */
+export function packetsHash(path: string, stream: string): string {
+  return toolWith(FFMPEG, ['-v', 'error', '-i', path, '-map', `0:${stream}`, '-c', 'copy', '-f', 'streamhash', '-hash', 'md5', '-']).trim().replace(/^\d+,/, '');
+}
