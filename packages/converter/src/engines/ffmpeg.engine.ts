@@ -75,8 +75,6 @@ const HDR_TRANSFERS = new Set(['arib-std-b67', 'smpte2084']);
 const TONE_MAP = ['zscale=t=linear:npl=100', 'format=gbrpf32le', 'zscale=p=bt709', 'tonemap=tonemap=mobius:desat=0', 'zscale=t=bt709:m=bt709:r=tv', 'format=yuv420p'];
 /** Video targets that carry HDR as it is. */
 const HOLDS_HDR = new Set(['webm']);
-/** What an encoder is told of tone-mapped frames (FFmpeg 5.1 takes the colour tags from the source otherwise). */
-const BT709_TAGS = ['-color_primaries', 'bt709', '-color_trc', 'bt709', '-colorspace', 'bt709', '-color_range', 'tv'];
 
 /** One stream of a source, as ffprobe lists it (checked: a hostile file's answer is data). */
 interface SourceStream {
@@ -243,17 +241,13 @@ export class FfmpegEngine implements Engine {
     if (demuxer) args.push('-f', demuxer);
     args.push('-i', step.input, '-map_metadata', '-1');
     const filters: string[] = [];
-    if (VIDEO_SET.has(step.from)) {
-      const clip = await this.clip(step);
-      args.push(...mapStreams(clip.streams, step.to));
-      if (clip.hdr && VIDEO_SET.has(step.to) && !HOLDS_HDR.has(step.to)) {
-        filters.push(...TONE_MAP);
-        args.push(...BT709_TAGS);
-      }
-    }
+    const clip = VIDEO_SET.has(step.from) ? await this.clip(step) : undefined;
+    // zscale marks the frames BT.709, and the encoder and muxer tag the output so.
+    if (clip?.hdr && VIDEO_SET.has(step.to) && !HOLDS_HDR.has(step.to)) filters.push(...TONE_MAP);
     if (target.scalable && step.options.preset?.name === 'web') filters.unshift("scale=-2:'min(720,ih)'");
     filters.push(...(target.filters ?? []));
     if (filters.length) args.push('-vf', filters.join(','));
+    if (clip) args.push(...mapStreams(clip.streams, step.to));
     args.push(...target.args(step.quality), step.output);
     await runStep(step, FFMPEG, args);
   }

@@ -123,14 +123,20 @@ export interface ProbedStream {
   readonly color_transfer?: string;
   readonly color_primaries?: string;
   readonly color_space?: string;
+  /** A Dolby Vision configuration record's profile. */
+  readonly dv_profile?: number;
   /** Matroska's tags come upper-case (LANGUAGE). */
   readonly tags?: { readonly language?: string; readonly LANGUAGE?: string };
 }
 
 /** Every stream of `path` as ffprobe lists it. */
 export function probeStreams(path: string): ProbedStream[] {
-  const out = tool('/usr/bin/ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name,pix_fmt,color_transfer,color_primaries,color_space:stream_tags=language', '-of', 'json', path]);
-  return (JSON.parse(out) as { streams?: ProbedStream[] }).streams ?? [];
+  const out = tool('/usr/bin/ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name,pix_fmt,color_transfer,color_primaries,color_space:stream_tags=language:stream_side_data=dv_profile', '-of', 'json', path]);
+  const streams = (JSON.parse(out) as { streams?: (ProbedStream & { side_data_list?: { dv_profile?: number }[] })[] }).streams ?? [];
+  return streams.map(({ side_data_list, ...st }) => {
+    const dv = side_data_list?.find((d) => d.dv_profile !== undefined)?.dv_profile;
+    return dv === undefined ? st : { ...st, dv_profile: dv };
+  });
 }
 
 /** The first frame of `path`'s pictures as a PNG (FFmpeg's decode, turned upright, its colour tags honoured). */
