@@ -1,10 +1,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Converter } from './converter.js';
-import { psnr, tool, toolWith } from './testing/tools.js';
+import { psnr, tool, toolBytes, toolWith } from './testing/tools.js';
+import { convertCopy, decodedSeconds, judgeOutput, probeStreams, sourceFacts } from './testing/video-checks.js';
 
 // Issue 31, item 3: the container and codec pairs phones, cameras and screen recorders write
 // — MOV with HEVC (turned 90°), ProRes or Motion-JPEG and PCM; AVI with Motion-JPEG and PCM or
@@ -84,72 +85,21 @@ after(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-async function convert(src: string, from: string, to: string, options?: Record<string, unknown>): Promise<string> {
-  const input = join(work, `in-${Math.random().toString(36).slice(2)}.${from}`);
-  await copyFile(src, input);
-  const out = `${input}.${to}`;
-  const r = await converter.convert({ inputPath: input, sourceFormat: from, targetFormat: to, outputPath: out, ...(options ? { options } : {}) });
-  assert.ok(r.ok, `${from} → ${to}: ${r.ok ? '' : `${r.error.message} ${r.error.detail ?? ''}`}`);
-  return out;
-}
-
-/** The streams ffprobe lists, by type. */
-function streams(path: string): string[] {
-  return tool('/usr/bin/ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type', '-of', 'csv=p=0', path]).trim().split('\n').filter(Boolean).sort();
-}
-
-/** How long a stream lasts when FFmpeg decodes it whole (its last frame's end), in seconds; null when there is no such stream. */
-function decodedSeconds(path: string, stream: 'v:0' | 'a:0'): number | null {
-  const out = toolWith(FFMPEG, ['-v', 'error', '-i', path, '-map', `0:${stream}?`, '-f', 'null', '-', '-progress', 'pipe:1']);
-  const times = [...out.matchAll(/^out_time_us=(\d+)$/gm)].map((m) => Number(m[1]));
-  const last = times.at(-1);
-  return last ? last / 1e6 : null;
-}
-
-/**
- * One audio frame of the output's sound (AAC and Opus hold whole frames: the last one is
- * padded). AAC's 1,024 samples at the 8 kHz of an AMR-NB source are 128 ms, 6 % of a 2 s clip;
- * the sound is not cut, only padded. At least 40 ms.
- */
-function frameSeconds(path: string): number {
-  const [codec, rate] = tool('/usr/bin/ffprobe', ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=codec_name,sample_rate', '-of', 'csv=p=0', path]).trim().split(',');
-  const samples = codec === 'aac' ? 1024 : codec === 'mp3' ? 1152 : codec === 'opus' ? 960 : 0;
-  return Math.max(0.04, samples / (Number(rate) || 48_000));
-}
-
-const within = (got: number | null, want: number | null, slack: number): boolean => got !== null && want !== null && Math.abs(got - want) <= Math.max(want * 0.02, slack);
+const convert = (src: string, from: string, to: string, options?: Record<string, unknown>): Promise<string> => convertCopy(converter, work, src, from, to, options);
 
 test('phone, camera and screen-recorder clips → mp4, webm, gif, jpg, mp3: every stream kept, each as long as the source’s', { timeout: 600_000 }, async () => {
   const problems: string[] = [];
   for (const c of CLIPS) {
     const src = made.get(c.name) as string;
-    const video = decodedSeconds(src, 'v:0');
-    const sound = c.sound ? decodedSeconds(src, 'a:0') : null;
+    const facts = { ...sourceFacts(src, c.size), ...(c.sound ? {} : { sound: null, ownSound: null }) };
+    const want = ['video', ...(c.sound ? ['audio'] : []), ...(c.subtitles ? ['subtitle'] : [])];
     // An MP4 source goes to mkv in place of mp4 (the same target is no conversion).
     for (const target of [c.ext === 'mp4' ? 'mkv' : 'mp4', 'webm', 'gif', 'jpg', ...(c.sound ? ['mp3'] : [])]) {
       const label = `${c.name} → ${target}`;
-      let out: string;
       try {
-        out = await convert(src, c.ext, target);
+        problems.push(...judgeOutput(label, await convert(src, c.ext, target), target, facts, want));
       } catch (e) {
         problems.push(`${label}: ${(e as Error).message}`);
-        continue;
-      }
-      const kinds = streams(out);
-      if (target === 'mp4' || target === 'mkv' || target === 'webm') {
-        const want = ['video', ...(c.sound ? ['audio'] : []), ...(c.subtitles ? ['subtitle'] : [])].sort();
-        if (kinds.join() !== want.join()) problems.push(`${label}: streams ${kinds.join(',')}, not ${want.join(',')}`);
-        if (!within(decodedSeconds(out, 'v:0'), video, 0.04)) problems.push(`${label}: pictures ${decodedSeconds(out, 'v:0')} s, the source's ${video} s`);
-        if (c.sound && !within(decodedSeconds(out, 'a:0'), sound, frameSeconds(out))) problems.push(`${label}: sound ${decodedSeconds(out, 'a:0')} s, the source's ${sound} s`);
-      } else if (target === 'gif') {
-        // 12 frames a second: within a frame's time of the source.
-        if (!within(decodedSeconds(out, 'v:0'), video, 1 / 12 + 0.01)) problems.push(`${label}: ${decodedSeconds(out, 'v:0')} s, the source's ${video} s`);
-      } else if (target === 'mp3') {
-        if (kinds.join() !== 'audio') problems.push(`${label}: streams ${kinds.join(',')}`);
-        if (!within(decodedSeconds(out, 'a:0'), sound, frameSeconds(out))) problems.push(`${label}: ${decodedSeconds(out, 'a:0')} s, the source's ${sound} s`);
-      } else {
-        const size = tool('/usr/bin/identify', ['-format', '%w×%h', out]);
-        if (size !== c.size) problems.push(`${label}: ${size}, not ${c.size}`);
       }
     }
   }
@@ -206,6 +156,60 @@ test('HLG and PQ HDR clips → jpg and gif are tone-mapped to SDR: close to the 
       const db = psnr(picture, sdr);
       if (db < 16 || db < before + 6) problems.push(`${name} → ${label}: ${db} dB against the SDR pattern (plain decode ${before} dB)`);
     }
+  }
+  assert.deepEqual(problems, []);
+});
+
+test('two sound tracks and a subtitle with languages → mp4, mov, webm, avi keep both tracks; mp3 and flv take the first', { timeout: 300_000 }, async () => {
+  // A film's two languages: 440 Hz "eng" and 880 Hz "fra", a SubRip track "spa" (FFmpeg's MOV
+  // writer knows QuickTime's codes for ISO 639-2/B names: "ger" reaches a mov, "deu" does not).
+  const dir = await mkdtemp(join(work, 'two-tracks-'));
+  await writeFile(join(dir, 'cues.srt'), CUES);
+  const src = join(dir, 'clip.mkv');
+  tool(FFMPEG, ['-v', 'error', '-y', ...PATTERN, ...TONE(2), '-f', 'lavfi', '-i', 'sine=frequency=880:duration=2:sample_rate=48000', '-i', join(dir, 'cues.srt'),
+    '-map', '0', '-map', '1', '-map', '2', '-map', '3', '-c:v', 'libx264', '-c:a', 'libopus', '-c:s', 'srt',
+    '-metadata:s:a:0', 'language=eng', '-metadata:s:a:1', 'language=fra', '-metadata:s:s:0', 'language=spa', src]);
+  /** The tone of sound track `n` (Hz): swings through ±1,000 per second while it sounds (an encoder's near-silent padding left out). */
+  const pitch = (path: string, n: number): number => {
+    const pcm = toolBytes(FFMPEG, ['-v', 'error', '-i', path, '-map', `0:a:${n}`, '-ac', '1', '-ar', '48000', '-f', 's16le', '-']);
+    let high: boolean | undefined;
+    let swings = 0;
+    let first = -1;
+    let last = -1;
+    for (let i = 0; i + 1 < pcm.length; i += 2) {
+      const v = pcm.readInt16LE(i);
+      const now = v > 1000 ? true : v < -1000 ? false : high;
+      if (now !== high && now !== undefined) {
+        if (high !== undefined) swings++;
+        if (first < 0) first = i;
+        last = i;
+      }
+      high = now;
+    }
+    return swings / 2 / ((last - first) / 2 / 48_000);
+  };
+  const near = (hz: number, want: number): boolean => Math.abs(hz - want) < want * 0.03;
+  const problems: string[] = [];
+  for (const target of ['mp4', 'mov', 'webm', 'avi']) {
+    const out = await convertCopy(converter, work, src, 'mkv', target);
+    const all = probeStreams(out);
+    const sounds = all.filter((st) => st.codec_type === 'audio');
+    if (sounds.length !== 2) {
+      problems.push(`${target}: ${sounds.length} sound tracks`);
+      continue;
+    }
+    if (!near(pitch(out, 0), 440) || !near(pitch(out, 1), 880)) problems.push(`${target}: tracks at ${pitch(out, 0)} and ${pitch(out, 1)} Hz`);
+    if (!decodedSeconds(out, 'a:0') || Math.abs((decodedSeconds(out, 'a:0') as number) - 2) > 0.06) problems.push(`${target}: first track ${decodedSeconds(out, 'a:0')} s`);
+    // AVI has no place for a language.
+    if (target !== 'avi') {
+      const langs = all.filter((st) => st.codec_type !== 'video').map((st) => `${st.codec_type}:${st.tags?.language ?? st.tags?.LANGUAGE}`);
+      if (langs.join() !== 'audio:eng,audio:fra,subtitle:spa') problems.push(`${target}: ${langs.join()}`);
+    }
+  }
+  for (const target of ['mp3', 'flv']) {
+    const out = await convertCopy(converter, work, src, 'mkv', target);
+    const sounds = probeStreams(out).filter((st) => st.codec_type === 'audio');
+    if (sounds.length !== 1 || !near(pitch(out, 0), 440)) problems.push(`${target}: ${sounds.length} sound tracks, the first at ${pitch(out, 0)} Hz`);
   }
   assert.deepEqual(problems, []);
 });

@@ -43,16 +43,58 @@ const SUBTITLE_CODECS: Readonly<Record<string, (source: string) => string>> = {
   webm: () => 'webvtt',
   mkv: (source) => (source === 'ass' || source === 'ssa' ? 'ass' : 'srt'),
 };
-/** Subtitle codecs FFmpeg decodes to text (bitmap subtitles — PGS, DVD, DVB — cannot become text and are left out). */
+/** Subtitle codecs FFmpeg decodes to text. */
 const TEXT_SUBTITLES = new Set(['subrip', 'srt', 'ass', 'ssa', 'webvtt', 'mov_text', 'text', 'microdvd', 'subviewer', 'subviewer1', 'realtext', 'sami', 'stl', 'pjs', 'jacosub', 'mpl2', 'vplayer']);
 /**
- * HDR transfers (HLG, PQ) that a picture target cannot carry: the frames are tone-mapped to
- * SDR BT.709 first (zimg to linear light at 100 nits, Möbius, back to BT.709), else a phone's
- * HDR clip came out grey and flat. Measured on HLG and PQ clips made from an SDR test pattern:
- * 10.4 and 8.4 dB PSNR against that pattern untouched, 18.9 and 18.5 dB tone-mapped.
+ * Bitmap subtitles (Blu-ray PGS, DVD VobSub, DVB) cannot become text: they are copied as they
+ * are where the target's muxer takes them, and left out elsewhere. FFmpeg 5.1: Matroska takes
+ * all three; MP4 takes DVD subtitles ('mp4s'), not PGS; MOV, 3GP and M4V (iPod) take neither.
+ */
+const BITMAP_SUBTITLES: Readonly<Record<string, ReadonlySet<string>>> = {
+  mkv: new Set(['hdmv_pgs_subtitle', 'dvd_subtitle', 'dvb_subtitle']),
+  mp4: new Set(['dvd_subtitle']),
+};
+/**
+ * Video targets that hold several sound tracks (a film's languages, a screen recording's
+ * microphone and system sound): each track goes along. Other targets take the first track.
+ */
+const MULTI_AUDIO = new Set(['mp4', 'mov', 'm4v', 'mkv', 'webm', 'avi', 'ts', 'm2ts', 'nut', 'ogv', 'wmv', 'asf']);
+/** Most streams of each kind mapped from one source (a hostile file may list thousands). */
+const MAX_STREAMS = 32;
+/** A language tag as ISO 639-2 or BCP 47 write it; anything else a file says is not copied. */
+const LANGUAGE = /^[a-z]{2,3}(-[A-Za-z0-9]{1,8})*$/;
+/**
+ * HDR transfers (HLG, PQ; an iPhone's Dolby Vision 8.4 base layer is HLG) that an 8-bit target
+ * cannot carry: the frames are tone-mapped to SDR BT.709 (zimg to linear light at 100 nits,
+ * Möbius, back to BT.709) and tagged so, else a phone's HDR clip came out grey and flat.
+ * Measured on HLG and PQ clips made from an SDR test pattern: 10.4 and 8.4 dB PSNR against that
+ * pattern untouched, 18.9 and 18.5 dB tone-mapped. Pictures and every video target but WebM
+ * (VP9 profile 2 keeps 10 bits and the HDR signalling) are 8-bit.
  */
 const HDR_TRANSFERS = new Set(['arib-std-b67', 'smpte2084']);
 const TONE_MAP = ['zscale=t=linear:npl=100', 'format=gbrpf32le', 'zscale=p=bt709', 'tonemap=tonemap=mobius:desat=0', 'zscale=t=bt709:m=bt709:r=tv', 'format=yuv420p'];
+/** Video targets that carry HDR as it is. */
+const HOLDS_HDR = new Set(['webm']);
+
+/** One stream of a source, as ffprobe lists it (checked: a hostile file's answer is data). */
+interface SourceStream {
+  readonly index: number;
+  readonly type: 'video' | 'audio' | 'subtitle';
+  readonly codec: string;
+  readonly language?: string;
+}
+/** What the engine needs to know of a video source. */
+interface ClipFacts {
+  /** Seconds, when the container says. */
+  readonly duration?: number;
+  /** Displayed size of the first picture stream (rotation applied). */
+  readonly width?: number;
+  readonly height?: number;
+  /** Its transfer is HLG or PQ. */
+  readonly hdr?: boolean;
+  /** Every stream, in order; empty when ffprobe could not say. */
+  readonly streams: readonly SourceStream[];
+}
 
 /** The demuxer for each detected input format (also the input guard's, for ffprobe). */
 export const FFMPEG_DEMUXERS: Readonly<Record<string, string>> = {
@@ -82,6 +124,8 @@ interface TargetArgs {
   readonly args: (q: number) => string[];
   /** Video targets take the web preset's height cap (a fixed-size format does not). */
   readonly scalable?: boolean;
+  /** Video filters of the target itself, after the tone map. */
+  readonly filters?: readonly string[];
 }
 
 const kbps = (q: number): string => `${audioBitrate(q)}k`;
@@ -159,7 +203,8 @@ const TARGETS: Readonly<Record<string, TargetArgs>> = {
   // DV is PAL 720×576 at 25 fps with 48 kHz stereo. The muxer refuses a frame without its
   // share of sound: the audio is made to start at 0 (ASF's does not) and padded to the picture's length.
   dv: {
-    args: () => ['-vf', 'scale=720:576', '-r', '25', '-pix_fmt', 'yuv420p', '-c:v', 'dvvideo',
+    filters: ['scale=720:576'],
+    args: () => ['-r', '25', '-pix_fmt', 'yuv420p', '-c:v', 'dvvideo',
       '-af', 'aresample=async=1:first_pts=0,apad', '-c:a', 'pcm_s16le', '-ar', '48000', '-ac', '2', '-shortest', '-f', 'dv'],
   },
 };
@@ -195,62 +240,52 @@ export class FfmpegEngine implements Engine {
     const demuxer = FFMPEG_DEMUXERS[step.from];
     if (demuxer) args.push('-f', demuxer);
     args.push('-i', step.input, '-map_metadata', '-1');
-    // Text subtitles go along where the target holds them: the picture and first sound
-    // mapped as FFmpeg would pick them, then each subtitle stream (else FFmpeg's own choice).
-    const subtitleCodec = VIDEO_SET.has(step.from) ? SUBTITLE_CODECS[step.to] : undefined;
-    const subtitles = subtitleCodec ? await this.textSubtitles(step) : [];
-    if (subtitleCodec && subtitles.length) {
-      args.push('-map', '0:V:0', '-map', '0:a:0?');
-      subtitles.forEach((sub, i) => args.push('-map', `0:${sub.index}`, `-c:s:${i}`, subtitleCodec(sub.codec)));
-    }
-    const maxH = target.scalable && step.options.preset?.name === 'web' ? 720 : undefined;
-    if (maxH) args.push('-vf', `scale=-2:'min(${maxH},ih)'`);
+    const filters: string[] = [];
+    const clip = VIDEO_SET.has(step.from) ? await this.clip(step) : undefined;
+    // zscale marks the frames BT.709, and the encoder and muxer tag the output so.
+    if (clip?.hdr && VIDEO_SET.has(step.to) && !HOLDS_HDR.has(step.to)) filters.push(...TONE_MAP);
+    if (target.scalable && step.options.preset?.name === 'web') filters.unshift("scale=-2:'min(720,ih)'");
+    filters.push(...(target.filters ?? []));
+    if (filters.length) args.push('-vf', filters.join(','));
+    if (clip) args.push(...mapStreams(clip.streams, step.to));
     args.push(...target.args(step.quality), step.output);
     await runStep(step, FFMPEG, args);
   }
 
-  /** The source's text subtitle streams (absolute stream index, codec), as ffprobe lists them. */
-  private async textSubtitles(step: Step): Promise<{ index: number; codec: string }[]> {
+  /** What a video source holds: its streams, and its first picture stream's length, displayed size and transfer. */
+  private async clip(step: Step): Promise<ClipFacts> {
     const args = ['-v', 'error', '-protocol_whitelist', 'file'];
     const demuxer = FFMPEG_DEMUXERS[step.from];
     if (demuxer) args.push('-f', demuxer);
-    args.push('-select_streams', 's', '-show_entries', 'stream=index,codec_name', '-of', 'json', step.input);
-    const r = await runStep(step, '/usr/bin/ffprobe', args, { maxStdoutBytes: 256 * 1024 });
-    let info: { streams?: { index?: unknown; codec_name?: unknown }[] } = {};
-    try {
-      info = JSON.parse(r.stdout.toString('utf8') || '{}') as typeof info;
-    } catch {
-      return [];
-    }
-    // A hostile file's answer is data: whole indexes and known codec names only, at most 32 streams.
-    return (Array.isArray(info.streams) ? info.streams : [])
-      .filter((st) => Number.isInteger(st?.index) && (st.index as number) >= 0 && typeof st.codec_name === 'string' && TEXT_SUBTITLES.has(st.codec_name))
-      .slice(0, 32)
-      .map((st) => ({ index: st.index as number, codec: st.codec_name as string }));
-  }
-
-  /** What a picture is made from: the clip's length and displayed size (rotation applied), when the container says. */
-  private async clip(step: Step): Promise<{ duration?: number; width?: number; height?: number; hdr?: boolean }> {
-    const args = ['-v', 'error', '-protocol_whitelist', 'file'];
-    const demuxer = FFMPEG_DEMUXERS[step.from];
-    if (demuxer) args.push('-f', demuxer);
-    args.push('-select_streams', 'v:0', '-show_entries', 'format=duration:stream=width,height,color_transfer:stream_side_data=rotation', '-of', 'json', step.input);
-    const r = await runStep(step, '/usr/bin/ffprobe', args, { maxStdoutBytes: 64 * 1024 });
-    // ffprobe's answer about a hostile file is data: only finite numbers are taken from it.
-    let info: { format?: { duration?: unknown }; streams?: { width?: unknown; height?: unknown; color_transfer?: unknown; side_data_list?: { rotation?: unknown }[] }[] } = {};
+    args.push('-show_entries', 'format=duration:stream=index,codec_type,codec_name,width,height,color_transfer:stream_tags=language:stream_disposition=attached_pic:stream_side_data=rotation', '-of', 'json', step.input);
+    const r = await runStep(step, '/usr/bin/ffprobe', args, { maxStdoutBytes: 1024 * 1024 });
+    let info: { format?: { duration?: unknown }; streams?: unknown } = {};
     try {
       info = JSON.parse(r.stdout.toString('utf8') || '{}') as typeof info;
     } catch {
       // no facts: the run below still decides
     }
-    const v = Array.isArray(info.streams) ? info.streams[0] : undefined;
+    type Probed = { index?: unknown; codec_type?: unknown; codec_name?: unknown; width?: unknown; height?: unknown; color_transfer?: unknown; tags?: { language?: unknown }; disposition?: { attached_pic?: unknown }; side_data_list?: { rotation?: unknown }[] };
+    const probed = (Array.isArray(info.streams) ? info.streams : []) as Probed[];
+    // ffprobe's answer about a hostile file is data: whole indexes, known kinds, plain names and finite numbers only.
+    const streams: SourceStream[] = [];
+    for (const st of probed) {
+      const type = st?.codec_type;
+      if (!Number.isInteger(st?.index) || (st.index as number) < 0 || (type !== 'video' && type !== 'audio' && type !== 'subtitle')) continue;
+      // A cover picture is no clip's pictures.
+      if (type === 'video' && st.disposition?.attached_pic === 1) continue;
+      const language = typeof st.tags?.language === 'string' && LANGUAGE.test(st.tags.language) && st.tags.language !== 'und' ? st.tags.language : undefined;
+      streams.push({ index: st.index as number, type, codec: typeof st.codec_name === 'string' ? st.codec_name : '', ...(language ? { language } : {}) });
+    }
+    const first = streams.find((st) => st.type === 'video');
+    const v = first ? probed.find((st) => st.index === first.index) : probed.find((st) => st?.codec_type === 'video');
     const rotation = Number(Array.isArray(v?.side_data_list) ? v.side_data_list.find((d) => d && typeof d === 'object' && 'rotation' in d)?.rotation : 0);
     const w = positiveNumber(v?.width);
     const h = positiveNumber(v?.height);
     const turned = Math.abs(Math.round(rotation / 90)) % 2 === 1;
     const duration = positiveNumber(info.format?.duration);
     const hdr = typeof v?.color_transfer === 'string' && HDR_TRANSFERS.has(v.color_transfer);
-    return { ...(duration ? { duration } : {}), ...(w && h ? (turned ? { width: h, height: w } : { width: w, height: h }) : {}), ...(hdr ? { hdr } : {}) };
+    return { streams, ...(duration ? { duration } : {}), ...(w && h ? (turned ? { width: h, height: w } : { width: w, height: h }) : {}), ...(hdr ? { hdr } : {}) };
   }
 
   /**
@@ -288,7 +323,7 @@ export class FfmpegEngine implements Engine {
           throw invalid('duration', `The animation would hold ${frames} frames of ${w} px wide (${Math.round(pixels / 1e6)} million pixels, over ${D.maxAnimationPixels / 1e6} million): ask for a shorter duration, a lower fps or a smaller width.`);
         }
       }
-      args.push('-i', step.input, '-map_metadata', '-1', '-map', '0:v:0', '-an', '-sn', '-dn', '-t', String(duration));
+      args.push('-i', step.input, '-map_metadata', '-1', ...firstPictures(clip), '-an', '-sn', '-dn', '-t', String(duration));
       filters.push(`fps=${fps}`, `scale='min(${width},iw)':-2:flags=lanczos`);
       if (clip.hdr) filters.push(...TONE_MAP);
       // 0 loops forever; n plays n times: GIF's NETSCAPE2.0 count is repeats after the first (-1: no loop block), WebP's ANIM count is plays.
@@ -307,9 +342,10 @@ export class FfmpegEngine implements Engine {
       args.push('-fs', String(cap));
     } else {
       // Without start: the most representative frame (closest to the mean histogram, so not a fade from black) of the first seconds, sampled at 10 fps.
+      // eof_action=pass: pictures shorter than half a sampling step (androidx/media's PGS MKV: 30 frames in 0.05 s) still give their frame.
       if (o.start === undefined) args.push('-t', String(D.stillWindowS));
-      args.push('-i', step.input, '-map_metadata', '-1', '-map', '0:v:0', '-an', '-sn', '-dn');
-      if (o.start === undefined) filters.push('fps=10', `thumbnail=n=${D.stillWindowS * 10}`);
+      args.push('-i', step.input, '-map_metadata', '-1', ...firstPictures(clip), '-an', '-sn', '-dn');
+      if (o.start === undefined) filters.push('fps=10:eof_action=pass', `thumbnail=n=${D.stillWindowS * 10}`);
       if (o.width) filters.push(`scale='min(${o.width},iw)':-2:flags=lanczos`);
       if (maxDim) filters.push(`scale='min(${maxDim},iw)':'min(${maxDim},ih)':force_original_aspect_ratio=decrease:flags=lanczos`);
       if (clip.hdr) filters.push(...TONE_MAP);
@@ -328,4 +364,36 @@ export class FfmpegEngine implements Engine {
       throw new ConversionError('output_too_large', `The ${step.to} animation reached the ${Math.round(cap / 1024 ** 2)} MiB cap for animations: ask for a shorter duration, a lower fps or a smaller width.`);
     }
   }
+}
+
+/** The map of a picture's source stream: the clip's first picture stream (not a cover), else FFmpeg's first video stream. */
+function firstPictures(clip: ClipFacts): string[] {
+  const v = clip.streams.find((st) => st.type === 'video');
+  return ['-map', v ? `0:${v.index}` : '0:v:0'];
+}
+
+/**
+ * The source streams a `to` output takes, with their codecs and language tags (the rest of a
+ * file's metadata is not copied): the first picture stream, every sound track where the target
+ * holds several (else the first), text subtitles where it holds text and bitmap subtitles
+ * where its muxer takes them (see above). Nothing when ffprobe listed no streams: FFmpeg's
+ * own choice then decides.
+ */
+function mapStreams(streams: readonly SourceStream[], to: string): string[] {
+  if (!streams.length) return [];
+  const pictures = VIDEO_SET.has(to) ? streams.filter((st) => st.type === 'video').slice(0, 1) : [];
+  const sounds = streams.filter((st) => st.type === 'audio').slice(0, MULTI_AUDIO.has(to) && VIDEO_SET.has(to) ? MAX_STREAMS : 1);
+  const text = SUBTITLE_CODECS[to];
+  const bitmap = BITMAP_SUBTITLES[to];
+  const subtitles = streams
+    .filter((st) => st.type === 'subtitle' && ((text && TEXT_SUBTITLES.has(st.codec)) || bitmap?.has(st.codec)))
+    .slice(0, MAX_STREAMS);
+  if (!pictures.length && !sounds.length) return [];
+  const args: string[] = [];
+  [...pictures, ...sounds, ...subtitles].forEach((st, i) => {
+    args.push('-map', `0:${st.index}`);
+    if (st.language) args.push(`-metadata:s:${i}`, `language=${st.language}`);
+  });
+  subtitles.forEach((st, i) => args.push(`-c:s:${i}`, text && TEXT_SUBTITLES.has(st.codec) ? text(st.codec) : 'copy'));
+  return args;
 }

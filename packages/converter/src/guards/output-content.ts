@@ -8,7 +8,11 @@
  * target) and the output holds none of it — no such stream, nothing ffprobe can read, or
  * less than 5 % of the source's length and under one second — the conversion fails.
  * A container that overstates its length (a hostile header claiming hours) does not fail
- * an output that holds the real content: only an output of (almost) nothing does.
+ * an output that holds the real content: only an output of (almost) nothing does. A stream
+ * without a length of its own (Matroska's) is taken as long as the file; when that would fail
+ * an output holding some of it, the stream is measured by reading its packets (no decoding):
+ * androidx/media's PGS and VobSub MKVs hold 0.05 s of pictures in a 1.24 s file, and their
+ * whole pictures were refused.
  */
 import { ConversionError } from '../errors.js';
 import { positiveNumber, type JobContext } from '../engines/engine.js';
@@ -19,6 +23,8 @@ import { runSandboxed } from '../exec/exec.js';
 export interface MediaContent {
   audioS: number;
   videoS: number;
+  /** Kinds whose length is the file's, the stream saying none of its own. */
+  fromFile?: Kind[];
 }
 
 type Kind = 'audio' | 'video';
@@ -49,9 +55,28 @@ export async function mediaContent(path: string, job: JobContext): Promise<Media
     if (s?.codec_type !== 'audio' && s?.codec_type !== 'video') continue;
     const key = s.codec_type === 'audio' ? 'audioS' : 'videoS';
     // A stream without its own duration lasts as long as the file says.
-    content[key] = Math.max(content[key], seconds(s.duration) || whole);
+    const own = seconds(s.duration);
+    if (!own) content.fromFile = [...(content.fromFile ?? []), s.codec_type];
+    content[key] = Math.max(content[key], own || whole);
   }
   return content;
+}
+
+/**
+ * Seconds of the first `kind` stream in `path` by its packets' times (FFmpeg copies it to
+ * nowhere: demuxing only, bounded by the job's time), or null when that fails.
+ */
+export async function packetSeconds(path: string, kind: Kind, job: JobContext): Promise<number | null> {
+  const args = ['-hide_banner', '-nostdin', '-v', 'error', '-protocol_whitelist', 'file', '-i', path, '-map', `0:${kind === 'audio' ? 'a' : 'v'}:0`, '-c', 'copy', '-f', 'null', '-', '-progress', 'pipe:1', '-nostats'];
+  const r = await runSandboxed('/usr/bin/ffmpeg', args, {
+    cwd: job.dir,
+    timeoutMs: Math.min(job.timeoutMs, 60_000),
+    maxStdoutBytes: 1024 * 1024,
+    ...(job.maxMemoryBytes !== undefined ? { maxMemoryBytes: job.maxMemoryBytes } : {}),
+  });
+  if (r.exitCode !== 0) return null;
+  const last = [...r.stdout.toString('utf8').matchAll(/^out_time_us=(\d+)$/gm)].at(-1);
+  return last ? positiveNumber(Number(last[1]) / 1e6) ?? null : null;
 }
 
 /** Why `output` carries none of `source`'s content of `kind`, or null when it carries some. */
@@ -74,7 +99,13 @@ export async function checkMediaContent(input: string, source: FormatInfo, outpu
   if ((source.family !== 'audio' && source.family !== 'video') || (target.family !== 'audio' && target.family !== 'video')) return;
   const had = await mediaContent(input, job);
   if (!had) return;
-  const problem = missingContent(had, await mediaContent(output, job), target.family);
+  const made = await mediaContent(output, job);
+  const kind = target.family;
+  let problem = missingContent(had, made, kind);
+  if (problem && made && (kind === 'audio' ? made.audioS : made.videoS) > 0 && had.fromFile?.includes(kind)) {
+    const measured = await packetSeconds(input, kind, job);
+    if (measured !== null) problem = missingContent({ ...had, [kind === 'audio' ? 'audioS' : 'videoS']: measured }, made, kind);
+  }
   if (problem) {
     const what = target.family === 'audio' ? 'sound' : 'pictures';
     throw new ConversionError('conversion_failed', `The ${target.ext} output carries none of the ${source.ext} file's ${what}: its ${what} could not be decoded.`, { detail: problem, final: true });
