@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Converter } from './converter.js';
 import { packageFile } from './engines/engine.js';
-import { psnr, ssim, tool } from './testing/tools.js';
+import { compareFrames, onWhite, opaque, unlike } from './testing/picture-checks.js';
+import { tool } from './testing/tools.js';
 
 // Issue 31: animated pictures and high bit depths as libavif's and libjxl's own test data
 // hold them. An AVIF image sequence failed to every target ("could not be converted": libvips
@@ -44,13 +45,6 @@ async function framesOnWhite(path: string, name: string): Promise<string[]> {
   await mkdir(dir, { recursive: true });
   tool('/usr/bin/convert', [path, '-coalesce', '-background', 'white', '-alpha', 'remove', '-alpha', 'off', join(dir, 'f-%03d.png')]);
   return (await readdir(dir)).sort().map((n) => join(dir, n));
-}
-
-/** A picture laid over white (the yardstick for outputs without alpha). */
-function onWhite(path: string): string {
-  const out = `${path}-white.png`;
-  tool('/usr/bin/convert', [path, '-background', 'white', '-alpha', 'remove', '-alpha', 'off', out]);
-  return out;
 }
 
 /** A GIF's frame delays in ms, from its graphic control extensions (ImageMagick's %T, centiseconds). */
@@ -96,41 +90,11 @@ async function webpAnimation(path: string, name: string): Promise<{ loop: number
   return { loop, delaysMs: rows.map((r) => Number(r[6])), frames };
 }
 
-/** Whether every pixel of a picture is opaque (GIF has one-bit transparency: a translucent frame has no faithful GIF). */
-function opaque(path: string): boolean {
-  return Number(tool('/usr/bin/identify', ['-format', '%[fx:minima.a]', path])) === 1;
-}
-
 /** avifdec's decode of frame `i` (libavif's reference decoder). */
 function avifReference(file: string, i: number): string {
   const out = join(work, `${file}-ref-${i}.png`);
   tool(AVIFDEC, ['-j', '1', '--index', String(i), join(PHOTOS, file), out]);
   return out;
-}
-
-/**
- * How close a picture is to its reference, both over white: ffmpeg's SSIM ≥ `minSsim`, or for
- * a flat reference (one colour: libavif's test sequences are solid colour frames, where SSIM's
- * structure term is 0/0 and a one-level difference reads as 0.7) a PSNR ≥ 35 dB. Null when close.
- */
-function unlike(picture: string, reference: string, minSsim: number): string | null {
-  const ref = onWhite(reference);
-  const flat = Number(tool('/usr/bin/identify', ['-format', '%[fx:standard_deviation]', ref])) < 0.01;
-  if (flat) {
-    const db = psnr(picture, ref);
-    return db >= 35 ? null : `PSNR ${db} dB against a flat reference`;
-  }
-  const s = ssim(picture, ref);
-  return s >= minSsim ? null : `SSIM ${s}`;
-}
-
-/** The frames against the references; the problems found. */
-function compareFrames(label: string, frames: readonly string[], refs: readonly string[], minSsim: number): string[] {
-  if (frames.length !== refs.length) return [`${label}: ${frames.length} frames, not ${refs.length}`];
-  return frames.flatMap((f, i) => {
-    const p = unlike(f, refs[i] as string, minSsim);
-    return p ? [`${label} frame ${i}: ${p}`] : [];
-  });
 }
 
 const SEQUENCES = [

@@ -8,7 +8,8 @@ import { Converter } from './converter.js';
 import { packageFile } from './engines/engine.js';
 import { detectFormat } from './formats/detect.js';
 import { pillowAnimation, pillowPixel, type PillowAnimation } from './testing/pillow-animation.js';
-import { psnr, ssim, tool } from './testing/tools.js';
+import { compareFrames, onWhite, opaque, unlike } from './testing/picture-checks.js';
+import { psnr, tool } from './testing/tools.js';
 
 // Issue 31: animated PNG (APNG) as a source, and APNG and animated AVIF as animated targets.
 // An animated PNG was read as a plain PNG (libvips reads the default image only): APNG → GIF
@@ -48,38 +49,6 @@ async function convert(src: string, from: string, to: string, options: { frame?:
 
 let dirs = 0;
 const referee = (path: string): Promise<PillowAnimation> => pillowAnimation(path, join(work, `pil-${++dirs}`));
-
-/** A picture laid over white. */
-function onWhite(path: string): string {
-  const out = `${path}-white.png`;
-  tool('/usr/bin/convert', [path, '-background', 'white', '-alpha', 'remove', '-alpha', 'off', out]);
-  return out;
-}
-
-/** Null when `picture` is close to `reference` over white: SSIM ≥ min, or PSNR ≥ 35 dB for a flat reference (SSIM is 0/0 there). */
-function unlike(picture: string, reference: string, minSsim: number): string | null {
-  const a = onWhite(picture);
-  const b = onWhite(reference);
-  if (Number(tool('/usr/bin/identify', ['-format', '%[fx:standard_deviation]', b])) < 0.01) {
-    const db = psnr(a, b);
-    return db >= 35 ? null : `PSNR ${db} dB against a flat reference`;
-  }
-  const s = ssim(a, b);
-  return s >= minSsim ? null : `SSIM ${s}`;
-}
-
-function compareFrames(label: string, frames: readonly string[], refs: readonly string[], minSsim: number): string[] {
-  if (frames.length !== refs.length) return [`${label}: ${frames.length} frames, not ${refs.length}`];
-  return frames.flatMap((f, i) => {
-    const p = unlike(f, refs[i] as string, minSsim);
-    return p ? [`${label} frame ${i}: ${p}`] : [];
-  });
-}
-
-/** Whether every pixel is opaque (GIF's one-bit transparency cannot show a translucent frame). */
-function opaque(path: string): boolean {
-  return Number(tool('/usr/bin/identify', ['-format', '%[fx:minima.a]', path])) === 1;
-}
 
 /** The index of the frame on screen `t` ms into an animation of these delays. */
 function shownAt(delaysMs: readonly (number | null)[], t: number): number {
