@@ -106,7 +106,14 @@ export interface ConverterConfig {
    * suite's compromised engine, which leaves links and device nodes as its output).
    */
   readonly replaceEngines?: readonly Engine[];
+  /** Engines left off by the operator (by name): not probed, not routed, not in `probes()`. */
+  readonly disabledEngines?: readonly string[];
+  /** How often {@link Converter.refreshProbes} looks again for missing engines; default a minute. */
+  readonly reprobeIntervalMs?: number;
 }
+
+/** How often {@link Converter.refreshProbes} looks again for engines that were missing. */
+const REPROBE_INTERVAL_MS = 60_000;
 
 /** One conversion. */
 export interface ConvertRequest {
@@ -160,12 +167,58 @@ const DEFAULT_QUALITY: Readonly<Record<string, number>> = { pdf: 90, jpg: 85, we
 /** The conversion engine. */
 export class Converter {
   private constructor(
-    private readonly config: Required<Omit<ConverterConfig, 'libreoffice' | 'chromium' | 'prestart' | 'inputLimits' | 'maxCpuSeconds' | 'candidatePairs' | 'proofFile' | 'ocrConcurrency' | 'replaceEngines' | 'engineUser'>> & { maxCpuSeconds?: number; limits: InputLimits },
-    private readonly engines: ReadonlyMap<string, Engine>,
-    private readonly probeResults: readonly EngineProbe[],
-    /** The routing data (formats and targets listings). */
-    readonly registry: Registry,
-  ) {}
+    private readonly config: Required<Omit<ConverterConfig, 'libreoffice' | 'chromium' | 'prestart' | 'inputLimits' | 'maxCpuSeconds' | 'candidatePairs' | 'proofFile' | 'ocrConcurrency' | 'replaceEngines' | 'engineUser' | 'disabledEngines'>> & { maxCpuSeconds?: number; limits: InputLimits },
+    /** Every engine not disabled, available or not (a missing one may be installed later). */
+    private readonly all: readonly Engine[],
+    private probeResults: readonly EngineProbe[],
+    private readonly proven: ReturnType<typeof provenPairs> | undefined,
+  ) {
+    this.engines = new Map();
+    this.routing = this.route();
+  }
+
+  /** The available engines, by name. */
+  private readonly engines: Map<string, Engine>;
+  private routing: Registry;
+  private probedAt = Date.now();
+  private reprobing: Promise<boolean> | null = null;
+
+  /** The routing data (formats and targets listings) of the engines available now. */
+  get registry(): Registry {
+    return this.routing;
+  }
+
+  /** Rebuilds the engine map and the registry from the last probes. */
+  private route(): Registry {
+    const available = this.all.filter((_, i) => this.probeResults[i]?.available);
+    this.engines.clear();
+    for (const e of available) this.engines.set(e.name, e);
+    return new Registry(available, this.proven ? { proven: this.proven } : {});
+  }
+
+  /**
+   * Probes again the engines that were missing, at most once every `reprobeIntervalMs` (default
+   * a minute; concurrent callers share one round), so that an engine installed after start-up
+   * is found without a restart (issue 44). Answers whether an engine became available.
+   */
+  refreshProbes(): Promise<boolean> {
+    const minIntervalMs = this.config.reprobeIntervalMs;
+    if (this.reprobing) return this.reprobing;
+    if (Date.now() - this.probedAt < minIntervalMs || this.probeResults.every((p) => p.available)) return Promise.resolve(false);
+    this.reprobing = (async () => {
+      try {
+        const again = await Promise.all(this.all.map((e, i) => (this.probeResults[i]?.available ? (this.probeResults[i] as EngineProbe) : e.probe())));
+        const found = again.some((p, i) => p.available && !this.probeResults[i]?.available);
+        this.probeResults = again;
+        if (found) this.routing = this.route();
+        return found;
+      } finally {
+        this.probedAt = Date.now();
+        this.reprobing = null;
+      }
+    })();
+    return this.reprobing;
+  }
 
   /** Probes every engine (missing ones are disabled with a warning) and builds the registry. */
   static async create(config: ConverterConfig): Promise<Converter> {
@@ -202,9 +255,11 @@ export class Converter {
       new PdfInfoEngine(),
       new PdfImagesEngine(),
     ];
-    const all = builtIn.map((e) => config.replaceEngines?.find((r) => r.name === e.name) ?? e);
+    const disabled = new Set(config.disabledEngines ?? []);
+    const unknown = [...disabled].filter((name) => !builtIn.some((e) => e.name === name));
+    if (unknown.length) throw new Error(`unknown engine ${unknown.join(', ')} among the disabled ones; the engines are ${builtIn.map((e) => e.name).join(', ')}`);
+    const all = builtIn.filter((e) => !disabled.has(e.name)).map((e) => config.replaceEngines?.find((r) => r.name === e.name) ?? e);
     const probes = await Promise.all(all.map((e) => e.probe()));
-    const available = all.filter((_, i) => probes[i]?.available);
     const proven = config.candidatePairs ? undefined : provenPairs(await readProof(config.proofFile));
     const converter = new Converter(
       {
@@ -214,11 +269,12 @@ export class Converter {
         maxInputPixels: config.maxInputPixels ?? 100_000_000,
         maxMemoryBytes: config.maxMemoryBytes ?? 2 * 1024 ** 3,
         ...(config.maxCpuSeconds ? { maxCpuSeconds: config.maxCpuSeconds } : {}),
+        reprobeIntervalMs: config.reprobeIntervalMs ?? REPROBE_INTERVAL_MS,
         limits: { ...DEFAULT_INPUT_LIMITS, ...config.inputLimits, maxInputPixels: config.maxInputPixels ?? 100_000_000 },
       },
-      new Map(available.map((e) => [e.name, e])),
+      all,
       probes,
-      new Registry(available, proven ? { proven } : {}),
+      proven,
     );
     if (config.prestart) await converter.libreoffice?.start();
     return converter;
@@ -850,6 +906,7 @@ export class Converter {
 
   /** Stops the LibreOffice pool and any other long-lived process. */
   async close(): Promise<void> {
+    await this.reprobing;
     await Promise.all([...this.engines.values()].map((e) => e.close?.()));
   }
 }

@@ -1,15 +1,16 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Converter } from './converter.js';
 import { packageFile } from './engines/engine.js';
 import { formatInfo, type FormatFamily } from './formats/catalogue.js';
 import { detectFormat } from './formats/detect.js';
 import { validate } from './testing/matrix/validate.js';
-import { pdfPages, tool } from './testing/tools.js';
+import { pdfPages, runTool, tool } from './testing/tools.js';
 
 // Real .docx files from other projects' test suites (test/corpus/NOTICE.md), each to PDF
 // through the warm pool, as the service runs them: every one must convert and give a PDF
@@ -50,6 +51,71 @@ test('every real .docx of the corpus converts to a PDF poppler reads; comment do
   // The fallback keeps the text: the comment document's body survives.
   const text = tool('/usr/bin/pdftotext', [join(work, 'mammoth-comments.docx.pdf'), '-']);
   assert.match(text, /Ouch/);
+});
+
+/**
+ * Each comment document's body text, which its PDF keeps, and a comment's, which it does
+ * not: the engine exports PDFs with ExportNotes false, as plain `soffice --convert-to` does.
+ */
+const COMMENT_TEXTS: Readonly<Record<string, { body: RegExp; comment: RegExp }>> = {
+  'mammoth-comments.docx': { body: /Ouch/, comment: /tachyon/ },
+  'python-docx-comments-rich-para.docx': { body: /Some text worthy of note\.[\s\S]*Paragraph 7/, comment: /Text with hyperlink/ },
+};
+
+/**
+ * Converts corpus .docx files to PDF in a Node process of `user`'s (groups included), with
+ * the engines as `engineUser`, as `npm start` runs the service. Answers each conversion's
+ * result, keyed by file name; the PDFs are left in `dir`.
+ */
+async function convertAsUser(user: string, engineUser: string, dir: string, files: readonly string[]): Promise<Record<string, { ok: boolean; engines?: string[]; error?: unknown }>> {
+  const script = `
+    const { Converter } = await import(process.argv[1]);
+    const [dir, ...files] = process.argv.slice(2);
+    const converter = await Converter.create({ workDir: dir + '/jobs', engineUser: ${JSON.stringify(engineUser)}, libreoffice: { instances: files.length } });
+    const results = {};
+    await Promise.all(files.map(async (f) => {
+      const r = await converter.convert({ inputPath: dir + '/' + f, sourceFormat: 'docx', targetFormat: 'pdf', outputPath: dir + '/' + f + '.pdf' });
+      results[f] = r.ok ? { ok: true, engines: r.engines } : { ok: false, error: r.error };
+    }));
+    await converter.close();
+    process.stdout.write(JSON.stringify(results));`;
+  const converterUrl = pathToFileURL(packageFile('dist/converter.js')).href;
+  const r = await runTool('/usr/bin/setpriv', ['--reuid', user, '--regid', user, '--init-groups', '--', process.execPath, '--input-type=module', '-e', script, converterUrl, dir, ...files], 100_000, dir);
+  assert.equal(r.code, 0, `the conversion process as ${user} exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout.toString('utf8')) as Record<string, { ok: boolean; engines?: string[]; error?: unknown }>;
+}
+
+// Issue 44: `npm start` runs the service as the unprivileged user mailconv and its engines as
+// mailconv-engine through sudo. The one-off fallback then failed every comment document
+// ("cold soffice exited 0"): the folder soffice made for its PDF was the engine user's and the
+// service could not move the PDF out. The test above runs as root, where it always could.
+test('the comment documents convert through the one-off fallback when the service runs as mailconv and its engines as mailconv-engine (issue 44)', { timeout: 120_000 }, async () => {
+  assert.equal(process.getuid?.(), 0, 'this test runs a conversion as the service users, which needs root (CI runs as root)');
+  // The users and the sudo rule, as npm start makes them (a no-op when they exist).
+  const serviceUsers = (await import(pathToFileURL(packageFile('../../scripts/lib/service-user.mjs')).href)) as {
+    ensureServiceUsers: (env: Record<string, string>) => { user: string; engineUser: string; uid: number; gid: number } | null;
+  };
+  const dir = join(work, 'as-service-user');
+  await mkdir(dir);
+  const users = serviceUsers.ensureServiceUsers({ EMAIL_DATA_DIR: join(dir, 'data', 'email'), CONVERT_DATA_DIR: join(dir, 'data', 'convert') });
+  assert.ok(users);
+  // The work folder is the service's, as its data folder is; mkdtemp's parent is 0700.
+  await chmod(work, 0o711);
+  // The documents as uploads are: the service user's own files.
+  for (const file of CRASHING) {
+    await copyFile(join(CORPUS, file), join(dir, file));
+    await chown(join(dir, file), users.uid, users.gid);
+  }
+  await chown(dir, users.uid, users.gid);
+  const results = await convertAsUser(users.user, users.engineUser, dir, CRASHING);
+  for (const file of CRASHING) {
+    assert.deepEqual(results[file], { ok: true, engines: ['libreoffice-cold'] }, file);
+    const text = tool('/usr/bin/pdftotext', [join(dir, `${file}.pdf`), '-']);
+    const expected = COMMENT_TEXTS[file];
+    assert.ok(expected, file);
+    assert.match(text, expected.body, file);
+    assert.doesNotMatch(text, expected.comment, file);
+  }
 });
 
 // Every real file of the corpus (test/corpus/<ext>/, NOTICE.md) to each usual target of its

@@ -1,6 +1,6 @@
 import type { DestinationStream } from 'pino';
 import multipart from '@fastify/multipart';
-import type { Converter } from '@mailconv/converter';
+import type { Converter, EngineProbe } from '@mailconv/converter';
 import { createRateLimiter, createServiceBase, dashboardBuildDir, registerDashboard, registerApiKeyRoutes, registerDashboardSessionRoutes, registerWebhookRoutes, type ReadinessCheck, type ServiceApp, type ServiceIdentity } from '@mailconv/platform';
 import type { ConvertConfig } from './config.js';
 import { CONVERT_MIGRATIONS } from './db/migrations.js';
@@ -17,7 +17,7 @@ import { registerSigningCertificateRoutes } from './routes/v1/signing-certificat
 import { registerFormatRoutes } from './routes/v1/formats.route.js';
 import { registerUploadRoutes } from './routes/v1/upload.route.js';
 import { registerConvertMetrics } from './metrics.js';
-import { createConvertRuntime, openEngines } from './runtime.js';
+import { createConvertRuntime, missingEngineMessage, missingEngines, openEngines } from './runtime.js';
 import { KEY_LOCATIONS, SECURED, errors, secured } from './schemas.js';
 
 import { CONVERT_KEY_PREFIX } from './key-prefix.js';
@@ -55,18 +55,24 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
   const plans = convertPlans(config.plansFile);
   const engines = await openEngines(config, options.converter);
   const { converter } = engines;
-  // /readyz reports every engine's probe (binary found, version read) next to the database.
+  // /readyz reports every engine's probe (binary found, version read) next to the database. A
+  // missing engine is looked for again (at most once a minute), so installing it is enough.
   const readiness: Record<string, ReadinessCheck> = Object.fromEntries(
-    converter.probes().map((p) => [
-      `engine_${p.engine}`,
+    converter.probes().map(({ engine }) => [
+      `engine_${engine}`,
       async () => {
-        if (!p.available) throw new Error(`${p.engine}: missing ${p.missing.join(', ')}`);
+        const probe = (): EngineProbe | undefined => converter.probes().find((p) => p.engine === engine);
+        if (probe()?.available) return;
+        await converter.refreshProbes();
+        const now = probe();
+        if (!now?.available) throw new Error(missingEngineMessage(now?.warning ?? `${engine} disabled`, engine));
       },
     ]),
   );
   const clock = options.clock ?? (() => new Date());
   const base = await createServiceBase<ConvertTables>({ config, identity: CONVERT_IDENTITY, readiness, folders: { storage: config.storageDir }, logStream: options.logStream, clock });
   const { app, core } = base;
+  for (const { engine, message } of missingEngines(converter)) app.log.warn({ engine }, message);
   const { onFinished, onSecurityEvent } = registerConvertMetrics(app.metrics.registry, core, converter.libreoffice?.pool.stats ?? null, converter.chromium?.pool ?? null);
   const runtime = createConvertRuntime({ config, core, engines, disk: base.disk, clock, log: app.log, onFinished, onSecurityEvent });
   const deps: ConvertDeps = { core, plans, clock, converter, conversions: runtime.conversions };

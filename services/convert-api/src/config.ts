@@ -22,6 +22,16 @@ const ConvertSettings = z.object({
   CONVERT_LIBREOFFICE_INSTANCES: z.coerce.number().int('must be a whole number').positive('must be positive').optional(),
   CONVERT_CHROMIUM_INSTANCES: z.coerce.number().int('must be a whole number').positive('must be positive').default(1),
   CONVERT_ENGINE_USER: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/, 'must be a user name').optional(),
+  CONVERT_ENGINES_DISABLED: z
+    .string()
+    .transform((v, ctx) => {
+      const names = v.split(',').map((x) => x.trim()).filter(Boolean);
+      const bad = names.find((x) => !/^[a-z0-9-]{1,40}$/.test(x));
+      if (bad === undefined) return names;
+      ctx.addIssue({ code: 'custom', message: `must be comma-separated engine names as /readyz lists them after engine_ (${JSON.stringify(bad)} is not one)` });
+      return z.NEVER;
+    })
+    .optional(),
   CONVERT_OCR_CONCURRENCY: z.coerce.number().int('must be a whole number').positive('must be positive').max(64, 'must be at most 64').optional(),
   CONVERT_PRESTART: setting.bool(false),
   CONVERT_ROLE: z.enum(['all', 'api', 'worker'], { message: 'must be all, api or worker' }).default('all'),
@@ -78,6 +88,8 @@ export interface ConvertConfig extends CommonServiceConfig {
   ocrConcurrency: number | undefined;
   /** The user engines run as (`CONVERT_ENGINE_USER`); see docs/operations.md, "Users". */
   engineUser: string | undefined;
+  /** Engines left off (`CONVERT_ENGINES_DISABLED`): not probed, not routed, not in `/readyz`. */
+  disabledEngines: string[];
   /** Start the LibreOffice pool at start-up rather than on the first office job. */
   prestart: boolean;
   /** `api`: HTTP only; `worker`: conversions and the retention sweeper, no HTTP; `all` (default): both. */
@@ -165,6 +177,7 @@ export function loadConvertConfig(env: Readonly<Record<string, string | undefine
     chromiumInstances: parsed.CONVERT_CHROMIUM_INSTANCES as number,
     ocrConcurrency: parsed.CONVERT_OCR_CONCURRENCY as number | undefined,
     engineUser: parsed.CONVERT_ENGINE_USER as string | undefined,
+    disabledEngines: (parsed.CONVERT_ENGINES_DISABLED as string[] | undefined) ?? [],
     prestart: parsed.CONVERT_PRESTART as boolean,
     role: parsed.CONVERT_ROLE as ConvertRole,
     leaseMs: parsed.CONVERT_LEASE_MS as number,

@@ -54,8 +54,25 @@ export async function openEngines(config: ConvertConfig, lent?: Converter): Prom
     chromium: { instances: config.chromiumInstances },
     ...(config.ocrConcurrency ? { ocrConcurrency: config.ocrConcurrency } : {}),
     ...(config.engineUser ? { engineUser: config.engineUser } : {}),
+    disabledEngines: config.disabledEngines,
   });
   return { store, converter, owned: true };
+}
+
+/**
+ * What an operator reads about an engine that is missing: the probe's warning (what is
+ * missing and the package that brings it) and the setting that leaves the engine off.
+ */
+export function missingEngineMessage(warning: string, engine: string): string {
+  return `${warning}; or turn it off with CONVERT_ENGINES_DISABLED=${engine}`;
+}
+
+/** The engines that were missing at the last probe, each with its message (logged at start-up). */
+export function missingEngines(converter: Converter): { engine: string; message: string }[] {
+  return converter
+    .probes()
+    .filter((p) => !p.available)
+    .map((p) => ({ engine: p.engine, message: missingEngineMessage(p.warning ?? `${p.engine} disabled`, p.engine) }));
 }
 
 /** The composition root of the conversion service past HTTP: queue, worker, sweeper and conversion service. */

@@ -6,9 +6,12 @@
  * `structured/records.ts` and `structured/contacts.ts`.
  */
 import { createRequire } from 'node:module';
-import type { Engine, EngineProbe, Step } from './engine.js';
+import { missingProbe, type Engine, type EngineProbe, type Step } from './engine.js';
 import { DATA_FORMATS, DATA_SOURCES_ONLY } from './structured/records.js';
 import { runInWorker } from './structured/run-in-worker.js';
+
+/** The npm modules the data engine's worker parses and writes with. */
+const DATA_MODULES = ['csv-parse', 'yaml', 'smol-toml', 'fast-xml-parser', 'ini', 'ical.js', 'json5', 'plist', '@msgpack/msgpack', 'cbor2', 'bson', 'properties-file', '@tmcw/togeojson'];
 
 /** Data formats contacts and events are written to, and read back from. */
 const RECORD_FORMATS = ['csv', 'tsv', 'json', 'ndjson', 'yaml', 'xml'];
@@ -37,14 +40,24 @@ export class DataEngine implements Engine {
 
   async probe(): Promise<EngineProbe> {
     const require = createRequire(import.meta.url);
-    const versions = ['csv-parse', 'yaml', 'smol-toml', 'fast-xml-parser', 'ini', 'ical.js', 'json5', 'plist', '@msgpack/msgpack', 'cbor2', 'bson', 'properties-file', '@tmcw/togeojson'].map((m) => {
+    const missing: string[] = [];
+    const versions = DATA_MODULES.map((m) => {
+      try {
+        import.meta.resolve(m);
+      } catch {
+        missing.push(`npm:${m}`);
+        return `${m} missing`;
+      }
       try {
         return `${m} ${(require(`${m}/package.json`) as { version: string }).version}`;
       } catch {
+        // Its exports do not list package.json: present, version unknown.
         return `${m} ?`;
       }
     });
-    return { engine: this.name, available: true, version: versions.join(', '), missing: [] };
+    const requires = DATA_MODULES.map((m) => `npm:${m}`);
+    if (missing.length) return missingProbe(this.name, requires, missing);
+    return { engine: this.name, available: true, version: versions.join(', '), missing: [], requires };
   }
 
   async convert(step: Step): Promise<void> {

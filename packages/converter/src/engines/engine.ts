@@ -6,6 +6,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { failed, type ConversionError } from '../errors.js';
+import { installHint } from './engine-packages.js';
 import { DEFAULT_MAX_MEMORY_BYTES, lastLine, ownForSandbox, runSandboxed, type ExecResult } from '../exec/exec.js';
 import type { SecurityEvent } from '../guards/output-guard.js';
 import type { ConversionOptions } from '../options.js';
@@ -17,6 +18,8 @@ export interface EngineProbe {
   readonly version: string | null;
   /** Binaries (or modules) that are missing; the engine is disabled when any is. */
   readonly missing: readonly string[];
+  /** Everything the probe looked for: paths, and npm modules as `npm:<name>` (keys of ENGINE_PACKAGES). */
+  readonly requires: readonly string[];
   readonly warning?: string;
 }
 
@@ -192,11 +195,15 @@ export async function probeBinaries(
       missing.push(b);
     }
   }
-  if (missing.length) {
-    return { engine, available: false, version: null, missing, warning: `${engine} disabled: missing ${missing.join(', ')}` };
-  }
+  if (missing.length) return missingProbe(engine, binaries, missing);
   const r = await runSandboxed(binaries[0] as string, versionArgs, { cwd: '/', timeoutMs: 15_000 });
   const text = `${r.stdout.toString('utf8')}\n${r.stderr}`;
   const m = versionPattern.exec(text);
-  return { engine, available: true, version: m?.[1] ?? null, missing: [] };
+  return { engine, available: true, version: m?.[1] ?? null, missing: [], requires: binaries };
+}
+
+/** A disabled engine's probe: what is missing and which package brings it (engine-packages.ts). */
+export function missingProbe(engine: string, requires: readonly string[], missing: readonly string[], why = `missing ${missing.join(', ')}`): EngineProbe {
+  const hint = installHint(missing);
+  return { engine, available: false, version: null, missing, requires, warning: `${engine} disabled: ${why}${hint ? `; ${hint}` : ''}` };
 }

@@ -3,15 +3,19 @@
  * formats, through the warm {@link LibreOfficePool}. Export filters are named explicitly;
  * import filters only where detection is ambiguous (CSV and plain text).
  */
-import { access, constants, copyFile, link, mkdtemp, rename } from 'node:fs/promises';
+import { access, constants, copyFile, link, mkdir, mkdtemp, rename } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { formatInfo } from '../formats/catalogue.js';
 import { ConversionError, failed } from '../errors.js';
 import { ownForSandbox, removeSandboxTree, runSandboxed } from '../exec/exec.js';
+import { copyEngineOutput } from '../guards/output-guard.js';
 import { effectiveQuality } from '../options.js';
 import { libreOfficePdfExport } from '../pdf-archive-options.js';
-import { probeBinaries, type Engine, type EngineProbe, type Step } from './engine.js';
+import { missingProbe, probeBinaries, type Engine, type EngineProbe, type Step } from './engine.js';
 import { LibreOfficePool, PYTHON, SOFFICE_BIN, prepareProfile, type LibreOfficeJob, type LibreOfficePoolOptions } from './libreoffice-pool.js';
+
+/** The Python UNO bridge the warm pool drives LibreOffice through. */
+const UNO = '/usr/lib/python3/dist-packages/uno.py';
 
 const DOCUMENT_IN = ['docx', 'doc', 'odt', 'fodt', 'rtf', 'txt'];
 const DOCUMENT_OUT = ['pdf', 'docx', 'doc', 'odt', 'fodt', 'rtf', 'txt', 'html'];
@@ -94,13 +98,14 @@ export class LibreOfficeEngine implements Engine {
 
   async probe(): Promise<EngineProbe> {
     const p = await probeBinaries(this.name, [SOFFICE_BIN, PYTHON], ['--headless', '--version'], /LibreOffice (\S+)/);
-    if (!p.available) return p;
+    const requires = [...p.requires, UNO];
+    if (!p.available) return { ...p, requires };
     try {
-      await access('/usr/lib/python3/dist-packages/uno.py', constants.R_OK);
+      await access(UNO, constants.R_OK);
     } catch {
-      return { ...p, available: false, missing: ['python3-uno'], warning: 'libreoffice disabled: python3-uno is missing' };
+      return missingProbe(this.name, requires, [UNO]);
     }
-    return p;
+    return { ...p, requires };
   }
 
   /** Prestarts the pool (service start-up). */
@@ -158,7 +163,12 @@ export class LibreOfficeEngine implements Engine {
     const dir = await mkdtemp(join(step.job.dir, 'lo-cold-'));
     await ownForSandbox(dir);
     const profile = await prepareProfile(join(dir, 'profile'));
+    // The output folder is made here, shared with the engine user like the pool's io/ (issue
+    // 44): one soffice made itself is the engine user's, 0755, and a service that is not root
+    // (npm start runs it as mailconv) could not move the PDF out of it.
     const outdir = join(dir, 'out');
+    await mkdir(outdir);
+    await ownForSandbox(outdir);
     let spec = `${step.to}:${job.filter}`;
     if (job.filterData) spec += `:${JSON.stringify(Object.fromEntries(Object.entries(job.filterData).map(([k, v]) => [k, typedValue(v)])))}`;
     else if (job.filterOptions) spec += `:${job.filterOptions}`;
@@ -184,11 +194,18 @@ export class LibreOfficeEngine implements Engine {
     // A fresh profile makes soffice exit once with 81 ("restart required") after creating it.
     if (r.exitCode === 81) r = await run();
     const produced = join(outdir, `input.${step.to}`);
-    if (r.timedOut) throw failed('LibreOffice took too long to convert the document.', 'cold soffice timed out');
     try {
-      await rename(produced, step.output);
-    } catch {
-      throw failed('LibreOffice could not convert the document.', `cold soffice exited ${r.exitCode ?? r.signal}: ${r.stderr.slice(-300)}`);
+      if (r.timedOut) throw failed('LibreOffice took too long to convert the document.', 'cold soffice timed out');
+      await rename(produced, step.output).catch(async (e: unknown) => {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
+          // soffice exits 0 when it cannot load a document; what it printed says why.
+          const said = `${r.stdout.toString('utf8')}${r.stderr}`.trim().slice(-300);
+          throw failed('LibreOffice could not convert the document.', `cold soffice exited ${r.exitCode ?? r.signal} without output: ${said}`);
+        }
+        // Not a plain move (another file system, a folder the service may not write): the
+        // output guard copies it, as the pool does.
+        await copyEngineOutput(produced, step.output, step.job, 'libreoffice');
+      });
     } finally {
       await removeSandboxTree(dir);
     }

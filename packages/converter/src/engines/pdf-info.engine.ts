@@ -13,9 +13,11 @@ import { failed } from '../errors.js';
 import { runSandboxed } from '../exec/exec.js';
 import { openEngineOutput, writeJobFile } from '../guards/output-guard.js';
 import type { FormFieldFacts } from '../pdf-form-options.js';
-import { jobLimits, packageFile, probeBinaries, runFailure, type Engine, type EngineProbe, type JobContext, type Step } from './engine.js';
+import { jobLimits, missingProbe, packageFile, probeBinaries, runFailure, type Engine, type EngineProbe, type JobContext, type Step } from './engine.js';
 
 const PYTHON = '/usr/bin/python3';
+/** pikepdf, read by the probe's `import pikepdf` (python3-pikepdf). */
+const PIKEPDF = '/usr/lib/python3/dist-packages/pikepdf/__init__.py';
 const PDFIMAGES = '/usr/bin/pdfimages';
 /** Largest facts file read back: 2,000 fields of 500 options each stay far below it. */
 export const MAX_FACTS_BYTES = 8 * 1024 * 1024;
@@ -135,7 +137,9 @@ export class PdfInfoEngine implements Engine {
 
   async probe(): Promise<EngineProbe> {
     const p = await probeBinaries(this.name, [PYTHON, PDFIMAGES], ['-I', '-c', 'import pikepdf; print("pikepdf", pikepdf.__version__)'], /pikepdf (\S+)/);
-    return p.available && p.version === null ? { ...p, available: false, missing: ['python3-pikepdf'], warning: 'pikepdf disabled: python3-pikepdf is missing' } : p;
+    const requires = [...p.requires, PIKEPDF];
+    if (p.available && p.version === null) return missingProbe(this.name, requires, [PIKEPDF]);
+    return { ...p, requires };
   }
 
   async convert(step: Step): Promise<void> {

@@ -9,9 +9,11 @@
 import { createRequire } from 'node:module';
 import sharp, { type OutputInfo } from 'sharp';
 import { failed } from '../errors.js';
-import type { Engine, EngineProbe, Step } from './engine.js';
+import { missingProbe, type Engine, type EngineProbe, type Step } from './engine.js';
 import { runWorkerThread, stepFailure } from './structured/run-in-worker.js';
 import type { QoiAnswer, QoiJob } from './qoi/worker.js';
+
+const REQUIRES = ['npm:qoijs', 'npm:sharp'];
 
 const WORKER_URL = new URL('./qoi/worker.js', import.meta.url);
 /** What sharp reads and hands over as pixels. */
@@ -38,9 +40,9 @@ export class QoiEngine implements Engine {
   async probe(): Promise<EngineProbe> {
     try {
       const { version } = createRequire(import.meta.url)('qoijs/package.json') as { version: string };
-      return { engine: this.name, available: true, version: `qoijs ${version}, sharp ${sharp.versions.sharp ?? '?'}`, missing: [] };
+      return { engine: this.name, available: true, version: `qoijs ${version}, sharp ${sharp.versions.sharp ?? '?'}`, missing: [], requires: REQUIRES };
     } catch {
-      return { engine: this.name, available: false, version: null, missing: ['qoijs'], warning: 'qoi disabled: missing qoijs' };
+      return missingProbe(this.name, REQUIRES, ['npm:qoijs']);
     }
   }
 

@@ -37,7 +37,7 @@ export class SharpEngine implements Engine {
     const version = `sharp ${sharp.versions.sharp ?? '?'}, libvips ${sharp.versions.vips}`;
     const missing: string[] = [];
     for (const bin of ANIMATION_TOOLS) await access(bin, constants.X_OK).catch(() => missing.push(bin));
-    return { engine: this.name, available: true, version, missing: [], ...(missing.length ? { warning: `sharp: animations need ${missing.join(', ')} (missing)` } : {}) };
+    return { engine: this.name, available: true, version, missing: [], requires: ['npm:sharp', ...ANIMATION_TOOLS], ...(missing.length ? { warning: `sharp: animations need ${missing.join(', ')} (missing)` } : {}) };
   }
 
   /**

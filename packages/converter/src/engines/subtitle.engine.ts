@@ -14,7 +14,7 @@ export class SubtitleEngine implements Engine {
   }
 
   async probe(): Promise<EngineProbe> {
-    return { engine: this.name, available: true, version: 'subsrt-ts', missing: [] };
+    return { engine: this.name, available: true, version: 'subsrt-ts', missing: [], requires: ['npm:subsrt-ts'] };
   }
 
   async convert(step: Step): Promise<void> {

@@ -17,9 +17,10 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { failed } from '../errors.js';
 import { runSandboxed } from '../exec/exec.js';
-import { runStep, type Engine, type EngineProbe, type Step } from './engine.js';
+import { missingProbe, runStep, type Engine, type EngineProbe, type Step } from './engine.js';
 
 const PACKAGE = '@myriaddreamin/typst-ts-node-compiler';
+const REQUIRES = [`npm:${PACKAGE}`];
 const SCRIPT = fileURLToPath(new URL('./typst/compile-typst.mjs', import.meta.url));
 /** The script's exit code for a document with errors (its diagnostics on stdout). */
 const DOCUMENT_ERRORS = 2;
@@ -61,14 +62,14 @@ export class TypstEngine implements Engine {
   }
 
   async probe(): Promise<EngineProbe> {
-    if (!this.paths) return { engine: this.name, available: false, version: null, missing: [PACKAGE], warning: `${this.name} disabled: missing ${PACKAGE}` };
+    if (!this.paths) return missingProbe(this.name, REQUIRES, REQUIRES);
     // The version comes from the script run as a conversion runs: in the sandbox, loading the binding.
     const r = await runSandboxed(process.execPath, [SCRIPT, '--version'], { cwd: '/', timeoutMs: 30_000, readOnly: this.paths });
     const version = /^(\d+\.\d+\.\d+\S*)/.exec(r.stdout.toString('utf8').trim())?.[1] ?? null;
     if (r.exitCode !== 0 || !version) {
-      return { engine: this.name, available: false, version: null, missing: [PACKAGE], warning: `${this.name} disabled: the compiler does not load in the sandbox (exit ${r.exitCode ?? r.signal})` };
+      return missingProbe(this.name, REQUIRES, REQUIRES, `the compiler does not load in the sandbox (exit ${r.exitCode ?? r.signal})`);
     }
-    return { engine: this.name, available: true, version: `typst-ts-node-compiler ${version}`, missing: [] };
+    return { engine: this.name, available: true, version: `typst-ts-node-compiler ${version}`, missing: [], requires: REQUIRES };
   }
 
   async convert(step: Step): Promise<void> {

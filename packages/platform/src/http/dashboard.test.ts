@@ -15,6 +15,9 @@ async function makeApp(root: string): Promise<ServiceApp> {
   return app;
 }
 
+/** The ICO header of one 16×16 picture (enough to tell an icon from a JSON 404). */
+const ICO = Buffer.from('000001000100101000000100200068040000', 'hex');
+
 describe('dashboard static files', () => {
   let dir: string;
   let app: ServiceApp;
@@ -27,6 +30,7 @@ describe('dashboard static files', () => {
     await writeFile(join(dir, 'site', 'assets', 'index-abc123.js'), 'console.log(1)');
     await writeFile(join(dir, 'site', 'assets', 'index-abc123.css'), 'body{}');
     await writeFile(join(dir, 'secret.txt'), 'outside the build');
+    await writeFile(join(dir, 'site', 'favicon.ico'), ICO);
     app = await makeApp(join(dir, 'site'));
     unbuilt = await makeApp(join(dir, 'missing'));
   });
@@ -68,6 +72,15 @@ describe('dashboard static files', () => {
     const missing = await app.inject('/dashboard/assets/nope.js');
     assert.equal(missing.statusCode, 404);
     assert.equal(missing.json().error, 'not_found');
+  });
+
+  test('/favicon.ico answers the mark, cached for a month (issue 44: every tab logged its 404)', async () => {
+    const icon = await app.inject('/favicon.ico');
+    assert.equal(icon.statusCode, 200);
+    assert.equal(icon.headers['content-type'], 'image/x-icon');
+    assert.equal(icon.headers['cache-control'], 'public, max-age=2592000');
+    assert.deepEqual(icon.rawPayload, ICO);
+    assert.equal((await unbuilt.inject('/favicon.ico')).statusCode, 404);
   });
 
   test('nothing outside the build folder, however the path is spelled', async () => {

@@ -67,22 +67,26 @@ export function registerDashboard(app: ServiceApp, root: string): void {
   const base = resolve(root);
   const notBuilt = () => new AppError('not_found', 'The dashboard is not built on this server: run `npm start` (or `npm run build -w packages/dashboard`).');
 
-  const send = async (reply: FastifyReply, file: string, immutable: boolean) => {
+  /** `immutable`: hashed assets; `long`: a month (the icon, whose name cannot change); else revalidated. */
+  const send = async (reply: FastifyReply, file: string, cache: 'immutable' | 'long' | 'revalidate') => {
     const info = await fileAt(file);
     if (!info) return null;
     securityHeaders(reply)
       .header('content-type', TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream')
       .header('content-length', info.size)
       .header('last-modified', info.mtime.toUTCString())
-      .header('cache-control', immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
+      .header('cache-control', cache === 'immutable' ? 'public, max-age=31536000, immutable' : cache === 'long' ? 'public, max-age=2592000' : 'no-cache');
     return reply.send(createReadStream(file));
   };
 
-  const page = async (reply: FastifyReply) => (await send(reply, join(base, 'index.html'), false)) ?? Promise.reject(notBuilt());
+  const page = async (reply: FastifyReply) => (await send(reply, join(base, 'index.html'), 'revalidate')) ?? Promise.reject(notBuilt());
 
   // A person who types the bare host reaches the dashboard, not a JSON 404 (issue 30). A 302:
   // the root may one day answer something else.
   app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect(`${DASHBOARD_PATH}/`, 302));
+  // Browsers ask for /favicon.ico whatever the page links (a JSON 404 logged in every tab, issue 44):
+  // the dashboards' mark, cached for a month.
+  app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) => (await send(reply, join(base, 'favicon.ico'), 'long')) ?? Promise.reject(notBuilt()));
   app.get(DASHBOARD_PATH, { schema: { hide: true } }, async (_request, reply) => reply.redirect(`${DASHBOARD_PATH}/`, 301));
   app.get(`${DASHBOARD_PATH}/`, { schema: { hide: true } }, async (_request, reply) => page(reply));
   app.get(`${DASHBOARD_PATH}/*`, { schema: { hide: true } }, async (request, reply) => {
@@ -93,7 +97,7 @@ export function registerDashboard(app: ServiceApp, root: string): void {
     if (raw.includes('\0') || rel.split('/').includes('..')) throw new AppError('not_found', 'No such page.');
     const file = resolve(base, rel);
     if (file !== base && !file.startsWith(base + sep)) throw new AppError('not_found', 'No such page.');
-    const served = rel && (await send(reply, file, rel.startsWith('assets/')));
+    const served = rel && (await send(reply, file, rel.startsWith('assets/') ? 'immutable' : 'revalidate'));
     if (served) return served;
     // A missing file (a name with an extension) is a 404; any other path is a page of the app.
     if (extname(rel)) throw new AppError('not_found', 'No such file.');

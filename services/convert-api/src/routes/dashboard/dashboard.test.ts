@@ -171,6 +171,14 @@ for (const backend of testBackends()) {
       assert.equal((await app.inject({ method: 'GET', url: '/api/dashboard/conversions', headers: { authorization: `Bearer ${firstKey}` } })).statusCode, 200);
     });
 
+    test('/favicon.ico is the dashboards\' mark (an ICO), cached for a month (issue 44)', async () => {
+      const res = await app.inject({ method: 'GET', url: '/favicon.ico' });
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.headers['content-type'], 'image/x-icon');
+      assert.equal(res.headers['cache-control'], 'public, max-age=2592000');
+      assert.deepEqual([...res.rawPayload.subarray(0, 4)], [0, 0, 1, 0], 'an ICO file');
+    });
+
     test('the bare host leads to the dashboard: GET / is a 302 to /dashboard/ (issue 30)', async () => {
       const res = await app.inject({ method: 'GET', url: '/' });
       assert.deepEqual([res.statusCode, res.headers.location], [302, '/dashboard/']);
