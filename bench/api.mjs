@@ -3,6 +3,9 @@
 // the same run; then verify-batch with 10,000 addresses over 1,000 domains.
 // Targets (2 cores): ≥ 5,000 req/s, p99 < 50 ms, no errors, ≥ 1/4 of the bare route's
 // throughput; the 10,000-address batch under 2 s. Last line: RESULT key=value …
+
+// First: on a Node older than 22.12 this exits with one line before any native addon loads (issue 44).
+import '@mailconv/platform/node-guard';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';

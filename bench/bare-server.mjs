@@ -1,5 +1,8 @@
 // The baseline of bench:api: a bare Fastify route that parses the same JSON body and answers
 // a small JSON object — what the framework alone costs on this machine, measured in the same run.
+
+// First: on a Node older than 22.12 this exits with one line before any native addon loads (issue 44).
+import '@mailconv/platform/node-guard';
 import Fastify from 'fastify';
 
 const app = Fastify({ logger: false });

@@ -14,6 +14,9 @@
 //      3). Targets: ≥ 0.8× the bare server, RSS growth < 150 MB.
 // Usage: npm run bench:convert [-- --docs N] [--images N] [--upload-mb N] [--upload-rounds N] [--no-upload] [--only-upload]
 // Build first (npm run build). Ends with one `RESULT key=value …` line.
+
+// First: on a Node older than 22.12 this exits with one line before any native addon loads (issue 44).
+import '@mailconv/platform/node-guard';
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';

@@ -10,6 +10,9 @@
 // The pool's memory (resident, browser and children) is read after the last round.
 //
 // Usage: npm run bench:html [-- --rounds N]   (build first). Ends with one `RESULT …` line.
+
+// First: on a Node older than 22.12 this exits with one line before any native addon loads (issue 44).
+import '@mailconv/platform/node-guard';
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -8,6 +8,9 @@
 // database: its latency in the same window is the baseline (event loop and machine load),
 // so `submit_delete_ratio` = DELETE max / healthz max while the submit ran.
 // Last line: RESULT key=value …
+
+// First: on a Node older than 22.12 this exits with one line before any native addon loads (issue 44).
+import '@mailconv/platform/node-guard';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';

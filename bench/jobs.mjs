@@ -22,6 +22,9 @@
 // Reports addresses per second, the SMTP sessions Postfix saw open (its log) and how many
 // rows agree with the rig's truth. No engine baseline (the engine alone would take as long).
 // Last line: `RESULT mode=smtp count=… rtt_ms=… job_s=… addresses_per_s=… sessions=… agree=…`.
+
+// First: on a Node older than 22.12 this exits with one line before any native addon loads (issue 44).
+import '@mailconv/platform/node-guard';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';

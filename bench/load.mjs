@@ -11,6 +11,9 @@
 // LOAD_SUMMARY_DIR (bench/results). The services get --max-old-space-size=512 each and the
 // whole run is killed after the duration plus 3 minutes. The load test (packages/client/test/
 // load.test.ts) runs this same script and checks its summary.
+
+// First: on a Node older than 22.12 this exits with one line before any native addon loads (issue 44).
+import '@mailconv/platform/node-guard';
 import { Blob } from 'node:buffer';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

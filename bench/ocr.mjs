@@ -22,6 +22,9 @@
 // Usage: npm run bench:ocr [-- --runs N] [--jobs N] [--noise F] [--declared 200,96,72]
 // Build first (npm run build). Ends with one `RESULT key=value …` line: the 200 dpi scan's
 // figures unprefixed (as before), the others prefixed `dpi96_`, `dpi72_`. Loopback only: no network.
+
+// First: on a Node older than 22.12 this exits with one line before any native addon loads (issue 44).
+import '@mailconv/platform/node-guard';
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';

@@ -11,6 +11,9 @@
 // Every output is checked: the JPEG's size is 3024×4032 (upright), the GIF's frames and
 // width are ffprobe's. Usage: npm run bench:photos [-- --rounds N]. Build first (npm run build).
 // Ends with one `RESULT key=value …` line.
+
+// First: on a Node older than 22.12 this exits with one line before any native addon loads (issue 44).
+import '@mailconv/platform/node-guard';
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

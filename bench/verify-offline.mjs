@@ -8,6 +8,9 @@
 // Last line: `RESULT pipeline_per_s=… isemail_per_s=… ratio=…`.
 // Target (issue 3): >= 250,000 addresses/s and faster than isEmail.
 // Options: `--count N` (default 1,000,000), `--seed N`.
+
+// First: on a Node older than 22.12 this exits with one line before any native addon loads (issue 44).
+import '@mailconv/platform/node-guard';
 import { spawn, spawnSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -14,6 +14,9 @@
 // that a busy spell of the shared machine does not land on one side only; the RESULT line
 // gives the medians (`speedup_plain=`, judged for the 10× target, and `speedup_tls=`).
 // Last line: RESULT key=value …
+
+// First: on a Node older than 22.12 this exits with one line before any native addon loads (issue 44).
+import '@mailconv/platform/node-guard';
 import dns from 'node:dns';
 import net from 'node:net';
 import { availableParallelism } from 'node:os';

@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { ensureAll, log, ROOT } from './lib/ensure.mjs';
 import { runningStart, writePidFile } from './lib/pid-file.mjs';
-import { ensureSupportedNode } from './lib/runtime.mjs';
+import { ensureSupportedNode, linkProjectNode } from './lib/runtime.mjs';
 import { asServiceUser, ensureServiceUsers } from './lib/service-user.mjs';
 
 const SERVICES = [
@@ -18,6 +18,8 @@ const SERVICES = [
 
 // On a Node older than 22.12 this runs again under the pinned Node 24 (scripts/lib/runtime.mjs).
 const runtime = await ensureSupportedNode();
+// scripts/runtime/bin/node: this Node, at a path that unit files and the docs can name (issue 44).
+linkProjectNode();
 const already = runningStart();
 if (already !== null) {
   log(`mailconv is already running from this checkout (npm start, pid ${already}); stop it first with: npm stop`);

@@ -2,15 +2,19 @@
 // (unit, API on SQLite and PostgreSQL, engines). Extra arguments are passed to the test
 // runner as file filters, e.g. `npm test -- quota`.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ensureAll, log, ROOT, run } from './lib/ensure.mjs';
-import { ensureSupportedNode } from './lib/runtime.mjs';
+import { slowestFilesTable } from './lib/file-times-reporter.mjs';
+import { ensureSupportedNode, linkProjectNode } from './lib/runtime.mjs';
 import { ensurePostgres, ensureRedis } from './lib/services.mjs';
 
 // On a Node older than 22.12 this runs again under the pinned Node 24 (scripts/lib/runtime.mjs).
 const runtime = await ensureSupportedNode();
+// scripts/runtime/bin/node: this Node, at a path that unit files and the docs can name (issue 44).
+linkProjectNode();
 log(`Node ${runtime.version} from ${runtime.source}`);
 const filters = process.argv.slice(2);
 
@@ -65,11 +69,22 @@ if (files.some((f) => /[/\\](packages[/\\]verifier|packages[/\\]client[/\\]test|
   rigEnv[RIG_ENV] = JSON.stringify(info);
 }
 log(`running ${files.length} test files`);
+// Each file's time goes to a second reporter's file, printed as a table at the end (issue 44).
+const timesDir = mkdtempSync(join(tmpdir(), 'mailconv-test-times-'));
+const timesFile = join(timesDir, 'files.jsonl');
+const reporter = pathToFileURL(join(ROOT, 'scripts', 'lib', 'file-times-reporter.mjs')).href;
 const res = spawnSync(
   process.execPath,
   // Every test process checks every answer of every app against its OpenAPI document (issue #29).
-  ['--enable-source-maps', `--import=${pathToFileURL(join(ROOT, 'packages', 'platform', 'dist', 'testing', 'answer-guard.js')).href}`, '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files],
+  ['--enable-source-maps', `--import=${pathToFileURL(join(ROOT, 'packages', 'platform', 'dist', 'testing', 'answer-guard.js')).href}`, '--test', '--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${reporter}`, `--test-reporter-destination=${timesFile}`, `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files],
   { cwd: ROOT, stdio: 'inherit', env: { ...process.env, TEST_BACKENDS: backends.join(','), ...rigEnv } },
 );
 if (rig) await rig.release();
+try {
+  const table = slowestFilesTable(readFileSync(timesFile, 'utf8').split('\n'), ROOT);
+  if (table) process.stdout.write(table);
+} catch (err) {
+  log(`no file times: ${err.message}`);
+}
+rmSync(timesDir, { recursive: true, force: true });
 process.exit(res.status ?? 1);

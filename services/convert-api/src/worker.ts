@@ -1,3 +1,5 @@
+// First: on a Node older than 22.12 this exits with one line before any native addon loads (issue 44).
+import '@mailconv/platform/node-guard';
 import { ConfigError, createProcessRegistry, DiskSpace, openServiceCore, redactUrlCredentials, serveMetrics } from '@mailconv/platform';
 import { pino } from 'pino';
 import { CONVERT_KEY_PREFIX } from './app.js';
@@ -5,7 +7,7 @@ import { loadConvertConfig, type ConvertConfig } from './config.js';
 import { CONVERT_MIGRATIONS } from './db/migrations.js';
 import type { ConvertTables } from './db/schema.js';
 import { registerConvertMetrics } from './metrics.js';
-import { createConvertRuntime, openEngines } from './runtime.js';
+import { createConvertRuntime, missingEngines, openEngines } from './runtime.js';
 
 /**
  * A conversion worker without HTTP (`CONVERT_ROLE=worker`): more conversion capacity on the
@@ -26,6 +28,7 @@ try {
 const log = pino({ level: config.logLevel });
 const core = await openServiceCore<ConvertTables>({ database: config.database, migrations: CONVERT_MIGRATIONS, keyPrefix: CONVERT_KEY_PREFIX });
 const engines = await openEngines(config);
+for (const { engine, message } of missingEngines(engines.converter)) log.warn({ engine }, message);
 const registry = config.workerMetricsPort === undefined ? null : createProcessRegistry();
 const metricHooks = registry ? registerConvertMetrics(registry, core, engines.converter.libreoffice?.pool.stats ?? null, engines.converter.chromium?.pool ?? null) : undefined;
 const disk = new DiskSpace({ data: config.dataDir, storage: config.storageDir }, config.minFreeBytes);

@@ -1,3 +1,5 @@
+// First: on a Node older than 22.12 this exits with one line before any native addon loads (issue 44).
+import '@mailconv/platform/node-guard';
 import { ConfigError, createProcessRegistry, DiskSpace, openServiceCore, redactUrlCredentials, serveMetrics } from '@mailconv/platform';
 import { pino } from 'pino';
 import { closeEmailWriters, composeEmailServices, EMAIL_KEY_PREFIX } from './composition.js';

@@ -11,6 +11,9 @@
  *   npm run matrix -- --retry-failed --targets icml   # … into these targets
  *   npm run matrix -- --concurrency 1
  */
+
+// First: on a Node older than 22.12 this exits with one line before any native addon loads (issue 44).
+import '@mailconv/platform/node-guard';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
