@@ -1,4 +1,4 @@
-// Load (issue #15): 60 s of mixed traffic against both services running as real processes on
+// Load (issue #15): 20 s of mixed traffic against both services running as real processes on
 // loopback — single checks, batches, job submissions and polls on the email service (DNS from
 // the test rig), png → webp conversions and their polls on the conversion service — from the
 // very script `npm run bench:load` runs (bench/load.mjs, the platform's bounded load
@@ -6,7 +6,9 @@
 // to bench/results/ (git-ignored). Asserts that every answer was an expected status or a
 // documented 429, that every job submitted completed, and that both services still answer.
 // Bounded: the generator gets 256 MB of heap, each service 512 MB; the script kills everything
-// 3 minutes past its duration and this test gives up a little later. About 80–100 s in all.
+// 3 minutes past its duration and this test gives up a little later. About 40 s in all. The
+// suite runs 20 s (issue 44: the statuses, the 429s and the jobs are all there by then, and
+// 60 s held both cores from every other test for a minute); `npm run bench:load` runs 60 s.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -14,8 +16,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ROOT } from './services.test-support.js';
 
-/** LOAD_TEST_DURATION_S shortens a local run; the suite's run is 60 s. */
-const DURATION_S = Number(process.env.LOAD_TEST_DURATION_S ?? 60);
+/** LOAD_TEST_DURATION_S changes a local run; the suite's run is 20 s. */
+const DURATION_S = Number(process.env.LOAD_TEST_DURATION_S ?? 20);
 
 interface Summary {
   kinds: Record<string, { requests: number; rps: number; p50: number; p99: number; errors: number; unexpected: number; limited: number; statuses: Record<string, number>; firstProblem?: string }>;

@@ -32,6 +32,7 @@ const ENTRY_POINTS: { name: string; args: string[]; env?: Record<string, string>
   { name: 'services/convert-api/dist/worker.js', args: [] },
   { name: 'services/convert-api/dist/admin.js', args: ['list-accounts'] },
   { name: 'packages/converter/dist/testing/matrix-cli.js', args: ['--help'] },
+  { name: 'packages/converter/dist/testing/matrix-sample-cli.js', args: ['--help'] },
   // Every benchmark, including ones added later.
   ...readdirSync(join(ROOT, 'bench'))
     .filter((f) => f.endsWith('.mjs'))

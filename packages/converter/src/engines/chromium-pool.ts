@@ -2,7 +2,8 @@
  * A warm pool of headless Chromium browsers (issue 22), on the pattern of the LibreOffice
  * pool: a few browser processes started once, each conversion in a fresh isolated browser
  * context, an instance recycled after N conversions or past a memory mark, a crashed one
- * replaced (the conversion in flight retried once on the new one).
+ * replaced (the conversion in flight retried once on the new one, with its whole time:
+ * the render callback starts its own clock, see ChromiumEngine.convert).
  *
  * Each browser runs in the engine sandbox like every engine (bubblewrap: no network at all,
  * its own folder the only writable place, the engine user, memory caps) and is driven over
@@ -258,7 +259,8 @@ export class ChromiumPool {
 
   /**
    * Runs `render` with a browser that has a free page, in order of arrival; a browser that
-   * crashes under it is replaced and `render` runs once more on the new one.
+   * crashes under it is replaced and `render` runs once more on the new one. Each call of
+   * `render` is one attempt: a deadline it sets starts with it, not before the restart.
    */
   async run<T>(render: (fresh: FreshPage) => Promise<T>, signal?: AbortSignal): Promise<T> {
     for (let attempt = 0; ; attempt++) {

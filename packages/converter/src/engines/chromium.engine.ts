@@ -113,8 +113,12 @@ export class ChromiumEngine implements Engine {
     // Markdown becomes a whole HTML page first: default stylesheet, highlighted code, then `css`.
     if (step.from === 'md') source = markdownPage(source, step.options.page?.css);
     const type = SOURCE_TYPES[step.from] ?? 'text/html; charset=utf-8';
-    const deadline = Date.now() + step.job.timeoutMs;
-    const bytes = await this.pool.run((fresh) => this.render(fresh, step, source, type, deadline, site), step.job.signal);
+    // The time-out is the page's, counted from when it has a fresh page on a running browser,
+    // per attempt (issue 44): a render whose browser died under it is retried on a new one
+    // with its whole time, since neither the crash, nor the new browser's start, nor the
+    // wait for a free page is the page's doing. Bounded all the same: one retry, and a
+    // browser start has its own time-out (ChromiumPoolOptions.startTimeoutMs).
+    const bytes = await this.pool.run((fresh) => this.render(fresh, step, source, type, Date.now() + step.job.timeoutMs, site), step.job.signal);
     await writeJobFile(step.output, bytes);
   }
 

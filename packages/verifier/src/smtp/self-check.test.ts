@@ -60,6 +60,27 @@ describe('SMTP self-check against the rig', () => {
     assert.equal(c.egresses[0]?.fcrdns.status, 'pass');
   });
 
+  // Issue 44: on a busy machine the dashboard read a closed loopback port as "no answer". A
+  // loop that stalls past the connect time-out ran the timer before the refusal it had
+  // already received; here the stall is made on purpose, right after the connect is sent.
+  test('port 25 closed while the event loop stalls past the connect time-out: still closed (connection refused), never no answer', async () => {
+    for (let i = 0; i < 5; i++) {
+      const check = runSmtpSelfCheck(options({ probeHost: { host: rig.hosts.dead, port: rig.smtpPort }, timeoutMs: 20 }));
+      await new Promise<void>((resolve) =>
+        setImmediate(() => {
+          const until = Date.now() + 100;
+          while (Date.now() < until) {
+            // busy: the refusal and the time-out are both due when the loop runs again
+          }
+          resolve();
+        }),
+      );
+      const c = await check;
+      assert.equal(c.egresses[0]?.port25.status, 'closed', c.egresses[0]?.port25.detail ?? '');
+      assert.match(formatSelfCheck(c), /port 25 {5}CLOSED \(connection refused\)/);
+    }
+  });
+
   test('STARTTLS not offered by the probe host (a scripted peer without it)', async () => {
     const c = await runSmtpSelfCheck(options({ probeHost: { host: rig.hosts.acceptAll, port: rig.smtpPort } }));
     assert.equal(c.egresses[0]?.port25.status, 'open');

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import tls from 'node:tls';
+import { ioTimeout, type IoTimeout } from './io-timeout.js';
 import { parseReply } from './reply-classify.js';
 import { Socks5Error, connectViaSocks5, type Socks5Proxy } from './socks5.js';
 import type { SmtpReply } from './types.js';
@@ -81,7 +82,7 @@ export class SmtpSession {
   private buffer = '';
   private lines: string[] = [];
   private readonly replies: SmtpReply[] = [];
-  private waiter: { resolve: (r: SmtpReply) => void; reject: (e: Error) => void; timer: NodeJS.Timeout } | null = null;
+  private waiter: { resolve: (r: SmtpReply) => void; reject: (e: Error) => void; timer: IoTimeout } | null = null;
   private failure: SessionFailure | null = null;
   private readonly onData = (chunk: string) => this.receive(chunk);
 
@@ -220,13 +221,13 @@ export class SmtpSession {
     const secure = tls.connect({ socket: plain, servername, rejectUnauthorized: false, secureContext: secureContext(), session: this.options.tlsSession });
     secure.on('session', (data: Buffer) => (this.tlsSessionData = data));
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new SessionFailure('tls_failed', 'TLS handshake timed out')), this.timeoutMs());
+      const timer = ioTimeout(() => reject(new SessionFailure('tls_failed', 'TLS handshake timed out')), this.timeoutMs());
       secure.once('secureConnect', () => {
-        clearTimeout(timer);
+        timer.cancel();
         resolve();
       });
       secure.once('error', (e) => {
-        clearTimeout(timer);
+        timer.cancel();
         reject(new SessionFailure('tls_failed', `TLS handshake failed: ${e.message}`));
       });
     });
@@ -262,7 +263,7 @@ export class SmtpSession {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       const overall = this.options.deadline - Date.now() <= this.options.commandTimeoutMs;
-      const timer = setTimeout(() => {
+      const timer = ioTimeout(() => {
         const kind = overall ? 'overall_timeout' : 'command_timeout';
         this.fail(new SessionFailure(kind, `no reply within ${overall ? 'the overall time-out' : `${this.options.commandTimeoutMs} ms`}`));
         this.socket.destroy();
@@ -289,7 +290,7 @@ export class SmtpSession {
         const w = this.waiter;
         if (w) {
           this.waiter = null;
-          clearTimeout(w.timer);
+          w.timer.cancel();
           w.resolve(reply);
         } else {
           this.replies.push(reply);
@@ -309,7 +310,7 @@ export class SmtpSession {
     const w = this.waiter;
     if (w) {
       this.waiter = null;
-      clearTimeout(w.timer);
+      w.timer.cancel();
       w.reject(this.failure);
     }
   }
@@ -330,17 +331,19 @@ async function connect(options: SessionOptions): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: options.address, port: options.port, ...(options.localAddress ? { localAddress: options.localAddress } : {}) });
     const limit = Math.max(1, Math.min(options.connectTimeoutMs, options.deadline - Date.now()));
-    const timer = setTimeout(() => {
+    // A refusal that arrived while the loop was stalled is handled before this fires (issue 44):
+    // a refused connection is an answer, never "no answer".
+    const timer = ioTimeout(() => {
       socket.destroy();
       reject(new SessionFailure('connect_timeout', `no connection to ${options.address}:${options.port} within ${limit} ms`));
     }, limit);
     socket.once('connect', () => {
-      clearTimeout(timer);
+      timer.cancel();
       socket.removeAllListeners('error');
       resolve(socket);
     });
     socket.once('error', (e: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
+      timer.cancel();
       socket.destroy();
       // The local address is not this host's (or is taken): the egress failed, not the MX.
       if (options.localAddress && (e.code === 'EADDRNOTAVAIL' || e.code === 'EADDRINUSE' || e.code === 'EINVAL')) {

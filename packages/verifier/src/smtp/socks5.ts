@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { ioTimeout } from './io-timeout.js';
 
 /** A SOCKS5 proxy (RFC 1928) with optional username/password (RFC 1929). */
 export interface Socks5Proxy {
@@ -32,11 +33,12 @@ export function connectViaSocks5(proxy: Socks5Proxy, address: string, port: numb
     let buffer = Buffer.alloc(0);
     let step: 'method' | 'auth' | 'connect' = 'method';
     const fail = (err: Socks5Error) => {
-      clearTimeout(timer);
+      timer.cancel();
       socket.destroy();
       reject(err);
     };
-    const timer = setTimeout(() => fail(new Socks5Error('proxy_unreachable', `no tunnel through ${proxy.host}:${proxy.port} within ${timeoutMs} ms`)), timeoutMs);
+    // The proxy's answers that came while the loop was stalled are read before this fires (issue 44).
+    const timer = ioTimeout(() => fail(new Socks5Error('proxy_unreachable', `no tunnel through ${proxy.host}:${proxy.port} within ${timeoutMs} ms`)), timeoutMs);
     const withAuth = proxy.username !== undefined;
     socket.once('connect', () => socket.write(Buffer.from(withAuth ? [0x05, 0x02, 0x00, 0x02] : [0x05, 0x01, 0x00])));
     socket.on('error', (e: NodeJS.ErrnoException) => fail(new Socks5Error('proxy_unreachable', `${proxy.host}:${proxy.port}: ${e.code ?? e.message}`)));
@@ -82,7 +84,7 @@ export function connectViaSocks5(proxy: Socks5Proxy, address: string, port: numb
       if (buffer.length < length) return;
       socket.off('data', onData);
       socket.removeAllListeners('error');
-      clearTimeout(timer);
+      timer.cancel();
       const rest = buffer.subarray(length);
       if (rest.length > 0) socket.unshift(rest);
       resolve(socket);
