@@ -74,7 +74,10 @@ export function missingKeys(sample: string, actual: string): string[] {
 
 /** Replaces each key of `map` in `code` by its value (the loopback stand-ins). */
 export function rewrite(code: string, map: Readonly<Record<string, string>>): string {
-  let out = code;
-  for (const [from, to] of Object.entries(map)) out = out.split(from).join(to);
-  return out;
+  // One pass, longest first: a replacement is never rewritten again (issue 44: redis …/0 became
+  // …/15, whose prefix …/1 then made it …/155, a database Redis does not have).
+  const froms = Object.keys(map).sort((a, b) => b.length - a.length);
+  if (!froms.length) return code;
+  const any = new RegExp(froms.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+  return code.replace(any, (found) => map[found] as string);
 }
