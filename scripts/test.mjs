@@ -2,7 +2,7 @@
 // (unit, API on SQLite and PostgreSQL, engines). Extra arguments are passed to the test
 // runner as file filters, e.g. `npm test -- quota`.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -53,6 +53,15 @@ const roots = ['packages', 'services', 'test-rig'].map((d) => join(ROOT, d)).fil
 });
 let files = roots.flatMap((r) => testFiles(r)).sort();
 if (filters.length) files = files.filter((f) => filters.some((p) => relative(ROOT, f).includes(p)));
+// The slowest files first (scripts/slow-tests.txt), so that both runners finish together.
+const slowFirst = readFileSync(join(ROOT, 'scripts', 'slow-tests.txt'), 'utf8')
+  .split('\n')
+  .map((l) => l.replace(/#.*/, '').trim())
+  .filter(Boolean)
+  .map((src) => join(ROOT, src.replace('/src/', '/dist/').replace(/^(packages\/(?:client|dashboard)\/)test\//, '$1test/dist/').replace(/\.ts$/, '.js')));
+for (const f of slowFirst) if (!existsSync(f)) log(`scripts/slow-tests.txt names ${relative(ROOT, f)}, which is not built: remove or fix the line`);
+const rank = (f) => (slowFirst.includes(f) ? slowFirst.indexOf(f) : slowFirst.length);
+files.sort((a, b) => rank(a) - rank(b));
 if (files.length === 0) {
   log('no test files matched');
   process.exit(1);

@@ -18,7 +18,7 @@ export function slowestFilesTable(lines, root, count = 15) {
   const files = rows.filter((r) => r.file !== null).sort((a, b) => b.seconds - a.seconds);
   const total = rows.find((r) => r.file === null);
   if (!files.length || !total) return null;
-  const name = (file) => (file.startsWith(`${root}/`) ? file.slice(root.length + 1) : file).replace(/\/dist\//, '/src/').replace(/\.js$/, '.ts');
+  const name = (file) => (file.startsWith(`${root}/`) ? file.slice(root.length + 1) : file).replace(/\/test\/dist\//, '/test/').replace(/\/dist\//, '/src/').replace(/\.js$/, '.ts');
   const width = Math.max(...files.slice(0, count).map((f) => name(f.file).length));
   const summed = files.reduce((s, f) => s + f.seconds, 0);
   return [
