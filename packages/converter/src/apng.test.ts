@@ -21,7 +21,9 @@ import { psnr, tool } from './testing/tools.js';
 // sequence with its frames and delays. Judged by Pillow (python3-pil: APNG, GIF and WebP
 // frames composed, durations, loop), avifdec (AVIF: --info and each frame by --index) and
 // djxl with ffmpeg's APNG decoder (JPEG XL), against Pillow's own expectations for its APNG
-// test files (Tests/test_file_apng.py).
+// test files (Tests/test_file_apng.py). The sources are those projects' own test files, as
+// small as they come; a file's targets, and the animated sources, are converted two at a time
+// (issue 44: the converter's sandbox start-up of one overlaps the referees' reading of another).
 const PHOTOS = packageFile('test/photos');
 const CORPUS = packageFile('test/corpus');
 const AVIFDEC = '/usr/bin/avifdec';
@@ -36,6 +38,20 @@ after(async () => {
   await converter.close();
   await rm(work, { recursive: true, force: true });
 });
+
+/** `fn` over every item, at most two at a time; the results in the items' order. */
+async function atMostTwo<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  return results;
+}
 
 let outputs = 0;
 async function convert(src: string, from: string, to: string, options: { frame?: number; quality?: number } = {}): Promise<{ out: string; engines: readonly string[] }> {
@@ -124,25 +140,30 @@ for (const a of APNGS) {
     // The referee agrees with Pillow's own tests of the file.
     assert.deepEqual([ref.mime, ref.delaysMs, ref.loop], ['image/apng', [...a.delaysMs], a.loop], 'Pillow: the source');
     if ('last' in a) assert.deepEqual(pillowPixel(ref.frames.at(-1) as string, a.last.at[0], a.last.at[1]), [...a.last.rgba], 'Pillow: the last frame');
-    const problems: string[] = [];
-
-    const gif = await referee((await convert(src, 'apng', 'gif')).out);
-    // GIF: no NETSCAPE loop block is one play.
-    if (gif.frames.length > 1 && gif.loop !== (a.loop === 1 ? null : a.loop)) problems.push(`gif loop ${gif.loop}`);
-    const solid = ref.frames.flatMap((f, i) => (opaque(f) ? [i] : []));
-    problems.push(...playsLike('gif', gif, ref, 0.9, solid));
-
-    const webp = await referee((await convert(src, 'apng', 'webp', { quality: 100 })).out);
-    if (webp.frames.length > 1 && webp.loop !== a.loop) problems.push(`webp loop ${webp.loop}`);
-    problems.push(...playsLike('webp', webp, ref, 0.99));
-
-    const avif = await avifSequence((await convert(src, 'apng', 'avif')).out);
-    if (avif.delaysMs.join() !== a.delaysMs.join()) problems.push(`avif delays ${avif.delaysMs.join()}`);
-    problems.push(...compareFrames('avif', avif.frames, ref.frames, 0.95));
-
-    const png = await referee((await convert(src, 'apng', 'png')).out);
-    if (png.mime !== 'image/png' || png.frames.length !== 1) problems.push(`png: ${png.mime}, ${png.frames.length} frames`);
-    else problems.push(...compareFrames('png', png.frames, ref.frames.slice(0, 1), 0.99));
+    const checks: Record<string, () => Promise<string[]>> = {
+      gif: async () => {
+        const problems: string[] = [];
+        const gif = await referee((await convert(src, 'apng', 'gif')).out);
+        // GIF: no NETSCAPE loop block is one play.
+        if (gif.frames.length > 1 && gif.loop !== (a.loop === 1 ? null : a.loop)) problems.push(`gif loop ${gif.loop}`);
+        const solid = ref.frames.flatMap((f, i) => (opaque(f) ? [i] : []));
+        return [...problems, ...playsLike('gif', gif, ref, 0.9, solid)];
+      },
+      webp: async () => {
+        const webp = await referee((await convert(src, 'apng', 'webp', { quality: 100 })).out);
+        return [...(webp.frames.length > 1 && webp.loop !== a.loop ? [`webp loop ${webp.loop}`] : []), ...playsLike('webp', webp, ref, 0.99)];
+      },
+      avif: async () => {
+        const avif = await avifSequence((await convert(src, 'apng', 'avif')).out);
+        return [...(avif.delaysMs.join() !== a.delaysMs.join() ? [`avif delays ${avif.delaysMs.join()}`] : []), ...compareFrames('avif', avif.frames, ref.frames, 0.95)];
+      },
+      png: async () => {
+        const png = await referee((await convert(src, 'apng', 'png')).out);
+        if (png.mime !== 'image/png' || png.frames.length !== 1) return [`png: ${png.mime}, ${png.frames.length} frames`];
+        return compareFrames('png', png.frames, ref.frames.slice(0, 1), 0.99);
+      },
+    };
+    const problems = (await atMostTwo(Object.values(checks), (check) => check())).flat();
     assert.deepEqual(problems, []);
   });
 }
@@ -210,9 +231,9 @@ async function sources(): Promise<{ label: string; path: string; from: string; d
 }
 
 test('every animated source → apng (its frames exactly, each delay, the loop count) and → avif (an image sequence with each duration)', { timeout: 300_000 }, async () => {
-  const problems: string[] = [];
-  for (const s of await sources()) {
+  const perSource = await atMostTwo(await sources(), async (s) => {
     assert.ok(s.refs.length >= 2 && s.delaysMs.length === s.refs.length, `${s.label}: the reference has ${s.refs.length} frames, ${s.delaysMs.length} delays`);
+    const problems: string[] = [];
     if (s.from !== 'apng') {
       const out = await referee((await convert(s.path, s.from, 'apng')).out);
       if (out.mime !== 'image/apng') problems.push(`${s.label} → apng: ${out.mime}`);
@@ -226,7 +247,9 @@ test('every animated source → apng (its frames exactly, each delay, the loop c
       if (avif.delaysMs.join() !== s.delaysMs.join()) problems.push(`${s.label} → avif delays ${avif.delaysMs.join()}, not ${s.delaysMs.join()}`);
       problems.push(...compareFrames(`${s.label} → avif`, avif.frames, s.refs, 0.9));
     }
-  }
+    return problems;
+  });
+  const problems = perSource.flat();
   assert.deepEqual(problems, []);
 });
 

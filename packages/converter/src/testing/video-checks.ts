@@ -1,16 +1,42 @@
 /**
  * How the video tests judge an output (issue 31), with FFmpeg's own decoder and ImageMagick
  * rather than the code under test: each stream decoded whole and timed, the streams present,
- * a still's displayed size. Shared by the generated-clip and the real-clip tests.
+ * a still's displayed size. Shared by the generated-clip and the real-clip tests. The checks
+ * run their tools without blocking, so that a test can judge one output while the converter
+ * makes the next ({@link atMostTwo}, issue 44).
  */
 import assert from 'node:assert/strict';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Converter } from '../converter.js';
-import { tool, toolWith } from './tools.js';
+import { runTool } from './tools.js';
 
 const FFMPEG = '/usr/bin/ffmpeg';
+
+/** Runs a tool and resolves with its stdout; rejects on a non-zero exit (as tools.ts's `tool`, without blocking). */
+export async function run(cmd: string, args: readonly string[]): Promise<string> {
+  const r = await runTool(cmd, args);
+  if (r.code !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout.toString('utf8');
+}
+
+/**
+ * `fn` over every item, at most two at a time (issue 44): one conversion's sandbox start-up and
+ * FFmpeg's read-back of another overlap. Resolves with the results in the items' order.
+ */
+export async function atMostTwo<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  return results;
+}
 
 /** `packages/converter/test/videos/<name>`: real clips from public projects' test data (see the NOTICE.md there). */
 export function videoSample(name: string): string {
@@ -18,8 +44,8 @@ export function videoSample(name: string): string {
 }
 
 /** The streams ffprobe lists, by type, sorted. */
-export function streamKinds(path: string): string[] {
-  return tool('/usr/bin/ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type', '-of', 'csv=p=0', path]).trim().split('\n').filter(Boolean).sort();
+export async function streamKinds(path: string): Promise<string[]> {
+  return (await run('/usr/bin/ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type', '-of', 'csv=p=0', path])).trim().split('\n').filter(Boolean).sort();
 }
 
 /**
@@ -27,9 +53,9 @@ export function streamKinds(path: string): string[] {
  * stream. By default its last frame's end on the file's clock (a late start counts: sync);
  * `own`: from its own first frame (a sound-only or picture-only output starts at its first frame).
  */
-export function decodedSeconds(path: string, stream: 'v:0' | 'a:0', own = false): number | null {
+export async function decodedSeconds(path: string, stream: 'v:0' | 'a:0', own = false): Promise<number | null> {
   const filter = own ? (stream === 'v:0' ? ['-filter:v', 'setpts=PTS-STARTPTS'] : ['-filter:a', 'asetpts=PTS-STARTPTS']) : [];
-  const out = toolWith(FFMPEG, ['-v', 'error', '-i', path, '-map', `0:${stream}?`, ...filter, '-f', 'null', '-', '-progress', 'pipe:1']);
+  const out = await run(FFMPEG, ['-v', 'error', '-i', path, '-map', `0:${stream}?`, ...filter, '-f', 'null', '-', '-progress', 'pipe:1']);
   const times = [...out.matchAll(/^out_time_us=(\d+)$/gm)].map((m) => Number(m[1]));
   const last = times.at(-1);
   return last ? last / 1e6 : null;
@@ -40,8 +66,8 @@ export function decodedSeconds(path: string, stream: 'v:0' | 'a:0', own = false)
  * padded). AAC's 1,024 samples at the 8 kHz of an AMR-NB source are 128 ms, 6 % of a 2 s clip;
  * the sound is not cut, only padded. At least 40 ms.
  */
-export function frameSeconds(path: string): number {
-  const [codec, rate] = tool('/usr/bin/ffprobe', ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=codec_name,sample_rate', '-of', 'csv=p=0', path]).trim().split(',');
+export async function frameSeconds(path: string): Promise<number> {
+  const [codec, rate] = (await run('/usr/bin/ffprobe', ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=codec_name,sample_rate', '-of', 'csv=p=0', path])).trim().split(',');
   const samples = codec === 'aac' ? 1024 : codec === 'mp3' ? 1152 : codec === 'opus' ? 960 : 0;
   return Math.max(0.04, samples / (Number(rate) || 48_000));
 }
@@ -65,8 +91,9 @@ export interface SourceFacts {
 }
 
 /** The decoded facts of a source file. */
-export function sourceFacts(path: string, size: string): SourceFacts {
-  return { video: decodedSeconds(path, 'v:0'), sound: decodedSeconds(path, 'a:0'), ownVideo: decodedSeconds(path, 'v:0', true), ownSound: decodedSeconds(path, 'a:0', true), size };
+export async function sourceFacts(path: string, size: string): Promise<SourceFacts> {
+  const [video, sound, ownVideo, ownSound] = await Promise.all([decodedSeconds(path, 'v:0'), decodedSeconds(path, 'a:0'), decodedSeconds(path, 'v:0', true), decodedSeconds(path, 'a:0', true)]);
+  return { video, sound, ownVideo, ownSound, size };
 }
 
 /**
@@ -75,31 +102,31 @@ export function sourceFacts(path: string, size: string): SourceFacts {
  * long as the source's; gif: within a 12-fps frame of the source; mp3: sound only, as long;
  * a still: the displayed size.
  */
-export function judgeOutput(label: string, out: string, target: string, src: SourceFacts, wantStreams: readonly string[]): string[] {
+export async function judgeOutput(label: string, out: string, target: string, src: SourceFacts, wantStreams: readonly string[]): Promise<string[]> {
   const problems: string[] = [];
-  const kinds = streamKinds(out);
+  const kinds = await streamKinds(out);
   const frame = Math.max(src.frame ?? 0, 0.04);
   if (target === 'gif') {
     // 12 frames a second: within a frame's time of the source.
-    const got = decodedSeconds(out, 'v:0');
+    const got = await decodedSeconds(out, 'v:0');
     if (!within(got, src.ownVideo, Math.max(1 / 12 + 0.01, frame))) problems.push(`${label}: ${got} s, the source's ${src.ownVideo} s`);
   } else if (target === 'mp3') {
-    const got = decodedSeconds(out, 'a:0', true);
+    const got = await decodedSeconds(out, 'a:0', true);
     if (kinds.join() !== 'audio') problems.push(`${label}: streams ${kinds.join(',')}`);
-    if (!within(got, src.ownSound, frameSeconds(out))) problems.push(`${label}: ${got} s, the source's ${src.ownSound} s`);
+    if (!within(got, src.ownSound, await frameSeconds(out))) problems.push(`${label}: ${got} s, the source's ${src.ownSound} s`);
   } else if (target === 'jpg' || target === 'png') {
-    const size = tool('/usr/bin/identify', ['-format', '%w×%h', out]);
+    const size = await run('/usr/bin/identify', ['-format', '%w×%h', out]);
     if (size !== src.size) problems.push(`${label}: ${size}, not ${src.size}`);
   } else {
     const want = [...wantStreams].sort();
     if (kinds.join() !== want.join()) problems.push(`${label}: streams ${kinds.join(',')}, not ${want.join(',')}`);
     if (src.video !== null) {
-      const got = decodedSeconds(out, 'v:0');
+      const got = await decodedSeconds(out, 'v:0');
       if (!within(got, src.video, frame)) problems.push(`${label}: pictures ${got} s, the source's ${src.video} s`);
     }
     if (src.sound !== null) {
-      const got = decodedSeconds(out, 'a:0');
-      if (!within(got, src.sound, frameSeconds(out))) problems.push(`${label}: sound ${got} s, the source's ${src.sound} s`);
+      const got = await decodedSeconds(out, 'a:0');
+      if (!within(got, src.sound, await frameSeconds(out))) problems.push(`${label}: sound ${got} s, the source's ${src.sound} s`);
     }
   }
   return problems;
@@ -130,8 +157,8 @@ export interface ProbedStream {
 }
 
 /** Every stream of `path` as ffprobe lists it. */
-export function probeStreams(path: string): ProbedStream[] {
-  const out = tool('/usr/bin/ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name,pix_fmt,color_transfer,color_primaries,color_space:stream_tags=language:stream_side_data=dv_profile', '-of', 'json', path]);
+export async function probeStreams(path: string): Promise<ProbedStream[]> {
+  const out = await run('/usr/bin/ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name,pix_fmt,color_transfer,color_primaries,color_space:stream_tags=language:stream_side_data=dv_profile', '-of', 'json', path]);
   const streams = (JSON.parse(out) as { streams?: (ProbedStream & { side_data_list?: { dv_profile?: number }[] })[] }).streams ?? [];
   return streams.map(({ side_data_list, ...st }) => {
     const dv = side_data_list?.find((d) => d.dv_profile !== undefined)?.dv_profile;
@@ -140,17 +167,17 @@ export function probeStreams(path: string): ProbedStream[] {
 }
 
 /** The first frame of `path`'s pictures as a PNG (FFmpeg's decode, turned upright, its colour tags honoured). */
-export function firstFrame(path: string, png: string): string {
-  tool(FFMPEG, ['-v', 'error', '-y', '-i', path, '-frames:v', '1', png]);
+export async function firstFrame(path: string, png: string): Promise<string> {
+  await run(FFMPEG, ['-v', 'error', '-y', '-i', path, '-frames:v', '1', png]);
   return png;
 }
 
 /** A picture's mean saturation (ImageMagick's HSL, 0–1): a washed-out HDR frame has little. */
-export function meanSaturation(picture: string): number {
-  return Number(tool('/usr/bin/convert', [picture, '-colorspace', 'HSL', '-channel', 'G', '-separate', '-format', '%[fx:mean]', 'info:']));
+export async function meanSaturation(picture: string): Promise<number> {
+  return Number(await run('/usr/bin/convert', [picture, '-colorspace', 'HSL', '-channel', 'G', '-separate', '-format', '%[fx:mean]', 'info:']));
 }
 
 /** A stream's packets' MD5 (copied, not decoded): equal when the packets went through unchanged. */
-export function packetsHash(path: string, stream: string): string {
-  return toolWith(FFMPEG, ['-v', 'error', '-i', path, '-map', `0:${stream}`, '-c', 'copy', '-f', 'streamhash', '-hash', 'md5', '-']).trim().replace(/^\d+,/, '');
+export async function packetsHash(path: string, stream: string): Promise<string> {
+  return (await run(FFMPEG, ['-v', 'error', '-i', path, '-map', `0:${stream}`, '-c', 'copy', '-f', 'streamhash', '-hash', 'md5', '-'])).trim().replace(/^\d+,/, '');
 }
