@@ -9,7 +9,7 @@ import { packageFile } from './engines/engine.js';
 import { detectFormat } from './formats/detect.js';
 import { pillowAnimation, pillowPixel, type PillowAnimation } from './testing/pillow-animation.js';
 import { compareFrames, onWhite, opaque, unlike } from './testing/picture-checks.js';
-import { psnr, tool } from './testing/tools.js';
+import { atMostTwo, psnr, tool } from './testing/tools.js';
 
 // Issue 31: animated PNG (APNG) as a source, and APNG and animated AVIF as animated targets.
 // An animated PNG was read as a plain PNG (libvips reads the default image only): APNG → GIF
@@ -39,25 +39,13 @@ after(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-/** `fn` over every item, at most two at a time; the results in the items' order. */
-async function atMostTwo<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i] as T);
-    }
-  };
-  await Promise.all([worker(), worker()]);
-  return results;
-}
-
 let outputs = 0;
 async function convert(src: string, from: string, to: string, options: { frame?: number; quality?: number } = {}): Promise<{ out: string; engines: readonly string[] }> {
-  const input = join(work, `in-${++outputs}-${src.split('/').pop() ?? 'x'}`);
+  // Numbered before any await: two conversions run at once (atMostTwo).
+  const n = ++outputs;
+  const input = join(work, `in-${n}-${src.split('/').pop() ?? 'x'}`);
   await copyFile(src, input);
-  const out = join(work, `out-${outputs}.${to}`);
+  const out = join(work, `out-${n}.${to}`);
   const r = await converter.convert({ inputPath: input, sourceFormat: from, targetFormat: to, outputPath: out, options });
   assert.ok(r.ok, `${src} → ${to}: ${r.ok ? '' : `${r.error.message} ${r.error.detail ?? ''}`}`);
   return { out, engines: r.engines };

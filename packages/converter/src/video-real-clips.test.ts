@@ -4,8 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Converter } from './converter.js';
-import { psnr } from './testing/tools.js';
-import { atMostTwo, convertCopy, firstFrame, judgeOutput, meanSaturation, packetsHash, probeStreams, run, sourceFacts, videoSample, type ProbedStream } from './testing/video-checks.js';
+import { atMostTwo, psnr } from './testing/tools.js';
+import { convertCopy, firstFrame, judgeOutput, meanSaturation, packetsHash, probeStreams, run, sourceFacts, videoSample, type ProbedStream } from './testing/video-checks.js';
 
 // Issue 31 on real files: clips from the Android media library's test data (test/videos,
 // NOTICE.md there) — an iPhone Dolby Vision MOV, HLG and HDR10 clips, an AVI with MPEG-4 part

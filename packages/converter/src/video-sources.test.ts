@@ -4,8 +4,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Converter } from './converter.js';
-import { psnr, tool, toolBytes } from './testing/tools.js';
-import { atMostTwo, convertCopy, decodedSeconds, judgeOutput, probeStreams, run, sourceFacts } from './testing/video-checks.js';
+import { atMostTwo, psnr, tool, toolBytes } from './testing/tools.js';
+import { convertCopy, decodedSeconds, judgeOutput, probeStreams, run, sourceFacts } from './testing/video-checks.js';
 
 // Issue 31, item 3: the container and codec pairs phones, cameras and screen recorders write
 // — MOV with HEVC (turned 90°), ProRes or Motion-JPEG and PCM; AVI with Motion-JPEG and PCM or

@@ -131,3 +131,20 @@ export function ssim(a: string, b: string): number {
   if (!m) throw new Error(`ffmpeg ssim failed: ${r.stderr.slice(-500)}`);
   return Number(m[1]);
 }
+
+/**
+ * `fn` over every item, at most two at a time (issue 44): one conversion's sandbox start-up
+ * or worker overlaps another's checks. Resolves with the results in the items' order.
+ */
+export async function atMostTwo<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  return results;
+}

@@ -3,7 +3,7 @@
  * rather than the code under test: each stream decoded whole and timed, the streams present,
  * a still's displayed size. Shared by the generated-clip and the real-clip tests. The checks
  * run their tools without blocking, so that a test can judge one output while the converter
- * makes the next ({@link atMostTwo}, issue 44).
+ * makes the next (`atMostTwo` in tools.ts, issue 44).
  */
 import assert from 'node:assert/strict';
 import { copyFile } from 'node:fs/promises';
@@ -19,23 +19,6 @@ export async function run(cmd: string, args: readonly string[]): Promise<string>
   const r = await runTool(cmd, args);
   if (r.code !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr}`);
   return r.stdout.toString('utf8');
-}
-
-/**
- * `fn` over every item, at most two at a time (issue 44): one conversion's sandbox start-up and
- * FFmpeg's read-back of another overlap. Resolves with the results in the items' order.
- */
-export async function atMostTwo<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i] as T);
-    }
-  };
-  await Promise.all([worker(), worker()]);
-  return results;
 }
 
 /** `packages/converter/test/videos/<name>`: real clips from public projects' test data (see the NOTICE.md there). */

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 // Shared with `startProcess` (answer-problems.ts).
 import { answerProblems as problems } from './answer-problems.js';
-import { documentChecker, type AnswerCheck, type RecordedAnswer } from './openapi.js';
+import type { AnswerCheck, RecordedAnswer } from './openapi.js';
 
 // Every answer every suite provokes, checked against the app's own OpenAPI document (issue
 // #29): the status listed for the operation, the media type listed, the headers the document
@@ -45,7 +45,10 @@ function checkerOf(app: FastifyInstance): Promise<AnswerCheck> {
     // Apps of one service built with the same settings serve the same document: compiled once.
     const text = JSON.stringify((app as unknown as { swagger(): unknown }).swagger());
     found = checkers.get(text);
-    if (!found) checkers.set(text, (found = documentChecker(JSON.parse(text))));
+    // Loaded on the first answer (issue 44): Node runs this module in every worker thread too
+    // (the converter's data, subtitle and QOI workers), where Ajv, swagger-parser and Fastify
+    // cost up to a second each and no app ever answers.
+    if (!found) checkers.set(text, (found = import('./openapi.js').then((m) => m.documentChecker(JSON.parse(text)))));
     byApp.set(app, found);
   }
   return found;
