@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Converter } from '../converter.js';
 import { MARKER, PEOPLE, makeExtraSamples } from '../testing/extra-samples.js';
+import { pythonReader } from '../testing/python-read.js';
 import { atMostTwo, runTool, scratchDir } from '../testing/tools.js';
 import { runInWorker } from './structured/run-in-worker.js';
 
@@ -47,25 +48,10 @@ const PY_READ: Readonly<Record<string, string>> = {
 const PY_PRELUDE = 'import sys,json,csv,tomllib,yaml,configparser\nimport xml.etree.ElementTree as ET\n'
   + 'def to(e):\n  kids=list(e)\n  if not kids: return e.text\n  d={}\n  for k in kids: d.setdefault(k.tag,[]).append(to(k))\n  return {k:(v[0] if len(v)==1 else v) for k,v in d.items()}\n';
 
-/**
- * Python reads each file with the standard parser of its format, all in one run (a fresh
- * ConfigParser per file), and answers each file's value, or the parser's error for that file.
- */
-async function pyReadAll(files: ReadonlyArray<{ path: string; fmt: string }>): Promise<Array<{ value: unknown } | { error: string }>> {
-  const readers = Object.entries(PY_READ).map(([fmt, code]) => `  if f == ${JSON.stringify(fmt)}: return ${code}`).join('\n');
-  const code = `${PY_PRELUDE}def read(f, p):\n  c=configparser.ConfigParser(interpolation=None)\n${readers}\n  raise ValueError("no reader for " + f)\n`
-    + 'out=[]\nfor f, p in zip(sys.argv[1::2], sys.argv[2::2]):\n  try: out.append({"value": read(f, p)})\n  except Exception as e: out.append({"error": repr(e)})\nprint(json.dumps(out))';
-  const r = await runTool('/usr/bin/python3', ['-c', code, ...files.flatMap((f) => [f.fmt, f.path])]);
-  assert.equal(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout.toString('utf8')) as Array<{ value: unknown } | { error: string }>;
-}
-
-/** Python reads the file with the standard parser of `fmt` and prints JSON. */
-async function pyRead(path: string, fmt: string): Promise<unknown> {
-  const [read] = await pyReadAll([{ path, fmt }]);
-  if (!read || 'error' in read) return assert.fail(`python could not read ${fmt}: ${read?.error}`);
-  return read.value;
-}
+/** Python reads each file with the standard parser of its format (a fresh ConfigParser per file). */
+const python = pythonReader(PY_READ, { prelude: PY_PRELUDE, setup: '  c=configparser.ConfigParser(interpolation=None)\n' });
+const pyReadAll = python.readAll;
+const pyRead = python.read;
 
 /** The people records, wherever the format put them (a list, a table of `people`, sections, XML records). */
 function people(v: unknown): Record<string, string>[] {

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Converter } from '../converter.js';
 import { MARKER, PEOPLE, makeExtraSamples } from '../testing/extra-samples.js';
-import { atMostTwo, runTool, scratchDir, tool } from '../testing/tools.js';
+import { pythonReader } from '../testing/python-read.js';
+import { atMostTwo, scratchDir, tool } from '../testing/tools.js';
 
 let dir: string;
 let conv: Converter;
@@ -46,22 +47,10 @@ const PY_READ: Readonly<Record<string, string>> = {
   csv: 'list(csv.DictReader(open(p, newline="")))',
 };
 
-/** Python reads each file with Debian's parser of its format, all in one run; answers each file's value, or the parser's error for that file. */
-async function pyReadAll(files: ReadonlyArray<{ path: string; fmt: string }>): Promise<Array<{ value: unknown } | { error: string }>> {
-  const readers = Object.entries(PY_READ).map(([fmt, code]) => `  if f == ${JSON.stringify(fmt)}: return ${code}`).join('\n');
-  const code = `import sys,json,csv\ndef read(f, p):\n${readers}\n  raise ValueError("no reader for " + f)\n`
-    + 'out=[]\nfor f, p in zip(sys.argv[1::2], sys.argv[2::2]):\n  try: out.append({"value": read(f, p)})\n  except Exception as e: out.append({"error": repr(e)})\nprint(json.dumps(out))';
-  const r = await runTool('/usr/bin/python3', ['-c', code, ...files.flatMap((f) => [f.fmt, f.path])]);
-  assert.equal(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout.toString('utf8')) as Array<{ value: unknown } | { error: string }>;
-}
-
-/** Python reads the file with Debian's parser of `fmt` and prints it as JSON. */
-async function pyRead(path: string, fmt: string): Promise<unknown> {
-  const [read] = await pyReadAll([{ path, fmt }]);
-  if (!read || 'error' in read) return assert.fail(`python could not read ${fmt}: ${read?.error}`);
-  return read.value;
-}
+/** Python reads each file with Debian's parser of its format. */
+const python = pythonReader(PY_READ);
+const pyReadAll = python.readAll;
+const pyRead = python.read;
 
 /** The people records wherever the format put them (a list, or a list under one key). */
 function people(v: unknown): unknown {

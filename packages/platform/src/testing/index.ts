@@ -1,6 +1,7 @@
 export { createTestDatabase, isCi, testBackends, testPostgresAdminUrl, type Backend } from './test-database.js';
 export { LogCapture } from './log-capture.js';
 export { answerChecker, assertAnswersMatchDocument, assertOpenApiComplete, recordAnswers, type RecordedAnswer } from './openapi.js';
+export { assertServesFavicon } from './favicon.js';
 export {
   assertRequestsKeepContract, contentTypes, contractProblems, deepNesting, headerText, hostileBody, hostileJson, hostileNumber, hostilePayload, hostileQuery, hostileString, oddHeaders, pathSegment, propertySeed, rangeHeader,
   type AnswerRules, type PropertyBudget,

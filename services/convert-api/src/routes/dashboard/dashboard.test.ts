@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Converter } from '@mailconv/converter';
 import { findProjectRoot, hashPassword, openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
-import { createTestDatabase, testBackends, assertAnswersMatchDocument, recordAnswers, type RecordedAnswer } from '@mailconv/platform/testing';
+import { assertServesFavicon, createTestDatabase, testBackends, assertAnswersMatchDocument, recordAnswers, type RecordedAnswer } from '@mailconv/platform/testing';
 import { buildApp, CONVERT_KEY_PREFIX } from '../../app.js';
 import { loadConvertConfig } from '../../config.js';
 import { CONVERT_MIGRATIONS } from '../../db/migrations.js';
@@ -172,11 +172,7 @@ for (const backend of testBackends()) {
     });
 
     test('/favicon.ico is the dashboards\' mark (an ICO), cached for a month (issue 44)', async () => {
-      const res = await app.inject({ method: 'GET', url: '/favicon.ico' });
-      assert.equal(res.statusCode, 200);
-      assert.equal(res.headers['content-type'], 'image/x-icon');
-      assert.equal(res.headers['cache-control'], 'public, max-age=2592000');
-      assert.deepEqual([...res.rawPayload.subarray(0, 4)], [0, 0, 1, 0], 'an ICO file');
+      await assertServesFavicon(app);
     });
 
     test('the bare host leads to the dashboard: GET / is a 302 to /dashboard/ (issue 30)', async () => {

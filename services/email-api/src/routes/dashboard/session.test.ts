@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { hashPassword, openServiceCore, type ServiceApp, type ServiceCore } from '@mailconv/platform';
-import { createTestDatabase, testBackends, assertAnswersMatchDocument, recordAnswers, type RecordedAnswer } from '@mailconv/platform/testing';
+import { assertServesFavicon, createTestDatabase, testBackends, assertAnswersMatchDocument, recordAnswers, type RecordedAnswer } from '@mailconv/platform/testing';
 import { D, useRig, type RigHandle } from '@mailconv/test-rig';
 import { buildApp, EMAIL_KEY_PREFIX } from '../../app.js';
 import { loadEmailConfig } from '../../config.js';
@@ -292,11 +292,7 @@ for (const backend of testBackends()) {
     });
 
     test('/favicon.ico is the dashboards\' mark (an ICO), cached for a month (issue 44)', async () => {
-      const res = await app.inject({ method: 'GET', url: '/favicon.ico' });
-      assert.equal(res.statusCode, 200);
-      assert.equal(res.headers['content-type'], 'image/x-icon');
-      assert.equal(res.headers['cache-control'], 'public, max-age=2592000');
-      assert.deepEqual([...res.rawPayload.subarray(0, 4)], [0, 0, 1, 0], 'an ICO file');
+      await assertServesFavicon(app);
     });
 
     test('the bare host leads to the dashboard: GET / is a 302 to /dashboard/ (issue 30)', async () => {
