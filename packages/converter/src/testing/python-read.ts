@@ -15,6 +15,8 @@ export interface PythonReader {
   readAll(files: ReadonlyArray<{ path: string; fmt: string }>): Promise<PythonRead[]>;
   /** One file's value; the test fails when its parser does not read it. */
   read(path: string, fmt: string): Promise<unknown>;
+  /** Every file's value, in one run; the test fails naming the `label` of a file its parser does not read. */
+  values(files: ReadonlyArray<{ path: string; fmt: string; label: string }>): Promise<unknown[]>;
 }
 
 /**
@@ -30,8 +32,18 @@ export function pythonReader(readers: Readonly<Record<string, string>>, options:
     assert.equal(r.code, 0, r.stderr);
     return JSON.parse(r.stdout.toString('utf8')) as PythonRead[];
   };
+  const values = async (files: ReadonlyArray<{ path: string; fmt: string; label: string }>): Promise<unknown[]> => {
+    const reads = await readAll(files);
+    assert.equal(reads.length, files.length);
+    return files.map(({ label }, i) => {
+      const found = reads[i];
+      if (!found || 'error' in found) return assert.fail(`${label}: python could not read it: ${found?.error}`);
+      return found.value;
+    });
+  };
   return {
     readAll,
+    values,
     async read(path, fmt) {
       const [found] = await readAll([{ path, fmt }]);
       if (!found || 'error' in found) return assert.fail(`python could not read ${fmt}: ${found?.error}`);
