@@ -53,7 +53,7 @@ export default tseslint.config(
       // The output guard's test makes FIFOs and device nodes (mkfifo, mknod as root).
       'packages/converter/src/guards/output-guard.test.ts',
       // The exploit suite reads outputs with independent tools (qpdf, pdftotext, bsdtar, tesseract).
-      'services/convert-api/src/routes/v1/exploits.test.ts',
+      'services/convert-api/src/routes/v1/exploit-harness.test-support.ts',
       'packages/platform/src/testing/processes.ts',
       // The fault tests' own PostgreSQL and Redis (initdb, pg_ctl, redis-server).
       'packages/platform/src/testing/own-services.ts',
