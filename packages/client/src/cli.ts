@@ -28,13 +28,15 @@ const HELP = `mailconv — command line for the email verification and file conv
 Usage:
   mailconv verify <address>...                 verify addresses (one request each, or one batch)
   mailconv verify --file list.csv [--column C] [--out results.csv] [--smtp] [--dedupe]
-                 [--status valid,risky] [--columns all]
+                 [--status valid,risky] [--columns all] [--keep-formulas]
                                                a whole CSV or text list through a job, with progress;
                                                the results are written as CSV (default <list>.results.csv):
                                                a CSV list comes back with its own columns, the result
                                                columns appended; --status keeps only rows with those
                                                statuses (valid, invalid, risky, unknown); --columns all
-                                               adds the sub-checks (syntax, dns, mx_count, smtp, …)
+                                               adds the sub-checks (syntax, dns, mx_count, smtp, …);
+                                               cells starting with =, +, -, @, tab or CR get a leading '
+                                               unless --keep-formulas (for a file read by a program)
   mailconv convert <file> --to <format> [--out path] [--quality N] [--preset P]
                    [--page-range R] [--ocr-language L] [--max-output-bytes N] [--webhook URL] [--share [--share-for S]]
                    [--batch] [--export s3://bucket[/key-template] [--export-endpoint URL] [--export-region R]]
@@ -151,6 +153,7 @@ export async function main(argv: readonly string[], env: Record<string, string |
         dedupe: { type: 'boolean', default: false },
         status: { type: 'string' },
         columns: { type: 'string' },
+        'keep-formulas': { type: 'boolean', default: false },
         to: { type: 'string' },
         quality: { type: 'string' },
         preset: { type: 'string' },
@@ -195,7 +198,7 @@ export async function main(argv: readonly string[], env: Record<string, string |
         if (values.file) {
           if (args.length) throw new UsageError('give either addresses or --file, not both');
           const out = values.out ?? `${values.file.replace(/\.(csv|txt)$/i, '')}.results.csv`;
-          const filter = resultsFilter(values.status, values.columns);
+          const filter = { ...resultsFilter(values.status, values.columns), ...(values['keep-formulas'] ? { formulas: 'keep' as const } : {}) };
           const job = await client.uploadJob({ path: values.file, column: values.column }, { useSmtp: values.smtp, dedupe: values.dedupe });
           const done = await client.waitForJob(job.job_id, { intervalMs: 500, onProgress: (j: JobStatus) => bar.update('verifying', j.progress_pct, `${j.processed}/${j.total}`) });
           bar.done();

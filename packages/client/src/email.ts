@@ -23,14 +23,18 @@ export type ResultStatus = JobResult['status'];
  * Which results to read (extensions of the service): `status` keeps only rows with those
  * statuses (`['valid', 'risky']`: the sendable ones); `columns: 'all'` adds the sub-checks
  * (`normalized`, `syntax`, `dns`, `mx_count`, `mx_provider`, `smtp`, `catch_all`,
- * `disposable`, `role_based`, `free_provider`).
+ * `disposable`, `role_based`, `free_provider`). `formulas` (CSV only): by default a cell
+ * starting with `=`, `+`, `-`, `@`, a tab or a CR comes back with a leading `'` (so a
+ * spreadsheet shows it instead of running it; the list's own cells too); `'keep'` returns
+ * every cell exactly as sent, for a file read by a program.
  */
 export interface ResultsFilter {
   status?: readonly ResultStatus[];
   columns?: 'default' | 'all';
+  formulas?: 'escape' | 'keep';
 }
 
-const filterQuery = (filter: ResultsFilter = {}) => ({ status: filter.status?.join(','), columns: filter.columns });
+const filterQuery = (filter: ResultsFilter = {}) => ({ status: filter.status?.join(','), columns: filter.columns, formulas: filter.formulas });
 export type ApiKeyList = Json<'/api/dashboard/api-keys', 'get', 200>;
 export type ApiKeyCreated = Json<'/api/dashboard/api-keys', 'post', 200>;
 export type WebhookList = Json<'/api/dashboard/webhooks', 'get', 200>;

@@ -84,6 +84,15 @@ describe('the mailconv CLI, run as a process against both running services', () 
     const bad = await run(['verify', '--file', 'list.csv', '--status', 'valid,good'], env, work);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /"good" is not one/);
+
+    // Issue 45: the list's own formula-looking cells come back with a leading ' unless --keep-formulas.
+    await writeFile(join(work, 'formulas.csv'), `email,note\r\nann@${D.valid},=1+2\r\n`);
+    for (const [flags, out, row] of [[[], 'escaped.csv', `ann@${D.valid},'=1+2,`], [['--keep-formulas'], 'kept.csv', `ann@${D.valid},=1+2,`]] as const) {
+      const res = await run(['verify', '--file', 'formulas.csv', ...flags, '--out', out], env, work);
+      assert.equal(res.code, 0, res.stderr);
+      const line = (await readFile(join(work, out), 'utf8')).split('\r\n')[1]!;
+      assert.ok(line.startsWith(row), `${flags.join(' ') || 'default'}: ${line}`);
+    }
   });
 
   test('convert report.docx --to pdf: progress, checksum verified on download, output written', async () => {

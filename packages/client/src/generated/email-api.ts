@@ -5389,7 +5389,7 @@ export interface paths {
                         dedupe?: "true" | "false" | "1" | "0" | "";
                         /**
                          * Format: binary
-                         * @description The list: a CSV file (the column named by `column`, else the first; a first row without `@` is a header) or a text file (`text/plain` or `.txt`: one address per line). A CSV file’s own columns are kept: the CSV download returns each row as the file spelled it with the result columns appended (extension).
+                         * @description The list: a CSV file (the column named by `column`, else the first; a first row without `@` is a header) or a text file (`text/plain` or `.txt`: one address per line). A CSV file’s own columns are kept: the CSV download returns each row as the file spelled it with the result columns appended (extension), a cell a spreadsheet would run as a formula with a leading `'` (see the results’ `formulas`).
                          */
                         file: string;
                         /**
@@ -6756,7 +6756,7 @@ export interface paths {
         };
         /**
          * Results of a completed job: JSON pages, or the whole job as CSV
-         * @description Results keep the input order. `format=csv` streams every row as RFC 4180 CSV (CRLF line ends) with the header `email,is_valid,status,reason,score,suggestion`; page parameters are ignored. A job uploaded as a CSV file comes back as that file: each row as the file spelled it (padded with empty cells to its widest row), the result columns appended; a result column named like an input column is prefixed `result_` (extension). `status` keeps only rows with those statuses and `columns=all` adds the sub-checks, in both forms (extensions). Before completion: 409 `job_not_completed` with `status` and `progress_pct`; after `DELETE …/results` or the retention period: 410 `results_deleted`.
+         * @description Results keep the input order. `format=csv` streams every row as RFC 4180 CSV (CRLF line ends) with the header `email,is_valid,status,reason,score,suggestion`; page parameters are ignored. A job uploaded as a CSV file comes back as that file: each row as the file spelled it (padded with empty cells to its widest row), the result columns appended; a result column named like an input column is prefixed `result_` (extension). Every CSV cell — result cells, the file's own cells and its header — that starts with `=`, `+`, `-`, `@`, a tab or a CR gets a leading `'` so that a spreadsheet shows it instead of running it (`-5` and `+1 555 0100` too); that is the one change to the file's spelling, and `formulas=keep` turns it off (extension). `status` keeps only rows with those statuses and `columns=all` adds the sub-checks, in both forms (extensions). Before completion: 409 `job_not_completed` with `status` and `progress_pct`; after `DELETE …/results` or the retention period: 410 `results_deleted`.
          */
         get: {
             parameters: {
@@ -6764,6 +6764,8 @@ export interface paths {
                     /** @description `all` adds `normalized`, `syntax`, `dns`, `mx_count`, `mx_provider`, `smtp`, `catch_all`, `disposable`, `role_based`, `free_provider` after the contract's columns (CSV columns, JSON fields). */
                     columns?: "default" | "all";
                     format?: "json" | "csv";
+                    /** @description CSV only. `escape`: a cell starting with `=`, `+`, `-`, `@`, a tab or a CR gets a leading `'` (spreadsheet formula injection). `keep`: every cell exactly as sent and as verified, for a file read by a program rather than a spreadsheet. Another value is 400 naming `formulas`. */
+                    formulas?: "escape" | "keep";
                     /** @description 1-based; at most 1,000,000 (a job of 1,000,000 addresses one a page). Infinity, 1e309 and the like: 400. */
                     page?: number;
                     per_page?: number;

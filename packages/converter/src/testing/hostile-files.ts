@@ -232,3 +232,5 @@ export function assertSafeMessage(message: string): void {
   if (message.length > 400) throw new Error(`message is ${message.length} characters long`);
 }
 export * from './exploit-files.js';
+export * from './exploit-conversions-graphics.js';
+export * from './exploit-conversions-documents.js';

@@ -10,7 +10,7 @@ import type { ClaimedChunk, JobRow, JobsRepository, VerdictCounts } from '../rep
 import type { VerificationService } from '../verification/verification.service.js';
 import type { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service.js';
 import { prepareList, submitHash, type InputRows, type PreparedList } from './job-list.js';
-import { FINAL_STATES, csvRow, matches, resultColumnNames, resultItem, type ResultsQuery, type StoredResult } from './results.js';
+import { FINAL_STATES, csvRow, matches, neutraliseRecord, resultColumnNames, resultItem, type ResultsQuery, type StoredResult } from './results.js';
 
 /** A job still `storing` after this long was abandoned by a dead process (a million addresses take seconds). */
 export const STAGED_JOB_MAX_AGE_MS = 3_600_000;
@@ -366,15 +366,20 @@ export class JobsService {
    * The job as RFC 4180 CSV (CRLF line ends), produced chunk by chunk: at most one chunk's
    * rows are in memory, and the caller pulls only as fast as the client reads. A CSV
    * upload's rows come first, as the file spelled them, then the result columns
-   * (`resultColumnNames`: prefixed `result_` where they clash with an input column).
+   * (`resultColumnNames`: prefixed `result_` where they clash with an input column). Every
+   * cell, the upload's own and its header included, is neutralised against formulas
+   * (`neutraliseFormula`, issue 45) unless `query.keepFormulas`.
    */
   async csv(principal: Principal, id: string, query: ResultsQuery = { statuses: null, all: false }): Promise<AsyncGenerator<string>> {
     const job = await this.completedJob(principal, id);
     const jobs = this.deps.jobs;
-    const withInput = job.input_width > 0 && job.input_header !== null;
-    const names = resultColumnNames(query.all, withInput ? job.input_header : null);
+    const header = job.input_width > 0 ? job.input_header : null;
+    const withInput = header !== null;
+    const names = resultColumnNames(query.all, header);
+    const keep = query.keepFormulas === true;
+    const own = (raw: string) => (keep ? raw : neutraliseRecord(raw));
     return (async function* () {
-      yield `${withInput ? `${job.input_header},` : ''}${names.join(',')}\r\n`;
+      yield `${header !== null ? `${own(header)},` : ''}${names.join(',')}\r\n`;
       for (let idx = 0; idx < job.chunk_count; idx++) {
         const [chunk] = await jobs.chunkResults(job.id, idx, idx, withInput);
         const rows = JSON.parse(chunk?.results ?? '[]') as StoredResult[];
@@ -383,7 +388,7 @@ export class JobsService {
         for (let i = 0; i < rows.length; i++) {
           const r = rows[i]!;
           if (!matches(r, query)) continue;
-          out += `${inputs ? `${inputs[i] ?? ','.repeat(job.input_width - 1)},` : ''}${csvRow(r, query.all)}\r\n`;
+          out += `${inputs ? `${own(inputs[i] ?? ','.repeat(job.input_width - 1))},` : ''}${csvRow(r, query.all, keep)}\r\n`;
         }
         yield out;
       }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { parse } from 'csv-parse/sync';
 import { D, type RigHandle } from '@mailconv/test-rig';
 
 /** Helpers shared by the job suites (not a test file itself: importing it registers no tests). */
@@ -65,6 +66,15 @@ export function parseCsv(text: string): string[][] {
   return rows;
 }
 
+
+/**
+ * `text` read by csv-parse as a strict RFC 4180 reader (CRLF records, no trimming, every
+ * record as wide as the first; a quote inside an unquoted cell is kept as text, as Python's
+ * csv module and spreadsheets read it): a real parser besides `parseCsv`.
+ */
+export function strictCsv(text: string): string[][] {
+  return parse(text, { record_delimiter: '\r\n', relax_quotes: true }) as string[][];
+}
 
 /** A `multipart/form-data` request (fields and file parts) for `app.inject`, authorised with `key`. */
 export function multipartForm(parts: Array<{ name: string; value: string; filename?: string; type?: string }>, key: string): { payload: string; headers: Record<string, string> } {

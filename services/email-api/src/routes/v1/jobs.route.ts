@@ -33,7 +33,7 @@ const UploadForm = Type.Object(
       format: 'binary',
       description:
         'The list: a CSV file (the column named by `column`, else the first; a first row without `@` is a header) or a text file (`text/plain` or `.txt`: one address per line). ' +
-        'A CSV file’s own columns are kept: the CSV download returns each row as the file spelled it with the result columns appended (extension).',
+        'A CSV file’s own columns are kept: the CSV download returns each row as the file spelled it with the result columns appended (extension), a cell a spreadsheet would run as a formula with a leading `\'` (see the results’ `formulas`).',
     }),
     column: Type.Optional(Type.String({ maxLength: 1024, description: 'Header of the CSV column holding the addresses (case-insensitive).' })),
     use_smtp: Type.Optional(Type.String({ enum: ['true', 'false', '1', '0', ''], description: 'Probe mailboxes over SMTP; empty means false.' })),
@@ -321,6 +321,7 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
         description:
           `Results keep the input order. \`format=csv\` streams every row as RFC 4180 CSV (CRLF line ends) with the header \`${CSV_HEADER}\`; page parameters are ignored. ` +
           'A job uploaded as a CSV file comes back as that file: each row as the file spelled it (padded with empty cells to its widest row), the result columns appended; a result column named like an input column is prefixed `result_` (extension). ' +
+          "Every CSV cell — result cells, the file's own cells and its header — that starts with `=`, `+`, `-`, `@`, a tab or a CR gets a leading `'` so that a spreadsheet shows it instead of running it (`-5` and `+1 555 0100` too); that is the one change to the file's spelling, and `formulas=keep` turns it off (extension). " +
           '`status` keeps only rows with those statuses and `columns=all` adds the sub-checks, in both forms (extensions). ' +
           'Before completion: 409 `job_not_completed` with `status` and `progress_pct`; after `DELETE …/results` or the retention period: 410 `results_deleted`.',
         security: SECURED,
@@ -343,6 +344,15 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
               'x-extension': true,
             }),
           ),
+          formulas: Type.Optional(
+            StringEnum(['escape', 'keep'], {
+              default: 'escape',
+              description:
+                "CSV only. `escape`: a cell starting with `=`, `+`, `-`, `@`, a tab or a CR gets a leading `'` (spreadsheet formula injection). " +
+                '`keep`: every cell exactly as sent and as verified, for a file read by a program rather than a spreadsheet. Another value is 400 naming `formulas`.',
+              'x-extension': true,
+            }),
+          ),
         }),
         response: secured({
           200: {
@@ -360,7 +370,7 @@ export function registerJobRoutes(app: ServiceApp, deps: EmailDeps, jobs: JobsSe
     async (request, reply) => {
       const principal = request.principal!;
       const { job_id: id } = request.params;
-      const query = { statuses: parseStatusFilter(request.query.status), all: request.query.columns === 'all' };
+      const query = { statuses: parseStatusFilter(request.query.status), all: request.query.columns === 'all', keepFormulas: request.query.formulas === 'keep' };
       if (request.query.format === 'csv') {
         const rows = await jobs.csv(principal, id, query);
         return reply
