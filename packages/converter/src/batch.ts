@@ -17,6 +17,7 @@ import { extname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import yazl from 'yazl';
 import { failed } from './errors.js';
+import { printableName, safeEntryName, safeJson, uniqueName } from './filenames.js';
 import { formatInfo } from './formats/catalogue.js';
 import { isArchiverJunk } from './guards/archive-guard.js';
 
@@ -31,14 +32,14 @@ export interface BatchMember {
 
 /** One line of `manifest.json`. */
 export interface ManifestEntry {
-  /** The file's name in the archive. */
+  /** The file's name in the archive, exactly (its control and bidi characters `\u`-escaped in the JSON text). */
   readonly source: string;
   /** Its detected format, or null when it is not one the service reads. */
   readonly source_format: string | null;
   readonly source_size_bytes: number;
   readonly source_sha256: string;
   readonly status: 'completed' | 'failed';
-  /** The converted file's name in the zip, or null. */
+  /** The converted file's name in the zip (cleaned, see {@link OutputNames}), or null. */
   readonly output: string | null;
   readonly format: string | null;
   readonly size_bytes: number | null;
@@ -90,22 +91,19 @@ export function tooMany(ext: string, maxFiles: number): Error {
 }
 
 /**
- * Names of the converted files: the source's path with the target's extension
- * (`docs/report.docx` → `docs/report.pdf`); a name already taken (ignoring case, as the
- * file systems people unzip onto do) gets ` (2)`, ` (3)`, … before its extension.
+ * Names of the converted files: the source's path, cleaned like a download's name (no
+ * control or bidi characters, issue #45), with the target's extension (`docs/report.docx` →
+ * `docs/report.pdf`); a name already taken (ignoring case, as the file systems people unzip
+ * onto do), by another file or by one that cleaned to the same, gets ` (2)`, ` (3)`, … before
+ * its extension.
  */
 export class OutputNames {
   private readonly taken = new Set<string>([MANIFEST_NAME]);
 
   name(source: string, ext: string): string {
-    const dot = extname(source);
-    const stem = dot ? source.slice(0, -dot.length) : source;
-    for (let n = 1; ; n++) {
-      const candidate = `${stem}${n === 1 ? '' : ` (${n})`}.${ext}`;
-      if (this.taken.has(candidate.toLowerCase())) continue;
-      this.taken.add(candidate.toLowerCase());
-      return candidate;
-    }
+    const clean = safeEntryName(source);
+    const dot = extname(clean);
+    return uniqueName(`${dot ? clean.slice(0, -dot.length) : clean}.${ext}`, this.taken);
   }
 }
 
@@ -123,7 +121,8 @@ export async function sha256File(path: string): Promise<string> {
 export async function writeBatchZip(zipPath: string, files: ReadonlyArray<{ path: string; name: string; format: string }>, manifest: BatchManifest): Promise<void> {
   const zip = new yazl.ZipFile();
   for (const file of files) zip.addFile(file.path, file.name, { compress: !ALREADY_COMPRESSED.has(formatInfo(file.format)?.family ?? '') });
-  zip.addBuffer(Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`), MANIFEST_NAME);
+  // The sources' own names stay in the manifest, but no control or bidi byte does (issue #45).
+  zip.addBuffer(Buffer.from(`${safeJson(manifest, 2)}\n`), MANIFEST_NAME);
   zip.end();
   await pipeline(zip.outputStream, createWriteStream(zipPath, { mode: 0o600 }));
 }
@@ -131,7 +130,7 @@ export async function writeBatchZip(zipPath: string, files: ReadonlyArray<{ path
 /** Families whose files deflate gains nothing on. */
 const ALREADY_COMPRESSED = new Set(['image', 'audio', 'video', 'archive']);
 
-/** A name as it appears in a message: at most 100 characters. */
+/** A name as it appears in a message: at most 100 characters, its control and bidi characters escaped. */
 function clip(name: string): string {
-  return name.length > 100 ? `${name.slice(0, 97)}…` : name;
+  return printableName(name.length > 100 ? `${name.slice(0, 97)}…` : name);
 }

@@ -7,6 +7,7 @@ export { ConversionError, quote, type ConversionErrorCode, type ConversionFailur
 export { DEFAULT_INPUT_LIMITS, type InputFacts, type InputLimits } from './guards/input-guard.js';
 export { UnsafeOutputError, type OutputViolation, type SecurityEvent } from './guards/output-guard.js';
 export { detectFormat, type Detection } from './formats/detect.js';
+export { safeFilename } from './filenames.js';
 export { FORMATS, formatInfo, normaliseExtension, type FormatFamily, type FormatInfo } from './formats/catalogue.js';
 export { PAGE_OPTION_NAMES, PAPER_SIZES, pageOptionsRecord, type PageOptions } from './page-options.js';
 export { PDF_ARCHIVE_OPTION_NAMES, PDFA_LEVELS, pdfArchiveOptionsRecord, type PdfaLevel, type PdfArchiveOptions } from './pdf-archive-options.js';

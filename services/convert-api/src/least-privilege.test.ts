@@ -170,6 +170,25 @@ test('the engines run as mailconv-engine, and conversions through them work', { 
   assert.deepEqual(readdirSync(join(data, 'data', 'convert', 'storage', 'work')).filter((n) => n.startsWith('job-')), []);
 });
 
+test('a batch of a zip made by Python’s zipfile (members 0600, unpacked by the engine user) converts (issue 45)', { timeout: 120_000 }, async () => {
+  const zip = spawnSync('/usr/bin/python3', ['-c', 'import io, sys, zipfile\nb = io.BytesIO()\nwith zipfile.ZipFile(b, "w") as z:\n    z.writestr("a.txt", "first\\n"); z.writestr("b.txt", "second\\n")\nsys.stdout.buffer.write(b.getvalue())']).stdout;
+  const auth = { authorization: `Bearer ${convertKey}` };
+  const form = new FormData();
+  form.append('target_format', 'pdf');
+  form.append('batch', 'true');
+  form.append('file', new Blob([zip]), 'small.zip');
+  const res = await fetch(`${convertUrl}/api/v1/jobs`, { method: 'POST', headers: auth, body: form });
+  assert.equal(res.status, 202, await res.clone().text());
+  const { id } = (await res.json()) as { id: string };
+  let record: { status: string; output?: { files?: unknown }; error?: unknown } = { status: 'queued' };
+  for (let i = 0; i < 200 && ['queued', 'processing'].includes(record.status); i++) {
+    await sleep(500);
+    record = (await (await fetch(`${convertUrl}/api/v1/jobs/${id}`, { headers: auth })).json()) as typeof record;
+  }
+  assert.equal(record.status, 'completed', `${JSON.stringify(record)}\nwhat the services logged:\n${output.split('\n').filter((l) => /warn|error|WARN|ERROR|failed/.test(l)).slice(-8).join('\n')}`);
+  assert.deepEqual(record.output?.files, { total: 2, converted: 2, failed: 0 });
+});
+
 test('npm stop ends the start from elsewhere, gracefully, and says so; a second npm stop finds nothing running', { timeout: 60_000 }, async () => {
   assert.equal(readFileSync(PID_FILE, 'utf8').trim(), String(start.pid), 'npm start wrote its pid');
   const exited = new Promise<number | null>((resolve) => start.once('exit', (code) => resolve(code)));

@@ -72,6 +72,26 @@ async function zipOf(from: Record<string, string>, literal: Record<string, Buffe
   return readFile(`${root}.zip`);
 }
 
+/** C0 controls, DEL, C1 controls and the bidi embeddings, overrides and isolates: none may stand in a name people list. */
+// eslint-disable-next-line no-control-regex
+const UNSAFE_NAME = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
+
+/** A tar made by Python’s own tarfile module, as a person scripting uploads would (issue 45). */
+function pythonTar(files: Record<string, string>): Buffer {
+  const script = 'import io, json, sys, tarfile\nbuf = io.BytesIO()\nwith tarfile.open(fileobj=buf, mode="w") as t:\n    for n, d in json.load(sys.stdin).items():\n        b = d.encode(); i = tarfile.TarInfo(n); i.size = len(b); i.mode = 0o644; t.addfile(i, io.BytesIO(b))\nsys.stdout.buffer.write(buf.getvalue())';
+  return execFileSync('/usr/bin/python3', ['-c', script], { input: JSON.stringify(files) });
+}
+
+/** A zip's member names as Python's zipfile reads them, sorted. */
+function zipNames(path: string): string[] {
+  return (JSON.parse(execFileSync('/usr/bin/python3', ['-c', 'import json, sys, zipfile; print(json.dumps(zipfile.ZipFile(sys.argv[1]).namelist()))', path]).toString()) as string[]).sort();
+}
+
+/** An archive's member names as libarchive's bsdtar lists them (raw bytes, one a line). */
+function bsdtarNames(path: string): string[] {
+  return execFileSync('/usr/bin/bsdtar', ['-tf', path]).toString('utf8').split('\n').filter(Boolean);
+}
+
 for (const backend of testBackends()) {
   describe(`batches on ${backend}`, () => {
     const fx = useConvertApp(backend, { storage: () => join(work, `storage-${backend}`), converter: () => converter, email: `batch-${backend}@example.com` });
@@ -172,6 +192,50 @@ for (const backend of testBackends()) {
       assert.equal(none.json().status, 'failed');
       assert.match(none.json().error.message, /None of the 2 files could be converted to pdf/);
       assert.equal(await used(), start);
+    });
+
+    test('control characters and bidi overrides leave the names of a batch’s zip and of a repacked archive; the manifest keeps the original, escaped (issue 45)', { timeout: 120_000 }, async () => {
+      const hostile = {
+        'ctl\x1b[31mred.txt': 'red\n',
+        'a\r\nX-Injected: 1.txt': 'crlf\n',
+        'del\x7fname.txt': 'del\n',
+        'evil\u202etxt.exe.txt': 'bidi\n',
+        'iso\u2066late.txt': 'isolate\n',
+        // The first cleans to this name: both kept.
+        'ctl[31mred.txt': 'plain\n',
+      };
+      const tar = pythonTar(hostile);
+      const res = await convert({ upload_id: await upload(tar, 'names.tar'), target_format: 'pdf', batch: true });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().status, 'completed', res.body);
+      assert.deepEqual(res.json().output.files, { total: 6, converted: 6, failed: 0 });
+      const out = join(work, `names-${backend}.zip`);
+      await writeFile(out, (await fx.app.inject({ method: 'GET', url: new URL(res.json().download_url).pathname, headers: auth() })).rawPayload);
+      const names = zipNames(out);
+      assert.deepEqual(names, ['aX-Injected: 1.pdf', 'ctl[31mred (2).pdf', 'ctl[31mred.pdf', 'delname.pdf', 'eviltxt.exe.pdf', 'isolate.pdf', 'manifest.json']);
+      for (const name of [...names, ...bsdtarNames(out)]) assert.doesNotMatch(name, UNSAFE_NAME, JSON.stringify(name));
+      const raw = execFileSync('/usr/bin/unzip', ['-p', out, 'manifest.json']);
+      // Not one control byte (but the JSON's own line feeds), DEL or bidi mark in the manifest's bytes.
+      assert.doesNotMatch(raw.toString('utf8').replace(/\n/g, ''), UNSAFE_NAME, raw.toString('utf8'));
+      const manifest = JSON.parse(raw.toString('utf8')) as { entries: { source: string; output: string | null }[] };
+      // The original names, exact once the JSON is read.
+      assert.deepEqual(manifest.entries.map((e) => e.source).sort(), Object.keys(hostile).sort());
+      assert.deepEqual(manifest.entries.map((e) => e.output).sort(), names.filter((n) => n !== 'manifest.json'));
+      assert.match(raw.toString('utf8'), /"source": "ctl\\u001b\[31mred\.txt"/);
+      assert.match(raw.toString('utf8'), /"source": "evil\\u202etxt\.exe\.txt"/);
+      assert.match(raw.toString('utf8'), /"source": "del\\u007fname\.txt"/);
+
+      // Archive → archive (no batch): the repacked zip's names are cleaned too, and no file is lost.
+      const repack = await convert({ upload_id: await upload(tar, 'names.tar'), target_format: 'zip' });
+      assert.equal(repack.statusCode, 200, repack.body);
+      assert.equal(repack.json().status, 'completed', repack.body);
+      const zipped = join(work, `repacked-${backend}.zip`);
+      await writeFile(zipped, (await fx.app.inject({ method: 'GET', url: new URL(repack.json().download_url).pathname, headers: auth() })).rawPayload);
+      const repacked = zipNames(zipped);
+      assert.equal(repacked.length, 6, repacked.join(', '));
+      for (const name of [...repacked, ...bsdtarNames(zipped)]) assert.doesNotMatch(name, UNSAFE_NAME, JSON.stringify(name));
+      const contents = repacked.map((n) => execFileSync('/usr/bin/python3', ['-c', 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))', zipped, n]).toString()).sort();
+      assert.deepEqual(contents, Object.values(hostile).sort());
     });
 
     test('every answer matches the OpenAPI document', async () => {

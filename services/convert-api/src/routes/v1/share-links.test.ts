@@ -92,6 +92,31 @@ for (const backend of testBackends()) {
       assert.equal(keyless.statusCode, 401);
     });
 
+    test('keyed and shared downloads say nosniff; a suffix range longer than the output is all of it (206), -0 is 416 (issue 45)', async () => {
+      const record = await convert();
+      const link = await share(record.id);
+      const size = record.output!.size_bytes;
+      const keyed = (url: string) => (headers: Record<string, string> = {}) => fx.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${fx.key}`, ...headers } });
+      const routes = {
+        download: keyed(`/api/v1/download/${record.download_token}`),
+        'job download': keyed(`/api/v1/jobs/${record.id}/download/${record.download_token}`),
+        'share link': (headers: Record<string, string> = {}) => open(link.url, headers),
+      };
+      for (const [route, get] of Object.entries(routes)) {
+        const whole = await get();
+        assert.deepEqual([whole.statusCode, whole.headers['x-content-type-options']], [200, 'nosniff'], route);
+        for (const range of ['bytes=-99999999', `bytes=-${size + 1}`, `bytes=-${size}`]) {
+          const all = await get({ range });
+          assert.deepEqual([all.statusCode, all.headers['content-range'], all.headers['content-length'], all.headers['x-content-type-options']], [206, `bytes 0-${size - 1}/${size}`, String(size), 'nosniff'], `${route} ${range}`);
+          assert.equal(sha256(all.rawPayload), record.output!.sha256, `${route} ${range}`);
+        }
+        const tail = await get({ range: 'bytes=-16' });
+        assert.deepEqual([tail.statusCode, tail.headers['content-range'], tail.rawPayload.length], [206, `bytes ${size - 16}-${size - 1}/${size}`, 16], route);
+        const none = await get({ range: 'bytes=-0' });
+        assert.deepEqual([none.statusCode, none.json().error, none.headers['content-range']], [416, 'range_not_satisfiable', `bytes */${size}`], route);
+      }
+    });
+
     test('revoked, expired and shredded links answer 410; unknown ones 404', async () => {
       const record = await convert();
       const [revoked, expiring, kept] = [await share(record.id), await share(record.id, { expires_in: 60 }), await share(record.id)];
