@@ -10,6 +10,7 @@ import { chmod, copyFile, link, lstat, mkdir, mkdtemp, readdir, rename, rm, stat
 import { dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import sharp from 'sharp';
+import { printableName } from './filenames.js';
 import { ConversionError, failed, invalid, OUT_OF_SPACE_MESSAGE, quote, saysOutOfSpace, type ConversionFailure } from './errors.js';
 import { ownForSandbox, prepareSandboxRoot, removeSandboxTree, runSandboxed, sandboxCapabilities, useEngineUser, type SandboxCapabilities } from './exec/exec.js';
 import type { Engine, EngineProbe, JobContext, RemotePage } from './engines/engine.js';
@@ -511,7 +512,7 @@ export class Converter {
       }
       const failures = entries.filter((e) => e.status === 'failed');
       if (failures.length === entries.length) {
-        throw failed(`None of the ${entries.length} files could be converted to ${target.ext}; the first: ${entries[0]?.source} (${entries[0]?.error?.message ?? ''})`);
+        throw failed(`None of the ${entries.length} files could be converted to ${target.ext}; the first: ${printableName(entries[0]?.source ?? '')} (${entries[0]?.error?.message ?? ''})`);
       }
       const manifest: BatchManifest = { target_format: target.ext, files: entries.length, converted: entries.length - failures.length, failed: failures.length, entries };
       const zip = join(job.dir, 'batch.zip');

@@ -26,3 +26,5 @@ export { CHROMIUM_BIN, CHROMIUM_OFFLINE_FLAGS, type ChromiumPoolOptions, type Ch
 export { allowSandboxTraversal, ownForSandbox, runSandboxed, sandboxCapabilities, shareWithSandbox, type ExecResult, type RunOptions, type SandboxCapabilities } from './exec/exec.js';
 export { SIGN_OPTION_NAMES, MAX_SIGN_TEXT_CHARS, type SignOptions } from './sign-options.js';
 export { CredentialError, credentialFromText, credentialToText, loadPkcs12, MAX_PKCS12_BYTES, type CertificateFacts, type SigningCredential } from './signing-credential.js';
+export { openPkcs12, PKCS12_CONCURRENCY, PKCS12_HEAP_MB, PKCS12_TIMEOUT_MS, type OpenPkcs12Options } from './pkcs12-open.js';
+export { PKCS12_LIMITS, scanPkcs12, type Pkcs12Limits } from './pkcs12-scan.js';

@@ -3,9 +3,16 @@
  * in memory with node-forge (which reads the legacy 3DES/RC2 files of older tools as well as
  * OpenSSL 3's AES/PBKDF2 ones), its key handed to node:crypto as a KeyObject. The key never
  * leaves this process: engines (the sandbox) only ever see the PDF.
+ *
+ * A customer's file is hostile input (issue 45): its iteration counts are read and held to
+ * {@link PKCS12_LIMITS} before any key is derived (`pkcs12-scan.ts`), node-forge's
+ * derivations run native and bounded (`pkcs12-kdf.ts`), and the service opens uploads with
+ * `openPkcs12` (`pkcs12-open.ts`), in a worker thread with a heap cap and a time-out.
  */
 import { createHash, createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';
+import { DerivationRefused, withBoundedDerivations } from './pkcs12-kdf.js';
+import { PKCS12_LIMITS, scanPkcs12, type Pkcs12Limits } from './pkcs12-scan.js';
 
 /** A certificate and its private key, ready to sign; never serialised into answers, logs or errors. */
 export interface SigningCredential {
@@ -31,7 +38,11 @@ export interface CertificateFacts {
 
 /** Why a PKCS#12 file cannot be used; `message` is safe to send (it never carries the password). */
 export class CredentialError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The upload's part at fault: `password` for a wrong one, else `file`. */
+    readonly field: 'file' | 'password' = 'file',
+  ) {
     super(message);
     this.name = 'CredentialError';
   }
@@ -40,20 +51,31 @@ export class CredentialError extends Error {
 /** Largest PKCS#12 file accepted (a key and a chain of a few certificates is a few KB). */
 export const MAX_PKCS12_BYTES = 64 * 1024;
 
+/** Refuses a file past {@link MAX_PKCS12_BYTES} or whose iteration counts are past `limits` (no key derived yet). */
+export function checkPkcs12(bytes: Uint8Array, limits: Pkcs12Limits = PKCS12_LIMITS): void {
+  if (bytes.length === 0 || bytes.length > MAX_PKCS12_BYTES) throw new CredentialError(`The certificate file must be a PKCS#12 (.p12/.pfx) file of at most ${MAX_PKCS12_BYTES / 1024} KB.`);
+  const scan = scanPkcs12(bytes, limits);
+  if (!scan.ok) throw new CredentialError(scan.message);
+}
+
 /**
  * Opens a PKCS#12 file with its password: the one private key it holds and the certificate
  * that matches it (the others become the chain). Throws {@link CredentialError} for a wrong
- * password, a file without a key or certificate, or a certificate outside its validity at `now`.
+ * password, a file without a key or certificate, a certificate outside its validity at `now`,
+ * or iteration counts past `limits`. Synchronous: the service opens customers' files with
+ * `openPkcs12`, which runs this in a worker thread.
  */
-export function loadPkcs12(bytes: Uint8Array, password: string, now: Date = new Date()): SigningCredential {
-  if (bytes.length === 0 || bytes.length > MAX_PKCS12_BYTES) throw new CredentialError(`The certificate file must be a PKCS#12 (.p12/.pfx) file of at most ${MAX_PKCS12_BYTES / 1024} KB.`);
+export function loadPkcs12(bytes: Uint8Array, password: string, now: Date = new Date(), limits: Pkcs12Limits = PKCS12_LIMITS): SigningCredential {
+  checkPkcs12(bytes, limits);
   let p12: forge.pkcs12.Pkcs12Pfx;
   try {
     const asn1 = forge.asn1.fromDer(forge.util.createBuffer(Buffer.from(bytes).toString('binary')));
-    p12 = forge.pkcs12.pkcs12FromAsn1(asn1, false, password);
+    p12 = withBoundedDerivations(() => forge.pkcs12.pkcs12FromAsn1(asn1, false, password), limits);
   } catch (err) {
+    if (err instanceof DerivationRefused) throw new CredentialError(err.message);
     const wrong = err instanceof Error && /password|mac|decrypt|invalid/i.test(err.message);
-    throw new CredentialError(wrong ? 'The certificate file could not be opened: wrong password, or not a PKCS#12 file.' : 'The certificate file is not a readable PKCS#12 (.p12/.pfx) file.');
+    if (wrong) throw new CredentialError('The certificate file could not be opened: wrong password, or not a PKCS#12 file.', 'password');
+    throw new CredentialError('The certificate file is not a readable PKCS#12 (.p12/.pfx) file.');
   }
   const bags = (type: string | undefined): forge.pkcs12.Bag[] => (type ? (p12.getBags({ bagType: type })[type] ?? []) : []);
   const keyBags = [...bags(forge.pki.oids.pkcs8ShroudedKeyBag), ...bags(forge.pki.oids.keyBag)];

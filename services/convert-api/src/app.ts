@@ -85,6 +85,9 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
   const sharedLimiter = createRateLimiter({ keyPrefix: 'convert:shared', redisUrl: config.redisUrl });
   app.addHook('onClose', async () => sharedLimiter.close());
   registerSharedDownloadRoute(app, runtime.shareLinks, { perMinute: config.shareRpm, limiter: sharedLimiter });
+  // Signing-certificate uploads, counted per account on top of the plan's limit (issue 45).
+  const certificateLimiter = createRateLimiter({ keyPrefix: 'convert:signing-uploads', redisUrl: config.redisUrl });
+  app.addHook('onClose', async () => certificateLimiter.close());
   registerDashboard(app, options.dashboardDir ?? dashboardBuildDir('convert'));
   await app.register(multipart);
 
@@ -106,7 +109,7 @@ export async function buildApp(config: ConvertConfig, options: ConvertAppOptions
     registerConversionRoutes(scope, deps);
     registerDownloadRoutes(scope, deps);
     registerShareLinkRoutes(scope, deps, runtime.shareLinks);
-    registerSigningCertificateRoutes(scope, runtime.signing);
+    registerSigningCertificateRoutes(scope, runtime.signing, { perMinute: config.signingUploadRpm, limiter: certificateLimiter });
     registerFormatRoutes(scope, deps);
     registerDashboardConversionRoutes(scope, deps);
   });

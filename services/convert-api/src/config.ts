@@ -61,6 +61,7 @@ const ConvertSettings = z.object({
   CONVERT_SECRETS_KEY_FILE: z.string().min(1).optional(),
   CONVERT_SIGNING_P12: z.string().min(1).optional(),
   CONVERT_SIGNING_P12_PASSWORD_FILE: z.string().min(1).optional(),
+  CONVERT_SIGNING_UPLOAD_RPM: setting.positiveInt(10),
   CONVERT_QUEUE: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1–100 letters, digits, - or _').default('convert-conversions'),
 });
 
@@ -141,6 +142,8 @@ export interface ConvertConfig extends CommonServiceConfig {
    * with the operator's certificate is off. The password is not kept.
    */
   signing: SigningCredential | null;
+  /** Uploads of signing certificates per minute per account (`CONVERT_SIGNING_UPLOAD_RPM`, issue 45): each may keep a core busy for seconds. */
+  signingUploadRpm: number;
 }
 
 /** Reads the conversion service's settings from `env`; throws ConfigError listing every problem. */
@@ -204,6 +207,7 @@ export function loadConvertConfig(env: Readonly<Record<string, string | undefine
       ? { file: resolve(root, parsed.CONVERT_SECRETS_KEY_FILE as string), create: false }
       : { file: resolve(common.dataDir, 'secrets.key'), create: true },
     signing,
+    signingUploadRpm: parsed.CONVERT_SIGNING_UPLOAD_RPM as number,
   };
 }
 

@@ -8224,7 +8224,7 @@ export interface paths {
         };
         /**
          * Download a converted output by its token
-         * @description Needs the owner’s API key and the token. Streams the output with Content-Type, Content-Length, Content-Disposition (attachment, the output file name), `Digest: sha-256=<base64>` and `Repr-Digest: sha-256=:<base64>:` (the whole output’s SHA-256, also on partial answers), an ETag of the hex SHA-256, and `Accept-Ranges: bytes`. One `Range` (bytes=a-b, a-, -n) answers 206 with Content-Range; several ranges answer the whole file; an unsatisfiable one 416.
+         * @description Needs the owner’s API key and the token. Streams the output with Content-Type, Content-Length, Content-Disposition (attachment, the output file name), `Digest: sha-256=<base64>` and `Repr-Digest: sha-256=:<base64>:` (the whole output’s SHA-256, also on partial answers), an ETag of the hex SHA-256, `Accept-Ranges: bytes` and `X-Content-Type-Options: nosniff`. One `Range` (bytes=a-b, a-, -n) answers 206 with Content-Range; a suffix `-n` longer than the output is the whole output (206, `bytes 0-<size-1>/<size>`, RFC 9110 §14.1.3); several ranges answer the whole file (200); an unsatisfiable one (a start past the end, or `-0`) 416.
          */
         get: {
             parameters: {
@@ -8254,6 +8254,8 @@ export interface paths {
                         "RateLimit-Reset": number;
                         /** @description `sha-256=:<base64>:` of the whole output (RFC 9530). */
                         "Repr-Digest": string;
+                        /** @description `nosniff`: a browser keeps to the Content-Type and never runs an output as a page or script (issue 45). */
+                        "X-Content-Type-Options": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id": string;
                         [name: string]: unknown;
@@ -8281,6 +8283,8 @@ export interface paths {
                         "RateLimit-Reset": number;
                         /** @description `sha-256=:<base64>:` of the whole output (RFC 9530). */
                         "Repr-Digest": string;
+                        /** @description `nosniff`: a browser keeps to the Content-Type and never runs an output as a page or script (issue 45). */
+                        "X-Content-Type-Options": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id": string;
                         [name: string]: unknown;
@@ -11700,7 +11704,7 @@ export interface paths {
         };
         /**
          * Download a job’s output by job id and token
-         * @description Needs the owner’s API key and the token. Streams the output with Content-Type, Content-Length, Content-Disposition (attachment, the output file name), `Digest: sha-256=<base64>` and `Repr-Digest: sha-256=:<base64>:` (the whole output’s SHA-256, also on partial answers), an ETag of the hex SHA-256, and `Accept-Ranges: bytes`. One `Range` (bytes=a-b, a-, -n) answers 206 with Content-Range; several ranges answer the whole file; an unsatisfiable one 416.
+         * @description Needs the owner’s API key and the token. Streams the output with Content-Type, Content-Length, Content-Disposition (attachment, the output file name), `Digest: sha-256=<base64>` and `Repr-Digest: sha-256=:<base64>:` (the whole output’s SHA-256, also on partial answers), an ETag of the hex SHA-256, `Accept-Ranges: bytes` and `X-Content-Type-Options: nosniff`. One `Range` (bytes=a-b, a-, -n) answers 206 with Content-Range; a suffix `-n` longer than the output is the whole output (206, `bytes 0-<size-1>/<size>`, RFC 9110 §14.1.3); several ranges answer the whole file (200); an unsatisfiable one (a start past the end, or `-0`) 416.
          */
         get: {
             parameters: {
@@ -11731,6 +11735,8 @@ export interface paths {
                         "RateLimit-Reset": number;
                         /** @description `sha-256=:<base64>:` of the whole output (RFC 9530). */
                         "Repr-Digest": string;
+                        /** @description `nosniff`: a browser keeps to the Content-Type and never runs an output as a page or script (issue 45). */
+                        "X-Content-Type-Options": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id": string;
                         [name: string]: unknown;
@@ -11758,6 +11764,8 @@ export interface paths {
                         "RateLimit-Reset": number;
                         /** @description `sha-256=:<base64>:` of the whole output (RFC 9530). */
                         "Repr-Digest": string;
+                        /** @description `nosniff`: a browser keeps to the Content-Type and never runs an output as a page or script (issue 45). */
+                        "X-Content-Type-Options": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id": string;
                         [name: string]: unknown;
@@ -14775,7 +14783,7 @@ export interface paths {
         };
         /**
          * Download an output through a share link, without an API key (extension)
-         * @description The `url` of `POST /api/v1/jobs/{id}/links`. The same answer as the keyed download (Digest, Repr-Digest, ETag, one Range → 206), plus `Referrer-Policy: no-referrer` and `X-Robots-Tag: noindex`. An unknown link is 404; a revoked or expired link, or an output shredded or expired, is 410. At most 60 requests per minute from one address (429 with Retry-After).
+         * @description The `url` of `POST /api/v1/jobs/{id}/links`. The same answer as the keyed download (Digest, Repr-Digest, ETag, `X-Content-Type-Options: nosniff`, one Range → 206, a suffix longer than the output → all of it), plus `Referrer-Policy: no-referrer` and `X-Robots-Tag: noindex`. An unknown link is 404; a revoked or expired link, or an output shredded or expired, is 410. At most 60 requests per minute from one address (429 with Retry-After).
          */
         get: {
             parameters: {
@@ -14805,6 +14813,8 @@ export interface paths {
                         "RateLimit-Reset": number;
                         /** @description `sha-256=:<base64>:` of the whole output (RFC 9530). */
                         "Repr-Digest": string;
+                        /** @description `nosniff`: a browser keeps to the Content-Type and never runs an output as a page or script (issue 45). */
+                        "X-Content-Type-Options": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id": string;
                         [name: string]: unknown;
@@ -14832,6 +14842,8 @@ export interface paths {
                         "RateLimit-Reset": number;
                         /** @description `sha-256=:<base64>:` of the whole output (RFC 9530). */
                         "Repr-Digest": string;
+                        /** @description `nosniff`: a browser keeps to the Content-Type and never runs an output as a page or script (issue 45). */
+                        "X-Content-Type-Options": string;
                         /** @description The request id (the client's `X-Request-Id` when well-formed); quote it when reporting a problem. */
                         "X-Request-Id": string;
                         [name: string]: unknown;
@@ -15433,7 +15445,7 @@ export interface paths {
         put?: never;
         /**
          * Add a signing certificate for the sign option: a PKCS#12 file and its password (extension)
-         * @description The key and certificates are kept sealed with the service’s secrets key and opened only in memory while a conversion signs; the password is not kept. A wrong password, a file without a private key or without its certificate, or a certificate that is expired or not valid yet → 400 naming file or password.
+         * @description The key and certificates are kept sealed with the service’s secrets key and opened only in memory while a conversion signs; the password is not kept. A wrong password, a file without a private key or without its certificate, or a certificate that is expired or not valid yet → 400 naming file or password. A file asking for more than 600000 iterations in one key derivation (MAC, PBKDF2 or PKCS#12 PBE), or 2000000 in all, is refused at once (400 naming file: "… iteration count N is above the limit 600000"; OpenSSL writes 2048); one that takes longer than 5 s to open is refused too (400 naming file). At most 10 uploads per minute per account, on top of the plan's rate limit (429 rate_limited with Retry-After).
          */
         post: {
             parameters: {

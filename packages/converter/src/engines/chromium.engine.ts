@@ -28,7 +28,7 @@ import { writeJobFile } from '../guards/output-guard.js';
 import { CHROMIUM_BIN, ChromiumPool, type ChromiumPoolOptions, type FreshPage } from './chromium-pool.js';
 import { unpackArchive } from './archive.engine.js';
 import { probeBinaries, type Engine, type EngineProbe, type RemotePage, type Step } from './engine.js';
-import { markdownPage } from './markdown-page.js';
+import { renderMarkdownPage } from './markdown-page.js';
 
 /** The page's origin: `.invalid` never resolves, so the name itself cannot reach a network. */
 export const DOCUMENT_ORIGIN = 'https://document.invalid';
@@ -111,7 +111,7 @@ export class ChromiumEngine implements Engine {
       }
     }
     // Markdown becomes a whole HTML page first: default stylesheet, highlighted code, then `css`.
-    if (step.from === 'md') source = markdownPage(source, step.options.page?.css);
+    if (step.from === 'md') source = await renderMarkdownPage(source, step.options.page?.css, step.job);
     const type = SOURCE_TYPES[step.from] ?? 'text/html; charset=utf-8';
     // The time-out is the page's, counted from when it has a fresh page on a running browser,
     // per attempt (issue 44): a render whose browser died under it is retried on a new one

@@ -4,15 +4,31 @@
  * default stylesheet, plus the caller's own `css` after it. Raw HTML in the Markdown is
  * kept: the page is rendered by the sandboxed browser under the same rules as an HTML
  * upload (nothing outside the page is fetched).
+ *
+ * The engine renders in a worker thread ({@link renderMarkdownPage}, issue 45): markdown-it and
+ * highlight.js are linear, but at about 1–2.5 s of CPU per MiB (an 8 MiB table took 20 s) they
+ * held the service's event loop for as long.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import hljs from 'highlight.js';
 import MarkdownIt from 'markdown-it';
 import { failed } from '../errors.js';
+import type { JobContext } from './engine.js';
+import { runWorkerThread } from './structured/run-in-worker.js';
 
-/** Largest Markdown source rendered (markdown-it is linear, but the service's event loop is shared). */
+/** Largest Markdown source rendered. */
 export const MAX_MARKDOWN_BYTES = 8 * 1024 * 1024;
+/** Heap of the rendering worker, in MiB (an 8 MiB table needs about 300). */
+const MARKDOWN_HEAP_MB = 2048;
+const WORKER_URL = new URL('./markdown-page-worker.js', import.meta.url);
+
+/** What the rendering worker is given and answers. */
+export interface MarkdownJob {
+  readonly source: Uint8Array;
+  readonly css?: string;
+}
+export type MarkdownAnswer = { readonly ok: true; readonly html: Uint8Array } | { readonly ok: false; readonly message: string; readonly detail?: string };
 
 const require = createRequire(import.meta.url);
 /** highlight.js's GitHub theme, shipped in its package. */
@@ -65,4 +81,15 @@ export function markdownPage(source: Buffer, css?: string): Buffer {
       `<style>${MARKDOWN_CSS}</style><style>${HIGHLIGHT_CSS}</style>${css ? `<style>${css.replace(/<\/style/gi, '<\\/style')}</style>` : ''}` +
       `</head><body>${body}</body></html>`,
   );
+}
+
+/**
+ * {@link markdownPage} in a worker thread under the job's limits (its time-out, then
+ * `terminate()`; a heap cap; its cancel signal), so that rendering never holds the event loop.
+ */
+export async function renderMarkdownPage(source: Buffer, css: string | undefined, job: JobContext): Promise<Buffer> {
+  if (source.length > MAX_MARKDOWN_BYTES) throw failed(`The Markdown file is over the ${MAX_MARKDOWN_BYTES / 1024 / 1024} MiB rendered through the browser.`);
+  const data: MarkdownJob = { source, ...(css !== undefined ? { css } : {}) };
+  const answer = await runWorkerThread<Extract<MarkdownAnswer, { ok: true }>>(WORKER_URL, data, job, { kind: 'markdown', maxHeapMb: MARKDOWN_HEAP_MB, failure: 'The Markdown file could not be rendered.' });
+  return Buffer.from(answer.html.buffer, answer.html.byteOffset, answer.html.byteLength);
 }

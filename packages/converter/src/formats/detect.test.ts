@@ -392,3 +392,29 @@ test('QOI by its magic and a plausible header, whatever the name; "qoif" with a 
   assert.equal(await detectBytes(head(5, 0), 'picture.qoi'), undefined);
   assert.equal(await detectBytes(head(4, 2), 'picture.qoi'), undefined);
 });
+
+// Issue 45: detection runs in the API process on every upload. Three of its patterns backtracked
+// exponentially on a few hundred bytes (a netpbm header of many "#" comments, a head of many
+// comments before the root element, the same inside gzip). The sizes here took seconds each
+// before the fix (and 40 more bytes took hours); now each is one linear pass.
+test('hostile heads are classified in linear time: netpbm comments, XML comments and doctype subsets, gzip of them (issue 45)', async () => {
+  const { gzipSync } = await import('node:zlib');
+  const cases: [string, Buffer | string, string][] = [
+    ['netpbm "# " comments', `P1 ${'# '.repeat(27)}x`, 'pbm'],
+    ['comments before no root', `${'<!---->'.repeat(24)}!`, 'xml'],
+    ['doctype subsets before no root', `${'<!DOCTYPE a[]>'.repeat(24)}!`, 'xml'],
+    ['gzip of comments before no svg', gzipSync(`${'<!---->'.repeat(24)}!`), 'svgz'],
+  ];
+  const times: string[] = [];
+  for (const [name, bytes, ext] of cases) {
+    const t = performance.now();
+    await detectBytes(bytes, `hostile.${ext}`);
+    times.push(`${name}: ${Math.round(performance.now() - t)} ms`);
+  }
+  assert.ok(times.every((t) => Number(/(\d+) ms$/.exec(t)?.[1]) < 200), times.join('; '));
+  // What the patterns are for still holds: a commented netpbm header, an SVG after comments and a doctype, gzipped too.
+  assert.equal(await detectBytes(`P1\n# made by hand\n# twice\n2 2\n0 1 1 0\n`, 'x.bin'), 'pbm');
+  const svg = `<?xml version="1.0"?>\n<!-- a -- b -->\n<!-- c -->\n<!DOCTYPE svg [<!ENTITY w "]">]>\n<svg xmlns="http://www.w3.org/2000/svg"/>`;
+  assert.equal(await detectBytes(svg, 'x'), 'svg');
+  assert.equal(await detectBytes(gzipSync(svg.replace(' [<!ENTITY w "]">]', '')), 'x'), 'svgz');
+});

@@ -542,7 +542,8 @@ export function tiffHasTag(b: Buffer, tag: number): boolean {
 /** Signatures of the formats issue 12 brought (audio, archives, fonts, vector, 3D, images). */
 function detectMoreBinary(b: Buffer): string | null {
   if (startsWith(b, [0xff, 0x0a]) || startsWith(b, [0, 0, 0, 0x0c, 0x4a, 0x58, 0x4c, 0x20, 0x0d, 0x0a, 0x87, 0x0a])) return 'jxl';
-  const pnm = /^P([1-6])\s+(?:#[^\n]*\s+)*\d+\s+\d+/.exec(b.subarray(0, 256).toString('latin1'));
+  // A comment runs to the line's end (issue 45: `#[^\n]*\s+` backtracked exponentially on "# # # …").
+  const pnm = /^P([1-6])\s+(?:#[^\n]*\n\s*)*\d+\s+\d+/.exec(b.subarray(0, 256).toString('latin1'));
   if (pnm) return ({ 1: 'pbm', 4: 'pbm', 2: 'pgm', 5: 'pgm', 3: 'ppm', 6: 'ppm' } as Record<string, string>)[pnm[1] as string] ?? null;
   if (startsWith(b, 'FORM') && startsWith(b, '8SVX', 8)) return '8svx';
   if (startsWith(b, 'FORM') && (startsWith(b, 'AIFF', 8) || startsWith(b, 'AIFC', 8))) return 'aiff';
@@ -577,6 +578,14 @@ function detectMoreBinary(b: Buffer): string | null {
   return null;
 }
 
+/**
+ * An XML comment that ends at its first `-->` (issue 45: `<!--[\s\S]*?-->` repeated could also
+ * end at any later one, and backtracked exponentially on a few hundred bytes of "<!---->").
+ */
+const XML_COMMENT = '<!--(?:[^-]|-(?!->))*-->';
+/** An SVG's start: declaration, comments, an SVG doctype, then the root. */
+const SVG_HEAD = new RegExp(`^(<\\?xml[^>]*>\\s*)?(${XML_COMMENT}\\s*)*(<!DOCTYPE svg[^>]*>\\s*)?<svg[\\s>]`, 'i');
+
 /** A gzip stream: tar inside (ustar at 257) or SVG inside; anything else is not supported. */
 function gzipped(b: Buffer): string | null {
   let inner: Buffer;
@@ -589,13 +598,16 @@ function gzipped(b: Buffer): string | null {
   }
   if (startsWith(inner, 'ustar', 257)) return 'tgz';
   const text = inner.toString('utf8').trimStart();
-  if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^>]*>\s*)?<svg[\s>]/i.test(text)) return 'svgz';
+  if (SVG_HEAD.test(text)) return 'svgz';
   return null;
 }
 
+/** The root element of an XML text after the declaration, comments, PIs and a DOCTYPE whose subset ends at its first `]` before `>`. */
+const XML_ROOT = new RegExp(`^(?:<\\?xml[^>]*\\?>\\s*)?(?:(?:${XML_COMMENT}|<\\?[^>]*\\?>|<!DOCTYPE[^>[]*(?:\\[(?:[^\\]]|\\](?!\\s*>))*\\])?\\s*>)\\s*)*<([A-Za-z_][\\w:.-]*)`);
+
 /** The root element name of an XML text (after the declaration, comments, a DOCTYPE). */
 function xmlRoot(text: string): string | null {
-  const m = /^(?:<\?xml[^>]*\?>\s*)?(?:(?:<!--[\s\S]*?-->|<\?[^>]*\?>|<!DOCTYPE[^>[]*(?:\[[\s\S]*?\])?\s*>)\s*)*<([A-Za-z_][\w:.-]*)/.exec(text);
+  const m = XML_ROOT.exec(text);
   return m ? (m[1] as string) : null;
 }
 

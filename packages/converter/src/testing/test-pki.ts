@@ -111,3 +111,5 @@ export async function signedParts(pdf: string, pki: TestPki, index: number, work
   await writeFile(content, Buffer.concat([bytes.subarray(a, a + b), bytes.subarray(c, c + d)]));
   return { cms: `${copy}.sig${index}`, content };
 }
+
+export * from './hostile-pkcs12.js';

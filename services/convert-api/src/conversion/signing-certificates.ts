@@ -5,7 +5,7 @@
  * unsealed in memory only when a conversion signs. Keys never cross accounts: every lookup is
  * by account and id.
  */
-import { credentialFromText, credentialToText, CredentialError, loadPkcs12, type SignOptions, type SigningCredential } from '@mailconv/converter';
+import { credentialFromText, credentialToText, CredentialError, openPkcs12, type SignOptions, type SigningCredential } from '@mailconv/converter';
 import { AppError, newId, type SecretBox } from '@mailconv/platform';
 import type { SigningCertificateRow, SigningCertificatesRepository } from '../repositories/signing-certificates.repository.js';
 
@@ -39,15 +39,19 @@ export class SigningCertificates {
     },
   ) {}
 
-  /** Opens an uploaded PKCS#12 file and keeps its key and certificates sealed; 400 naming `file` or `password` when it cannot sign. */
+  /**
+   * Opens an uploaded PKCS#12 file and keeps its key and certificates sealed; 400 naming `file`
+   * or `password` when it cannot sign. The file is opened off the event loop, its iteration
+   * counts capped (`openPkcs12`, issue 45).
+   */
   async add(accountId: string, p12: Buffer, password: string): Promise<SigningCertificateRecord> {
     const now = this.o.clock();
     let credential: SigningCredential;
     try {
-      credential = loadPkcs12(p12, password, now);
+      credential = await openPkcs12(p12, password, now);
     } catch (err) {
       if (!(err instanceof CredentialError)) throw err;
-      throw new AppError('invalid_request', err.message, { field: /password/.test(err.message) ? 'password' : 'file' });
+      throw new AppError('invalid_request', err.message, { field: err.field });
     }
     if ((await this.o.repository.list(accountId)).length >= MAX_ACCOUNT_CERTIFICATES) {
       throw new AppError('invalid_request', `An account keeps at most ${MAX_ACCOUNT_CERTIFICATES} signing certificates; delete one first.`, { field: 'file' });

@@ -58,6 +58,10 @@ export interface WorkerThreadOptions {
   readonly failure: string;
   /** Buffers moved to the worker instead of copied. */
   readonly transfer?: readonly ArrayBuffer[];
+  /** The message when the time-out stops the worker (default: a conversion's). */
+  readonly timeoutMessage?: string;
+  /** The message when the worker runs out of its heap (default: a conversion's, naming the cap). */
+  readonly memoryMessage?: string;
 }
 
 /**
@@ -66,7 +70,7 @@ export interface WorkerThreadOptions {
  * memory cap is), a 4 MiB stack, the job's time-out then `terminate()`, its cancel signal.
  * An `{ok: false, message, detail?}` answer, a crash or a limit throws `conversion_failed`.
  */
-export function runWorkerThread<T extends { readonly ok: true }>(url: URL, data: unknown, job: JobContext, opts: WorkerThreadOptions): Promise<T> {
+export function runWorkerThread<T extends { readonly ok: true }>(url: URL, data: unknown, job: Pick<JobContext, 'timeoutMs' | 'maxMemoryBytes' | 'signal'>, opts: WorkerThreadOptions): Promise<T> {
   const { kind } = opts;
   const jobHeap = job.maxMemoryBytes ? Math.floor(job.maxMemoryBytes / 1024 ** 2) : opts.maxHeapMb;
   const heap = Math.max(32, Math.min(opts.maxHeapMb, jobHeap));
@@ -83,12 +87,12 @@ export function runWorkerThread<T extends { readonly ok: true }>(url: URL, data:
       if (err) reject(err);
       else resolve(answer as T);
     };
-    const timer = setTimeout(() => finish(failed('The conversion took too long and was stopped.', `${kind} worker timed out after ${job.timeoutMs} ms`)), job.timeoutMs);
+    const timer = setTimeout(() => finish(failed(opts.timeoutMessage ?? 'The conversion took too long and was stopped.', `${kind} worker timed out after ${job.timeoutMs} ms`)), job.timeoutMs);
     const onAbort = (): void => finish(failed('The conversion was cancelled.', `${kind} worker aborted`));
     job.signal?.addEventListener('abort', onAbort, { once: true });
     worker.once('message', (a: T | { ok: false; message: string; detail?: string }) => (a.ok ? finish(undefined, a) : finish(failed(a.message, a.detail ?? a.message))));
     worker.once('error', (e: Error & { code?: string }) => {
-      if (e.code === 'ERR_WORKER_OUT_OF_MEMORY') finish(failed(`The file needs more memory to convert than the ${heap} MiB allowed per conversion; it was stopped.`, `${kind} worker: ${e.message}`));
+      if (e.code === 'ERR_WORKER_OUT_OF_MEMORY') finish(failed(opts.memoryMessage ?? `The file needs more memory to convert than the ${heap} MiB allowed per conversion; it was stopped.`, `${kind} worker: ${e.message}`));
       else finish(failed(opts.failure, e.message));
     });
     worker.once('exit', (code) => finish(failed(opts.failure, `${kind} worker exited with ${code}`)));

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { MAX_PKCS12_BYTES } from '@mailconv/converter';
+import { MAX_PKCS12_BYTES, PKCS12_LIMITS, PKCS12_TIMEOUT_MS } from '@mailconv/converter';
 import { AppError, NO_NUL } from '@mailconv/platform';
-import type { ServiceApp } from '@mailconv/platform';
+import type { RateLimiter, ServiceApp } from '@mailconv/platform';
 import type { FastifyRequest } from 'fastify';
 import type { SigningCertificates } from '../../conversion/signing-certificates.js';
 import { SECURED, errors, secured } from '../../schemas.js';
@@ -27,8 +27,12 @@ const UploadCertificateBody = Type.Unsafe({
   },
 });
 
-/** `POST|GET /api/v1/signing-certificates` and `DELETE /api/v1/signing-certificates/{id}` (extension, issue 25). */
-export function registerSigningCertificateRoutes(app: ServiceApp, signing: SigningCertificates): void {
+/**
+ * `POST|GET /api/v1/signing-certificates` and `DELETE /api/v1/signing-certificates/{id}`
+ * (extension, issue 25). Uploads are counted per account (`uploads`, issue 45) before the
+ * body is read, on top of the plan's limit: opening a file may keep a core busy for seconds.
+ */
+export function registerSigningCertificateRoutes(app: ServiceApp, signing: SigningCertificates, uploads: { perMinute: number; limiter: RateLimiter }): void {
   const tags = ['conversion'];
   app.post(
     '/api/v1/signing-certificates',
@@ -38,12 +42,20 @@ export function registerSigningCertificateRoutes(app: ServiceApp, signing: Signi
         summary: 'Add a signing certificate for the sign option: a PKCS#12 file and its password (extension)',
         description:
           'The key and certificates are kept sealed with the service’s secrets key and opened only in memory while a conversion signs; the password is not kept. ' +
-          'A wrong password, a file without a private key or without its certificate, or a certificate that is expired or not valid yet → 400 naming file or password.',
+          'A wrong password, a file without a private key or without its certificate, or a certificate that is expired or not valid yet → 400 naming file or password. ' +
+          `A file asking for more than ${PKCS12_LIMITS.maxIterations} iterations in one key derivation (MAC, PBKDF2 or PKCS#12 PBE), or ${PKCS12_LIMITS.maxTotalIterations} in all, is refused at once (400 naming file: "… iteration count N is above the limit ${PKCS12_LIMITS.maxIterations}"; OpenSSL writes 2048); ` +
+          `one that takes longer than ${PKCS12_TIMEOUT_MS / 1000} s to open is refused too (400 naming file). ` +
+          `At most ${uploads.perMinute} uploads per minute per account, on top of the plan's rate limit (429 rate_limited with Retry-After).`,
         security: SECURED,
         consumes: ['multipart/form-data'],
         body: { content: { 'multipart/form-data': { schema: UploadCertificateBody } } },
         response: secured({ 201: Type.Object({ success: Type.Boolean(), certificate: Certificate }), ...errors(400, 401, 413, 415, 429, 500) }),
         'x-extension': true,
+      },
+      onRequest: async (request) => {
+        // After the scope's authentication (the scope's onRequest hooks run first): counted per account, before the body is read.
+        const d = await uploads.limiter.consume(request.principal!.accountId, uploads.perMinute);
+        if (!d.allowed) throw new AppError('rate_limited', `At most ${d.limit} signing-certificate uploads per minute per account; retry in ${d.resetSeconds} s.`, undefined, { 'retry-after': String(d.resetSeconds) });
       },
     },
     async (request, reply) => {

@@ -4,9 +4,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { Worker } from 'node:worker_threads';
 import type { Kysely } from 'kysely';
 import { Converter } from '@mailconv/converter';
-import { makeTestPki, pdfsig, type TestPki } from '@mailconv/converter/testing/pki';
+import { exportP12, integerOctets, makeTestPki, pdfsig, withBagIterations, withMacIterations, type TestPki } from '@mailconv/converter/testing/pki';
 import { openServiceCore } from '@mailconv/platform';
 import { assertAnswersMatchDocument, createTestDatabase, recordAnswers, testBackends, type RecordedAnswer } from '@mailconv/platform/testing';
 import { buildApp, CONVERT_KEY_PREFIX } from '../../app.js';
@@ -66,6 +67,72 @@ function form(parts: { name: string; value?: string; file?: { filename: string; 
   return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }
 
+/** The app's loopback address (it listens on 127.0.0.1, a free port, once). */
+async function listening(app: Awaited<ReturnType<typeof buildApp>>): Promise<string> {
+  if (!app.server.listening) await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  assert.ok(address && typeof address === 'object');
+  return `http://127.0.0.1:${address.port}`;
+}
+
+/**
+ * `/healthz` asked every 2 ms by a worker thread (its own event loop: a stalled service
+ * does not stall the asking): `stop()` answers the slowest answer in ms and how many came.
+ */
+function watchHealth(base: string): { started: Promise<void>; stop: () => Promise<{ worstMs: number; answers: number }> } {
+  const code = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    let stop = false, worst = 0, answers = 0;
+    parentPort.on('message', () => { stop = true; });
+    (async () => {
+      while (!stop) {
+        const t = performance.now();
+        const res = await fetch(workerData + '/healthz', { signal: AbortSignal.timeout(300000) });
+        await res.arrayBuffer();
+        if (res.status !== 200) throw new Error('/healthz answered ' + res.status);
+        if (answers++ === 0) parentPort.postMessage('started'); else worst = Math.max(worst, performance.now() - t);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      parentPort.postMessage({ worstMs: Math.round(worst), answers });
+    })().catch((e) => parentPort.postMessage({ error: String(e) }));`;
+  const worker = new Worker(code, { eval: true, workerData: base });
+  const started = new Promise<void>((resolve, reject) => {
+    worker.once('message', (m: unknown) => (m === 'started' ? resolve() : reject(new Error(JSON.stringify(m)))));
+    worker.once('error', reject);
+  });
+  const stop = async (): Promise<{ worstMs: number; answers: number }> => {
+    const done = new Promise<{ worstMs: number; answers: number; error?: string }>((resolve) => worker.once('message', resolve));
+    worker.postMessage('stop');
+    const r = await done;
+    await worker.terminate();
+    if (r.error) throw new Error(r.error);
+    return r;
+  };
+  return { started, stop };
+}
+
+/**
+ * Uploads `p12` over HTTP, `copies` times at once, while {@link watchHealth} asks `/healthz`:
+ * each answer, how long the slowest took, and the slowest `/healthz` meanwhile.
+ */
+async function uploadWatchingHealth(base: string, key: string, p12: Buffer, password: string, copies = 1): Promise<{ answers: { status: number; body: Record<string, unknown> }[]; ms: number; worstHealthMs: number; healthAnswers: number }> {
+  const watch = watchHealth(base);
+  await watch.started;
+  const t0 = performance.now();
+  const answers = await Promise.all(
+    Array.from({ length: copies }, async () => {
+      const form = new FormData();
+      form.append('file', new Blob([new Uint8Array(p12)]), 'me.p12');
+      form.append('password', password);
+      const res = await fetch(`${base}/api/v1/signing-certificates`, { method: 'POST', body: form, headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(300_000) });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    }),
+  );
+  const ms = Math.round(performance.now() - t0);
+  const health = await watch.stop();
+  return { answers, ms, worstHealthMs: health.worstMs, healthAnswers: health.answers };
+}
+
 for (const backend of testBackends()) {
   describe(`PDF signatures on ${backend}`, () => {
     let fx: Awaited<ReturnType<typeof start>>;
@@ -73,7 +140,7 @@ for (const backend of testBackends()) {
     const ACCOUNT_PASSWORD = 'account-p12-secret-Vb4';
     let accountPki: TestPki;
     before(async () => {
-      fx = await start(backend, { CONVERT_SIGNING_P12: pki.rsaP12, CONVERT_SIGNING_P12_PASSWORD_FILE: join(work, 'p12-password'), CONVERT_PUBLIC_BASE_URL: 'http://127.0.0.1:8081' }, join(work, `storage-${backend}`));
+      fx = await start(backend, { CONVERT_SIGNING_P12: pki.rsaP12, CONVERT_SIGNING_P12_PASSWORD_FILE: join(work, 'p12-password'), CONVERT_PUBLIC_BASE_URL: 'http://127.0.0.1:8081', CONVERT_SIGNING_UPLOAD_RPM: '60' }, join(work, `storage-${backend}`));
       answers = recordAnswers(fx.app);
       accountPki = await makeTestPki(join(work, `account-pki-${backend}`), ACCOUNT_PASSWORD);
     });
@@ -182,6 +249,46 @@ for (const backend of testBackends()) {
       }
     });
 
+    // Issue 45: the counts came from the file with no limit and node-forge derived the keys on
+    // the event loop (a 2.5 KB file with 100,000 iterations held the process 1.4 s).
+    test('a PKCS#12 asking for more iterations than the limit is refused at once; /healthz answers meanwhile (loopback HTTP)', { timeout: 300_000 }, async (t) => {
+      const base = await listening(fx.app);
+      const huge = (n: bigint) => integerOctets(n);
+      const cases: [string, Buffer, RegExp][] = [
+        ['openssl -iter 1000000 -maciter', await exportP12(accountPki, 'iter-1m', ACCOUNT_PASSWORD, ['-iter', '1000000', '-maciter']), /MAC iteration count 1000000 is above the limit 600000/],
+        ['MAC count 2^40', withMacIterations(await readFile(accountPki.rsaP12), huge(2n ** 40n)), /MAC iteration count 1099511627776 is above the limit 600000/],
+        ['PBKDF2 count, a 20-byte INTEGER', withBagIterations(await readFile(accountPki.rsaP12), huge(2n ** 159n + 7n)), /PBKDF2 iteration count 730750818665451459101842416358141509827966271495 is above the limit 600000/],
+        ['legacy PKCS#12-PBE count 2^40', withBagIterations(await exportP12(accountPki, 'legacy', ACCOUNT_PASSWORD, ['-legacy']), huge(2n ** 40n)), /PKCS#12-PBE iteration count 1099511627776 is above the limit 600000/],
+      ];
+      for (const [name, p12, message] of cases) {
+        // Five at once, so that /healthz is asked while they are in flight.
+        const r = await uploadWatchingHealth(base, fx.keys[0], p12, ACCOUNT_PASSWORD, 5);
+        for (const a of r.answers) {
+          assert.equal(a.status, 400, `${name}: ${JSON.stringify(a.body)} after ${r.ms} ms, /healthz took up to ${r.worstHealthMs} ms (${r.healthAnswers} answers)`);
+          assert.equal(a.body.error, 'invalid_request');
+          assert.equal(a.body.field, 'file');
+          assert.match(String(a.body.message), message, name);
+        }
+        assert.ok(r.ms < 1000, `${name}: answered in ${r.ms} ms`);
+        assert.ok(r.worstHealthMs < 250, `${name}: /healthz took up to ${r.worstHealthMs} ms while it ran (${r.ms} ms)`);
+        t.diagnostic(`${name}: five 400s in ${r.ms} ms, /healthz at most ${r.worstHealthMs} ms (${r.healthAnswers} answers)`);
+      }
+    });
+
+    test('a file within the limit opens in a worker thread: 201, /healthz unaffected (loopback HTTP)', { timeout: 300_000 }, async (t) => {
+      const base = await listening(fx.app);
+      // 300,000 iterations for the MAC and both PBKDF2s: node-forge held the event loop 1.4 s per 100,000 (the
+      // issue's file); native, off the event loop, it takes under a second of a worker's CPU and /healthz none.
+      const p12 = await exportP12(accountPki, 'iter-300k', ACCOUNT_PASSWORD, ['-iter', '300000', '-maciter']);
+      const r = await uploadWatchingHealth(base, fx.keys[1], p12, ACCOUNT_PASSWORD);
+      const [a] = r.answers;
+      assert.equal(a?.status, 201, `${JSON.stringify(a?.body)} after ${r.ms} ms`);
+      assert.ok(r.worstHealthMs < 250, `/healthz took up to ${r.worstHealthMs} ms while the file was opened (${r.ms} ms)`);
+      t.diagnostic(`201 in ${r.ms} ms, /healthz at most ${r.worstHealthMs} ms (${r.healthAnswers} answers)`);
+      const removed = await fx.app.inject({ method: 'DELETE', url: `/api/v1/signing-certificates/${(a.body.certificate as { id: string }).id}`, headers: auth(fx.keys[1]) });
+      assert.equal(removed.statusCode, 200);
+    });
+
     test('every answer matches the OpenAPI document', async () => {
       const covered = await assertAnswersMatchDocument(fx.app, answers);
       for (const route of ['POST /api/v1/signing-certificates', 'GET /api/v1/signing-certificates', 'DELETE /api/v1/signing-certificates/{id}', 'POST /api/v1/convert']) assert.ok(covered.has(route), route);
@@ -195,6 +302,33 @@ for (const backend of testBackends()) {
         for (const a of answers) assert.ok(!JSON.stringify(a).includes(secret), `answer holds ${secret}`);
       }
     });
+  });
+}
+
+for (const backend of testBackends()) {
+  // Issue 45: opening a file may keep a core busy for seconds, so uploads are counted per account.
+  test(`signing-certificate uploads per account are limited on ${backend}: 429 rate_limited with Retry-After, another account unaffected`, async () => {
+    const fx = await start(backend, { CONVERT_SIGNING_UPLOAD_RPM: '2' }, join(work, `storage-limit-${backend}`));
+    try {
+      const answers = recordAnswers(fx.app);
+      const upload = (key: string) => {
+        const body = form([{ name: 'file', file: { filename: 'me.p12', bytes: Buffer.from('not a p12 file') } }, { name: 'password', value: 'x' }]);
+        return fx.app.inject({ method: 'POST', url: '/api/v1/signing-certificates', payload: body.payload, headers: { ...body.headers, authorization: `Bearer ${key}` } });
+      };
+      for (let i = 0; i < 2; i++) assert.equal((await upload(fx.keys[0])).statusCode, 400);
+      const refused = await upload(fx.keys[0]);
+      assert.equal(refused.statusCode, 429, refused.body);
+      assert.equal(refused.json().error, 'rate_limited');
+      assert.match(refused.json().message, /At most 2 signing-certificate uploads per minute per account; retry in \d+ s/);
+      assert.match(String(refused.headers['retry-after']), /^[1-9]\d*$/);
+      // Another account, and the account's other requests, are not counted here.
+      assert.equal((await upload(fx.keys[1])).statusCode, 400);
+      assert.equal((await fx.app.inject({ method: 'GET', url: '/api/v1/signing-certificates', headers: { authorization: `Bearer ${fx.keys[0]}` } })).statusCode, 200);
+      const covered = await assertAnswersMatchDocument(fx.app, answers);
+      assert.ok(covered.has('POST /api/v1/signing-certificates'));
+    } finally {
+      await fx.close();
+    }
   });
 }
 
