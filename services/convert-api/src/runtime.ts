@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Converter, type SecurityEvent } from '@mailconv/converter';
 import { BullWorkQueue, loadSecretsKey, openWebhooks, resolverLookup, SecretBox, type DiskSpace, type ServiceCore, type ServiceWebhooks } from '@mailconv/platform';
 import type { FastifyBaseLogger } from 'fastify';
@@ -12,6 +11,7 @@ import { exportPolicy, S3Exporter } from './conversion/s3-export.js';
 import { SigningCertificates } from './conversion/signing-certificates.js';
 import { UrlFetcher, urlPolicy } from './conversion/url-fetcher.js';
 import type { ConvertTables } from './db/schema.js';
+import { holderIsGone, leaseHolderId } from './lease-holder.js';
 import { ConversionsRepository } from './repositories/conversions.repository.js';
 import { MaintenanceLeasesRepository } from './repositories/maintenance-leases.repository.js';
 import { ShareLinksRepository } from './repositories/share-links.repository.js';
@@ -162,12 +162,14 @@ export function createConvertRuntime(options: {
   });
   const shareLinks = new ShareLinksService({ links: new ShareLinksRepository(core.database), conversions, clock, publicBaseUrl: config.publicBaseUrl });
   const leases = new MaintenanceLeasesRepository(core.database);
-  const sweeperId = randomUUID();
+  // Names this process (machine, pid, start time), so that a successor can tell it died.
+  const sweeperId = leaseHolderId();
   let sweeper: NodeJS.Timeout | undefined;
   const reconcile = () => reconcileStorage({ store, converter, uploads, conversions: repository, clock, graceMs: config.reconcileGraceMs, log });
   const sweep = async () => {
-    // The lease outlives two intervals, so a live sweeper keeps it and a dead one's passes on.
-    if (await leases.hold(SWEEP_LEASE, sweeperId, clock(), 2 * config.sweepIntervalMs + 10_000)) {
+    // The lease outlives two intervals, so a live sweeper keeps it and a dead one's passes on;
+    // at once when the holder was a process of this machine that is gone (issue 45).
+    if (await leases.hold(SWEEP_LEASE, sweeperId, clock(), 2 * config.sweepIntervalMs + 10_000, holderIsGone)) {
       await conversions.sweep();
       await reconcile();
     }

@@ -21,13 +21,20 @@
  *   the configured engine user) through `setpriv`; when it runs as an unprivileged user (as
  *   `npm start` runs it), the engine user named by {@link useEngineUser} through `sudo`,
  *   whose rule lets the service run commands as that user and no other;
+ * - die with the service however it dies (issue 45): a parent-death SIGKILL (`setpriv
+ *   --pdeathsig`, bubblewrap's `--die-with-parent`) where the service is the chain's parent,
+ *   and, for the sudo chain, whose parent is sudo (a set-uid program, which neither keeps a
+ *   parent-death signal nor dies with the service), a reaper process of the service's own
+ *   (`reaper.ts`) that kills every group still running once the service is gone;
  * - fall back, where bubblewrap cannot make its namespaces, to the older guard (an empty
  *   network namespace via `unshare -n`); {@link sandboxCapabilities} says what holds.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { chmod, chown, mkdir, rm, stat } from 'node:fs/promises';
+import type { Socket } from 'node:net';
 import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const UNSHARE = '/usr/bin/unshare';
 const PRLIMIT = '/usr/bin/prlimit';
@@ -337,7 +344,8 @@ function wrap(command: string, args: readonly string[], opts: SandboxOptions): {
   const { caps, unsharePrefix, orphanGuard, bwrap, switchBy, engine } = probeCapabilities();
   const prefix: string[] = [];
   // Under sudo the engine dies with sudo (its parent); sudo keeps the service's real uid, so
-  // the service's kill of the process group reaches it.
+  // the service's kill of the process group reaches it, and so does the reaper's when the
+  // service is gone (sudo itself does not die with the service).
   if (switchBy) prefix.push(...asEngineUser(switchBy, engine, Object.entries(buildEnv(opts)).map(([k, v]) => `${k}=${v}`), orphanGuard));
   else if (orphanGuard) prefix.push(SETPRIV, '--pdeathsig', 'KILL', '--');
   if (caps.resource_limits) {
@@ -427,6 +435,71 @@ export function killGroup(pid: number): void {
   }
 }
 
+/** Whether no process is left in the group `pgid` (one we may not signal still counts). */
+function groupGone(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
+ * The reaper (issue 45, `reaper.ts`): one per service process, started with the first
+ * sandboxed program, in its own session so that a signal to the service's group spares it.
+ * Every sandboxed group is announced to it (`+pgid`) as soon as `spawn` answers, and
+ * withdrawn (`-pgid`) once it has been killed or has ended; when the service dies, the pipe
+ * closes and the reaper kills what it still holds. The write is a synchronous write(2) into
+ * the pipe, so it survives the service being killed a moment later; only a SIGKILL landing
+ * between fork and that write, the same turn of the event loop, escapes it. Should the
+ * reaper itself be killed, the next one (started at once, or with the next program) is told
+ * every group still held. Without its compiled file (the sources run directly) there is no
+ * reaper, and the parent-death signals are the only guard.
+ */
+const REAPER = fileURLToPath(new URL('./reaper.js', import.meta.url));
+const heldGroups = new Set<number>();
+let reaper: ChildProcess | undefined;
+
+function startReaper(): ChildProcess | undefined {
+  if (!existsSync(REAPER)) return undefined;
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [REAPER], { cwd: '/', env: { PATH: SAFE_PATH }, detached: true, stdio: ['pipe', 'ignore', 'ignore'], shell: false });
+  } catch {
+    return undefined;
+  }
+  const started = Date.now();
+  // Neither the reaper nor its pipe keeps the service running.
+  child.unref();
+  (child.stdin as Socket | null)?.unref();
+  child.stdin?.on('error', () => undefined);
+  child.once('error', () => undefined);
+  child.once('exit', () => {
+    if (reaper !== child) return;
+    reaper = undefined;
+    // Killed from outside: a new one at once (not in a loop: one that dies at birth waits for the next program).
+    if (heldGroups.size > 0 && Date.now() - started > 1000) reaper = startReaper();
+  });
+  if (heldGroups.size > 0) child.stdin?.write([...heldGroups].map((g) => `+${g}\n`).join(''));
+  return child;
+}
+
+function tellReaper(line: string): void {
+  reaper ??= startReaper();
+  reaper?.stdin?.write(line);
+}
+
+function holdGroup(pgid: number): void {
+  heldGroups.add(pgid);
+  tellReaper(`+${pgid}\n`);
+}
+
+function releaseGroup(pgid: number): void {
+  if (!heldGroups.delete(pgid)) return;
+  reaper?.stdin?.write(`-${pgid}\n`);
+}
+
 /**
  * Starts a long-lived program in the sandbox. The caller owns it: it must call `kill()`
  * (or wait for `exited`) before dropping it.
@@ -446,12 +519,24 @@ export function spawnSandboxed(command: string, args: readonly string[], opts: S
     child.once('error', () => resolve({ code: null, signal: null }));
   });
   const pid = child.pid ?? -1;
+  if (pid > 0) {
+    holdGroup(pid);
+    // A group whose last process is gone is withdrawn at once (its number may be reused);
+    // one with processes left (under sudo: the engine user's, dying with bubblewrap) when
+    // they are gone too, or by `kill()`.
+    child.once('exit', () => {
+      if (groupGone(pid)) releaseGroup(pid);
+      else setTimeout(() => groupGone(pid) && releaseGroup(pid), 2000).unref();
+    });
+  }
   return {
     pid,
     child,
     exited,
     kill: () => {
-      if (pid > 0) killGroup(pid);
+      if (pid <= 0) return;
+      killGroup(pid);
+      releaseGroup(pid);
     },
   };
 }

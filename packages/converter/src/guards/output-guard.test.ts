@@ -6,6 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { link, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import sharp from 'sharp';
+import { runSandboxed, sandboxCapabilities } from '../exec/exec.js';
 import { scratchDir } from '../testing/tools.js';
 import { acceptEngineOutput, copyEngineOutput, openEngineOutput, readEngineText, UnsafeOutputError, writeJobFile, type SecurityEvent } from './output-guard.js';
 
@@ -93,4 +95,41 @@ test('the service writes its own files anew, never through a link an engine left
   await writeFile(join(jobDir, 'real'), 'real bytes');
   await copyEngineOutput(join(jobDir, 'real'), join(root, 'dest'), job(), 'libreoffice');
   assert.equal(await readFile(join(root, 'dest'), 'utf8'), 'real bytes');
+});
+
+// Issue 45: where engines run as a user of their own, what an engine hands over must be that
+// user's. An engine cannot make a file of the service's uid, but it can rename one the
+// service made in its folder (an input, an earlier step's output) to where its output is
+// expected; the guard took any file of the service's uid. Files the service itself wrote
+// there (in-process steps: sharp, the workers, text it assembles) are still taken.
+test('a file of the service\'s that an engine moved to its output is refused; what the service wrote, or the engine made, is taken (#45)', async () => {
+  const engineUid = sandboxCapabilities().sandbox_uid;
+  assert.ok(engineUid !== null && engineUid !== process.getuid?.(), 'engines run as a user of their own here (as root: nobody)');
+  const dir = await scratchDir('conv-outguard-engine-');
+  const own = { dir, onSecurityEvent: (e: SecurityEvent) => events.push(e) };
+  try {
+    await writeJobFile(join(dir, 'source.txt'), 'the service wrote this');
+    // The engine, sandboxed as its own user, renames the service's file to its output.
+    const mv = await runSandboxed('/bin/mv', ['source.txt', 'out.txt'], { cwd: dir, timeoutMs: 10_000 });
+    assert.equal(mv.exitCode, 0, mv.stderr);
+    const before = events.length;
+    await assert.rejects(acceptEngineOutput(join(dir, 'out.txt'), own, 'pandoc'), (e: unknown) => {
+      assert.ok(e instanceof UnsafeOutputError, String(e));
+      assert.equal(e.event.kind, 'foreign_owner');
+      assert.match(e.event.detail, /owned by the service/);
+      return true;
+    });
+    assert.equal(events.length, before + 1, 'one security event');
+    // What the engine made itself is its user's, and taken.
+    const made = await runSandboxed('/bin/sh', ['-c', 'echo engine > made.txt'], { cwd: dir, timeoutMs: 10_000 });
+    assert.equal(made.exitCode, 0, made.stderr);
+    assert.equal(await acceptEngineOutput(join(dir, 'made.txt'), own, 'pandoc'), 7);
+    // What the service wrote itself, in-process, is taken: through writeJobFile, and by libvips.
+    await writeJobFile(join(dir, 'assembled.txt'), 'merged text');
+    assert.equal(await readEngineText(join(dir, 'assembled.txt'), own, 'tesseract'), 'merged text');
+    await sharp({ create: { width: 4, height: 4, channels: 3, background: '#1f6feb' } }).png().toFile(join(dir, 'step0.png'));
+    assert.ok((await acceptEngineOutput(join(dir, 'step0.png'), own, 'sharp')) > 0);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

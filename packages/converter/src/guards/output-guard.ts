@@ -8,8 +8,10 @@
  * - the path must lie inside the job folder (no `..`, no absolute escape);
  * - no folder on the way from the job folder to it may be a symlink;
  * - it is opened with `O_NOFOLLOW | O_NONBLOCK` and checked on the open descriptor: a
- *   regular file, one link, owned by the sandbox's user or the service's own (in-process
- *   engines), the same inode `lstat` saw, and `/proc/self/fd` resolving to the path asked for.
+ *   regular file, one link, the same inode `lstat` saw, `/proc/self/fd` resolving to the
+ *   path asked for, and owned by the sandbox's user or, for what the service wrote itself
+ *   (in-process engines: sharp, the QOI and data workers, text the service assembles), by the
+ *   service, as the service left it ({@link serviceFileUntouched}).
  *
  * Anything else fails the conversion with `conversion_failed` (the client learns nothing
  * more) and is reported once as a security event through the job's `onSecurityEvent`.
@@ -67,12 +69,32 @@ function refuse(job: GuardedJob, engine: string, kind: OutputViolation, path: st
   throw new UnsafeOutputError(event);
 }
 
-/** The owners an engine's file may have: the sandbox's user, or the service's own uid. */
-function allowedOwners(): Set<number> {
-  const owners = new Set<number>([process.getuid?.() ?? 0]);
+/**
+ * Whether a file of the service's own uid is as the service left it (issue 45). Where
+ * engines run as a uid of their own they cannot make such a file: what an engine hands over
+ * as its output must be its user's. One of the service's files can still sit there because
+ * the service wrote it (an in-process step) or because an engine renamed or linked one the
+ * service made (an input, an earlier step's output) to where its output is expected. A
+ * rename, a link or a mode change sets the file's change time (ctime) to the moment it
+ * happened; only a write sets its modification time (mtime) too, and an engine may not
+ * write the service's files. So a file whose ctime is still its mtime was last touched by a
+ * write of the service's, and one whose ctime moved on was not. (Both come from the same
+ * clock tick: a rename within the tick of the service's own last write, a race an engine
+ * cannot aim at, would pass.) Where engines keep the service's uid nothing tells the two
+ * apart, and any file of that uid is taken.
+ */
+async function serviceFileUntouched(handle: FileHandle): Promise<boolean> {
+  const st = await handle.stat({ bigint: true });
+  return st.ctimeNs === st.mtimeNs;
+}
+
+/** Why a file's owner is refused, or null when it may be read. */
+async function ownerProblem(handle: FileHandle, uid: number): Promise<string | null> {
   const sandboxUid = sandboxCapabilities().sandbox_uid;
-  if (sandboxUid !== null) owners.add(sandboxUid);
-  return owners;
+  if (sandboxUid !== null && uid === sandboxUid) return null;
+  if (uid !== (process.getuid?.() ?? 0)) return `owned by uid ${uid}`;
+  if (sandboxUid === null || (await serviceFileUntouched(handle))) return null;
+  return `owned by the service (uid ${uid}), not the engines' user (uid ${sandboxUid}), and moved, linked or changed since the service wrote it`;
 }
 
 function kindOf(st: Stats): string {
@@ -122,7 +144,8 @@ export async function openEngineOutput(path: string, job: GuardedJob, engine: st
     if (st.ino !== seen.ino || st.dev !== seen.dev) refuse(job, engine, 'swapped', rel, 'the file changed between the checks');
     if (!st.isFile()) refuse(job, engine, 'special_file', rel, `the file is a ${kindOf(st)}`);
     if (st.nlink !== 1) refuse(job, engine, 'hardlink', rel, `the file has ${st.nlink} links`);
-    if (!allowedOwners().has(st.uid)) refuse(job, engine, 'foreign_owner', rel, `owned by uid ${st.uid}`);
+    const owner = await ownerProblem(handle, st.uid);
+    if (owner) refuse(job, engine, 'foreign_owner', rel, owner);
     // What the descriptor really is: a folder swapped for a link after the walk shows here.
     const real = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => null);
     if (real !== null && real !== abs && real !== join(await realpath(root), rel)) refuse(job, engine, 'escape', rel, 'the open file resolves outside the job folder');
