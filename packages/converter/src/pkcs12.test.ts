@@ -14,7 +14,7 @@ import { pkcs12Kdf, withBoundedDerivations } from './pkcs12-kdf.js';
 import { PKCS12_LIMITS, scanPkcs12, type IterationCount } from './pkcs12-scan.js';
 import { CredentialError, loadPkcs12 } from './signing-credential.js';
 import { asBer, craftPfx, deeplyNested, exportP12, integerOctets, legacyKeyBag, makeTestPki, shroudedKeyBag, withBagIterations, withMacIterations, type TestPki } from './testing/test-pki.js';
-import { scratchDir } from './testing/tools.js';
+import { scratchDir, watchEventLoop } from './testing/tools.js';
 
 let dir: string;
 let pki: TestPki;
@@ -40,6 +40,19 @@ function timed(fn: () => void): number {
   const t = performance.now();
   fn();
   return performance.now() - t;
+}
+
+/** Opens `bytes` with loadPkcs12, answering what it threw and how long it took (ms). */
+function loadFails(bytes: Buffer): { thrown: unknown; ms: number } {
+  let thrown: unknown;
+  const ms = timed(() => {
+    try {
+      loadPkcs12(bytes, PW);
+    } catch (e) {
+      thrown = e;
+    }
+  });
+  return { thrown, ms };
 }
 
 test('real files of openssl: every count read where openssl -info shows it, and each opens', async () => {
@@ -99,14 +112,7 @@ test('counts above the limit, in every place and of any length, are refused befo
     const s = scanPkcs12(bytes);
     assert.ok(!s.ok && !s.unreadable, `${name}: ${show(s)}`);
     assert.match(s.message, message, name);
-    let thrown: unknown;
-    const ms = timed(() => {
-      try {
-        loadPkcs12(bytes, PW);
-      } catch (e) {
-        thrown = e;
-      }
-    });
+    const { thrown, ms } = loadFails(bytes);
     assert.ok(thrown instanceof CredentialError && thrown.field === 'file', `${name}: ${String(thrown)}`);
     assert.match(thrown.message, message, name);
     assert.ok(ms < 100, `${name}: refused after ${ms} ms`);
@@ -124,14 +130,7 @@ test('counts hidden inside the encrypted part are held to the limits when the ke
   for (const [name, bytes, message] of cases) {
     // The pre-scan sees the MAC and the encrypted part's own algorithm only.
     assert.deepEqual(counts(bytes), ['MAC 2048', 'PBKDF2 2048'], name);
-    let thrown: unknown;
-    const ms = timed(() => {
-      try {
-        loadPkcs12(bytes, PW);
-      } catch (e) {
-        thrown = e;
-      }
-    });
+    const { thrown, ms } = loadFails(bytes);
     assert.ok(thrown instanceof CredentialError, `${name}: ${String(thrown)}`);
     assert.match(thrown.message, message, name);
     assert.ok(ms < 1000, `${name}: refused after ${ms} ms`);
@@ -196,17 +195,11 @@ test('openPkcs12: the worker opens a file while the event loop stays free; a tim
   // The issue's file: 100,000 iterations for the MAC and both PBKDF2s (node-forge held the event loop 1.4 s with it).
   const slow = await exportP12(pki, 'iter-100k', PW, ['-iter', '100000', '-maciter']);
   // The longest pause of this thread's event loop while the worker derives 300,000 iterations.
-  let worst = 0;
-  let last = performance.now();
-  const tick = setInterval(() => {
-    const now = performance.now();
-    worst = Math.max(worst, now - last);
-    last = now;
-  }, 5);
+  const loop = watchEventLoop();
   const t = performance.now();
   const opened = await openPkcs12(slow, PW);
   const ms = performance.now() - t;
-  clearInterval(tick);
+  const worst = loop.stop();
   assert.equal(opened.facts.commonName, 'Jane Signer');
   assert.equal(opened.facts.sha256, loadPkcs12(slow, PW).facts.sha256);
   assert.ok(worst < 250, `the event loop paused up to ${Math.round(worst)} ms while the file opened (${Math.round(ms)} ms)`);

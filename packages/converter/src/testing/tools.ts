@@ -148,3 +148,23 @@ export async function atMostTwo<T, R>(items: readonly T[], fn: (item: T) => Prom
   await Promise.all([worker(), worker()]);
   return results;
 }
+
+/**
+ * Watches this thread's event loop from now on (a 5 ms timer); `stop()` answers the longest
+ * pause seen, in ms. A test of work that must leave the loop free (a worker thread) asserts on it.
+ */
+export function watchEventLoop(): { stop(): number } {
+  let worst = 0;
+  let last = performance.now();
+  const tick = setInterval(() => {
+    const now = performance.now();
+    worst = Math.max(worst, now - last);
+    last = now;
+  }, 5);
+  return {
+    stop: () => {
+      clearInterval(tick);
+      return worst;
+    },
+  };
+}
