@@ -61,6 +61,8 @@ describe('engine against the rig: every reason code', () => {
     { email: `anyone@${D.catchAll}`, smtp: true, status: 'risky', reason: 'catch_all' },
     { email: `info@${D.aOnly}`, smtp: false, status: 'risky', reason: 'role_based' },
     { email: `alice@${D.greylist}`, smtp: true, status: 'unknown', reason: 'greylisted' },
+    // Issue 49: the busy peer's 421 4.7.0 "Too many connections … try again later" is a rate limit.
+    { email: `alice@${D.busy}`, smtp: true, status: 'unknown', reason: 'smtp_rate_limited' },
     { email: `alice@${D.blocked}`, smtp: true, status: 'unknown', reason: 'smtp_blocked' },
     { email: `alice@${D.slow}`, smtp: true, status: 'unknown', reason: 'smtp_timeout' },
     { email: `alice@${D.deadMx}`, smtp: true, status: 'unknown', reason: 'smtp_unreachable' },

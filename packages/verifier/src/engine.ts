@@ -24,6 +24,7 @@ const SMTP_KIND: Record<SmtpStatus, SmtpKind> = {
   mailbox_full: 'full',
   disabled: 'disabled',
   greylisted: 'greylisted',
+  rate_limited: 'rate_limited',
   blocked: 'blocked',
   timeout: 'timeout',
   unreachable: 'unreachable',

@@ -27,6 +27,7 @@ export const REASONS = [
   'catch_all',
   'role_based',
   'greylisted',
+  'smtp_rate_limited',
   'smtp_blocked',
   'smtp_timeout',
   'smtp_unreachable',
@@ -49,6 +50,7 @@ export const REASON_STATUS: Readonly<Record<Reason, Exclude<Status, 'valid'>>> =
   catch_all: 'risky',
   role_based: 'risky',
   greylisted: 'unknown',
+  smtp_rate_limited: 'unknown',
   smtp_blocked: 'unknown',
   smtp_timeout: 'unknown',
   smtp_unreachable: 'unknown',
@@ -140,8 +142,9 @@ export interface DnsOutcome {
 /**
  * What the SMTP probe found for one address, as data (filled by `src/smtp/`):
  * `accepted` 250/251; `rejected` 5.1.x user unknown; `full` 552/5.2.2 (or 4.2.2);
- * `disabled` 5.2.1; `greylisted` 450/451/4.7.x temporary; `blocked` our client refused
- * (421, block lists, reputation); `timeout`; `unreachable` no MX host could be reached;
+ * `disabled` 5.2.1; `greylisted` 450/451/4.7.x temporary; `rate_limited` a rate limit
+ * (4.7.28, 4.7.650, a 421…: slow down and come back, issue 49); `blocked` our client refused
+ * (block lists, reputation); `timeout`; `unreachable` no MX host could be reached;
  * `unknown` the provider's answer is meaningless (accept-everything providers, unparsable replies).
  */
 export type SmtpKind =
@@ -150,6 +153,7 @@ export type SmtpKind =
   | 'full'
   | 'disabled'
   | 'greylisted'
+  | 'rate_limited'
   | 'blocked'
   | 'timeout'
   | 'unreachable'

@@ -43,6 +43,7 @@ export const VERDICT_TABLE = {
   catch_all: { score: 60, confidence: 80 },
   role_based: { score: 70, confidence: 85 },
   greylisted: { score: 50, confidence: 40 },
+  smtp_rate_limited: { score: 50, confidence: 35 },
   smtp_blocked: { score: 50, confidence: 30 },
   smtp_timeout: { score: 45, confidence: 30 },
   smtp_unreachable: { score: 40, confidence: 30 },
@@ -104,6 +105,7 @@ export function firstReason(input: VerdictInput): Reason | null {
   if (s === 'accepted' && smtp?.catchAll === true) return 'catch_all';
   if (lists.roleBased) return 'role_based';
   if (s === 'greylisted') return 'greylisted';
+  if (s === 'rate_limited') return 'smtp_rate_limited';
   if (s === 'blocked') return 'smtp_blocked';
   if (s === 'timeout') return 'smtp_timeout';
   if (s === 'unreachable') return 'smtp_unreachable';

@@ -39,6 +39,7 @@ export function engineFromConfig(config: EmailConfig, onSmtpProbe?: EmailObserve
           // One pool for the engine's probers: an egress that fails is out for all of them.
           ...(config.smtp.egresses.length ? { egresses: new EgressPool(config.smtp.egresses, onSmtpEgress) } : {}),
           ...(config.smtp.providerLimits ? { rules: config.smtp.providerLimits.rules, defaultLimits: config.smtp.providerLimits.defaults } : {}),
+          rateLimitCooldown: config.smtp.rateLimitCooldown,
         }
       : null,
   });
@@ -137,7 +138,7 @@ export function composeEmailServices(options: {
   });
   // Bulk jobs: the database is the state of record; this process's worker claims chunks
   // from it (so several processes on one database share the work).
-  const { service: jobs, worker, queue } = createJobsRuntime({ database: core.database, quota: core.quota, events, verification, idempotency, clock, config, concurrency: options.jobWorkers, log, usage: usageRepository, observer });
+  const { service: jobs, worker, queue } = createJobsRuntime({ database: core.database, quota: core.quota, events, verification, idempotency, clock, config, concurrency: options.jobWorkers, log, usage: usageRepository, observer, smtpCooling: () => engine.prober?.coolingHosts() ?? { hosts: 0, longestMs: 0 } });
   return {
     account: new AccountService({ quota: core.quota, clock }),
     verification,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { commonConfig, commonSettings, findProjectRoot, parseSettings, setting, webhookConfig, webhookSettings, type CommonServiceConfig, type WebhookConfig } from '@mailconv/platform';
 import { readFileSync } from 'node:fs';
-import { DEFAULT_BLOCKLISTS, MAIL_PROVIDERS, applyProviderLimits, parseSmtpProxies, parseSourceAddresses, type ProviderLimits, type ProviderRule, type SmtpEgress } from '@mailconv/verifier';
+import { DEFAULT_BLOCKLISTS, DEFAULT_RATE_LIMIT_COOLDOWN, MAIL_PROVIDERS, applyProviderLimits, parseSmtpProxies, parseSourceAddresses, type ProviderLimits, type ProviderRule, type SmtpEgress } from '@mailconv/verifier';
 
 /** `EMAIL_SMTP_PROBE_HOST`: `host[:port]` (port 25 by default), `[v6]:port` for an IPv6 literal. */
 function parseProbeHost(value: string): { host: string; port: number } {
@@ -55,6 +55,7 @@ const EmailSettings = z.object({
   EMAIL_JOBS_QUEUE: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1–100 letters, digits, - or _').default('email-chunks'),
   EMAIL_JOBS_GREYLIST_RETRY_MS: setting.positiveInt(300_000),
   EMAIL_JOBS_GREYLIST_RETRIES: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(2),
+  EMAIL_JOBS_RATE_LIMIT_RETRIES: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(5),
   EMAIL_JOB_RETENTION_DAYS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').max(36_500, 'must be at most 36500').default(30),
   EMAIL_PUBLIC_RPM: setting.positiveInt(20),
   EMAIL_PUBLIC_SMTP_PER_DAY: setting.positiveInt(50),
@@ -72,7 +73,12 @@ const EmailSettings = z.object({
   EMAIL_SMTP_BLOCKLISTS: setting.parsed(parseBlocklists),
   EMAIL_SMTP_CHECK_INTERVAL_MS: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').default(300_000),
   EMAIL_SMTP_PROVIDER_LIMITS: setting.parsed(parseProviderLimits),
+  EMAIL_SMTP_RATE_LIMIT_COOLDOWN_MS: setting.positiveInt(DEFAULT_RATE_LIMIT_COOLDOWN.initialMs),
+  EMAIL_SMTP_RATE_LIMIT_COOLDOWN_MAX_MS: setting.positiveInt(DEFAULT_RATE_LIMIT_COOLDOWN.maxMs),
 }).superRefine((s, ctx) => {
+  if (s.EMAIL_SMTP_RATE_LIMIT_COOLDOWN_MAX_MS < s.EMAIL_SMTP_RATE_LIMIT_COOLDOWN_MS) {
+    ctx.addIssue({ code: 'custom', path: ['EMAIL_SMTP_RATE_LIMIT_COOLDOWN_MAX_MS'], message: 'must be at least EMAIL_SMTP_RATE_LIMIT_COOLDOWN_MS' });
+  }
   if (Boolean(s.EMAIL_SMTP_HELO) !== Boolean(s.EMAIL_SMTP_FROM)) {
     ctx.addIssue({ code: 'custom', path: [s.EMAIL_SMTP_HELO ? 'EMAIL_SMTP_FROM' : 'EMAIL_SMTP_HELO'], message: 'SMTP probing needs both EMAIL_SMTP_HELO and EMAIL_SMTP_FROM' });
   }
@@ -92,7 +98,7 @@ export interface EmailConfig extends CommonServiceConfig {
    * retries, the BullMQ queue name (used with `EMAIL_REDIS_URL` on PostgreSQL), and the
    * days a finished job's data is kept (`EMAIL_JOB_RETENTION_DAYS`, 0: until deleted).
    */
-  jobs: { bodyLimitBytes: number; chunkSize: number; workers: number; leaseMs: number; pollMs: number; greylistRetryMs: number; greylistRetries: number; queueName: string; retentionDays: number };
+  jobs: { bodyLimitBytes: number; chunkSize: number; workers: number; leaseMs: number; pollMs: number; greylistRetryMs: number; greylistRetries: number; rateLimitRetries: number; queueName: string; retentionDays: number };
   /** `POST /api/validate-email`: requests per minute per client IP. */
   publicRpm: number;
   /** `POST /api/validate-email`: SMTP probes per day per client IP. */
@@ -113,6 +119,8 @@ export interface EmailConfig extends CommonServiceConfig {
     /** The self-check (issue 23): probe host (null: not configured), block lists, and how often it runs (0: never in the service). */
     selfCheck: { probeHost: { host: string; port: number } | null; blocklists: string[]; intervalMs: number };
     providerLimits: { rules: Record<string, ProviderRule>; defaults: ProviderLimits } | null;
+    /** Issue 49: an MX host's cool-down after a rate-limit reply, first and longest (`EMAIL_SMTP_RATE_LIMIT_COOLDOWN_MS`, `…_MAX_MS`). */
+    rateLimitCooldown: { initialMs: number; maxMs: number };
   } | null;
   /** How long an address's SMTP outcome is reused for the same account (decision 28, `EMAIL_SMTP_CACHE_TTL`); 0: never. */
   smtpCacheTtlMs: number;
@@ -134,6 +142,7 @@ export function loadEmailConfig(env: Readonly<Record<string, string | undefined>
       pollMs: s.EMAIL_JOBS_POLL_MS,
       greylistRetryMs: s.EMAIL_JOBS_GREYLIST_RETRY_MS,
       greylistRetries: s.EMAIL_JOBS_GREYLIST_RETRIES,
+      rateLimitRetries: s.EMAIL_JOBS_RATE_LIMIT_RETRIES,
       queueName: s.EMAIL_JOBS_QUEUE,
       retentionDays: s.EMAIL_JOB_RETENTION_DAYS,
     },
@@ -153,6 +162,7 @@ export function loadEmailConfig(env: Readonly<Record<string, string | undefined>
             egresses: [...(s.EMAIL_SMTP_PROXIES ?? []), ...(s.EMAIL_SMTP_SOURCE_ADDRESSES ?? [])],
             selfCheck: { probeHost: s.EMAIL_SMTP_PROBE_HOST ?? null, blocklists: s.EMAIL_SMTP_BLOCKLISTS ?? [...DEFAULT_BLOCKLISTS], intervalMs: s.EMAIL_SMTP_CHECK_INTERVAL_MS },
             providerLimits: s.EMAIL_SMTP_PROVIDER_LIMITS ?? null,
+            rateLimitCooldown: { initialMs: s.EMAIL_SMTP_RATE_LIMIT_COOLDOWN_MS, maxMs: s.EMAIL_SMTP_RATE_LIMIT_COOLDOWN_MAX_MS },
           }
         : null,
     smtpCacheTtlMs: s.EMAIL_SMTP_CACHE_TTL,

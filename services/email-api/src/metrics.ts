@@ -64,7 +64,7 @@ export function registerEmailMetrics(registry: Registry, core: ServiceCore<Email
     labelNames: ['egress', 'check', 'result'],
     registers: [registry],
   });
-  const probes = new Counter({ name: 'email_smtp_probes_total', help: `Addresses probed over SMTP by this process, by provider (known provider id, else the MX host's registrable domain — at most ${SMTP_PROVIDER_LABELS} of those, then "other"; "none" without MX) and outcome (accepted, user_unknown, mailbox_full, disabled, greylisted, blocked, timeout, unreachable, unknown).`, labelNames: ['provider', 'outcome'], registers: [registry] });
+  const probes = new Counter({ name: 'email_smtp_probes_total', help: `Addresses probed over SMTP by this process, by provider (known provider id, else the MX host's registrable domain — at most ${SMTP_PROVIDER_LABELS} of those, then "other"; "none" without MX) and outcome (accepted, user_unknown, mailbox_full, disabled, greylisted, rate_limited, blocked, timeout, unreachable, unknown).`, labelNames: ['provider', 'outcome'], registers: [registry] });
   const chunksStored = new Counter({ name: 'email_job_chunks_stored_total', help: 'Job chunks whose results this process stored.', registers: [registry] });
   const processed = new Counter({ name: 'email_job_addresses_processed_total', help: 'Job addresses whose results this process stored (throughput: rate() of it).', registers: [registry] });
   const expiries = new Counter({ name: 'email_job_lease_expiries_total', help: 'Job chunks this process took over because their lease had run out (their worker died or stalled).', registers: [registry] });

@@ -6816,7 +6816,7 @@ export interface paths {
                                 /** @description Decision 12. */
                                 normalized?: string | null;
                                 /** @enum {string|null} */
-                                reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "smtp_unavailable" | "dns_error" | "unverifiable" | null;
+                                reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_rate_limited" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "smtp_unavailable" | "dns_error" | "unverifiable" | null;
                                 role_based?: boolean | null;
                                 score: number | null;
                                 smtp?: boolean | null;
@@ -7799,10 +7799,10 @@ export interface paths {
                                 /** @description Trimmed, lowercased; `+tag` removed for gmail.com and googlemail.com. */
                                 normalized: string;
                                 /**
-                                 * @description Why the status is not `valid`; null when nothing is wrong. `unverifiable` and `smtp_unavailable` extend the contract’s list: `smtp_unavailable` (issue 23) answers `use_smtp` at once, `unknown` with `checks.smtp` null, while the server’s SMTP self-check finds no egress reaching port 25 (see `/readyz` `smtp`).
+                                 * @description Why the status is not `valid`; null when nothing is wrong. `unverifiable`, `smtp_rate_limited` and `smtp_unavailable` extend the contract’s list: `smtp_rate_limited` (issue 49) the mail server rate-limits us (4.7.28, 4.7.650, a 421…) or its MX host is cooling down after such a reply — single and batch answers come at once, bulk jobs wait and retry; `smtp_unavailable` (issue 23) answers `use_smtp` at once, `unknown` with `checks.smtp` null, while the server’s SMTP self-check finds no egress reaching port 25 (see `/readyz` `smtp`).
                                  * @enum {string|null}
                                  */
-                                reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "smtp_unavailable" | "dns_error" | "unverifiable" | null;
+                                reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_rate_limited" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "smtp_unavailable" | "dns_error" | "unverifiable" | null;
                                 score: number;
                                 /** @enum {string} */
                                 status: "valid" | "invalid" | "risky" | "unknown";
@@ -8335,10 +8335,10 @@ export interface paths {
                             /** @description Trimmed, lowercased; `+tag` removed for gmail.com and googlemail.com. */
                             normalized: string;
                             /**
-                             * @description Why the status is not `valid`; null when nothing is wrong. `unverifiable` and `smtp_unavailable` extend the contract’s list: `smtp_unavailable` (issue 23) answers `use_smtp` at once, `unknown` with `checks.smtp` null, while the server’s SMTP self-check finds no egress reaching port 25 (see `/readyz` `smtp`).
+                             * @description Why the status is not `valid`; null when nothing is wrong. `unverifiable`, `smtp_rate_limited` and `smtp_unavailable` extend the contract’s list: `smtp_rate_limited` (issue 49) the mail server rate-limits us (4.7.28, 4.7.650, a 421…) or its MX host is cooling down after such a reply — single and batch answers come at once, bulk jobs wait and retry; `smtp_unavailable` (issue 23) answers `use_smtp` at once, `unknown` with `checks.smtp` null, while the server’s SMTP self-check finds no egress reaching port 25 (see `/readyz` `smtp`).
                              * @enum {string|null}
                              */
-                            reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "smtp_unavailable" | "dns_error" | "unverifiable" | null;
+                            reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_rate_limited" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "smtp_unavailable" | "dns_error" | "unverifiable" | null;
                             score: number;
                             /** @enum {string} */
                             status: "valid" | "invalid" | "risky" | "unknown";
@@ -8817,10 +8817,10 @@ export interface paths {
                             /** @description Trimmed, lowercased; `+tag` removed for gmail.com and googlemail.com. */
                             normalized: string;
                             /**
-                             * @description Why the status is not `valid`; null when nothing is wrong. `unverifiable` and `smtp_unavailable` extend the contract’s list: `smtp_unavailable` (issue 23) answers `use_smtp` at once, `unknown` with `checks.smtp` null, while the server’s SMTP self-check finds no egress reaching port 25 (see `/readyz` `smtp`).
+                             * @description Why the status is not `valid`; null when nothing is wrong. `unverifiable`, `smtp_rate_limited` and `smtp_unavailable` extend the contract’s list: `smtp_rate_limited` (issue 49) the mail server rate-limits us (4.7.28, 4.7.650, a 421…) or its MX host is cooling down after such a reply — single and batch answers come at once, bulk jobs wait and retry; `smtp_unavailable` (issue 23) answers `use_smtp` at once, `unknown` with `checks.smtp` null, while the server’s SMTP self-check finds no egress reaching port 25 (see `/readyz` `smtp`).
                              * @enum {string|null}
                              */
-                            reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "smtp_unavailable" | "dns_error" | "unverifiable" | null;
+                            reason: "invalid_syntax" | "domain_not_found" | "domain_no_mx" | "user_unknown" | "mailbox_disabled" | "disposable" | "mailbox_full" | "catch_all" | "role_based" | "greylisted" | "smtp_rate_limited" | "smtp_blocked" | "smtp_timeout" | "smtp_unreachable" | "smtp_unavailable" | "dns_error" | "unverifiable" | null;
                             score: number;
                             /** @enum {string} */
                             status: "valid" | "invalid" | "risky" | "unknown";

@@ -1,6 +1,7 @@
 // The SMTP mailbox probe of the verifier: exported for the package index (wired by the integrator).
-export { SmtpProber, SmtpConfigError, createSessionPool, type MailRoute, type SessionPool, type SmtpProberOptions } from './smtp.check.js';
-export { ProviderGate } from './provider-gate.js';
+export { SmtpProber, SmtpConfigError, createSessionPool, DEFAULT_RATE_LIMIT_COOLDOWN, type MailRoute, type SessionPool, type SmtpProberOptions } from './smtp.check.js';
+export { ProviderGate, type CoolDownListener } from './provider-gate.js';
+export { RATE_LIMIT_REPLIES, rateLimitRow, type RateLimitReply } from './rate-limit-replies.js';
 export { classifyRcptReply, classifySessionReply, isRecipientLimit, parseReply } from './reply-classify.js';
 export { DEFAULT_LIMITS, DEFAULT_RULE, PROVIDER_RULES, applyProviderLimits, limitsOf, ruleFor, type ProviderLimits, type ProviderRule } from './provider-rules.js';
 export { HostLimiter } from './host-limiter.js';

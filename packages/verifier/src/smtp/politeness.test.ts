@@ -58,13 +58,41 @@ describe('provider politeness (issue 23), observed at the peer', { timeout: 60_0
     }
   });
 
+  // Issue 49: a rate-limited MX host cools down: the next request answers at once, with no
+  // session, until the cool-down (doubled on a repeat) is over.
+  test('a rate-limited host gets no session during its cool-down; the next request answers rate_limited at once', async () => {
+    const relay = await startCountingRelay(rig.hosts.greet421, rig.smtpPort);
+    try {
+      const p = prober(relay, { rateLimitCooldown: { initialMs: 400, maxMs: 800 } });
+      const route = await dns.lookupMail(D.busy);
+      const first = await p.probe(`u0@${D.busy}`, route);
+      assert.deepEqual([first.status, first.reply?.code], ['rate_limited', 421]);
+      const started = Date.now();
+      const second = await p.probe(`u1@${D.busy}`, route);
+      assert.deepEqual([second.status, second.detail], ['rate_limited', 'cooling_down']);
+      assert.ok(Date.now() - started < 100, `answered in ${Date.now() - started} ms`);
+      assert.equal(relay.connections.length, 1, 'no session during the cool-down');
+      assert.equal(p.coolingHosts().hosts, 1);
+      await new Promise((r) => setTimeout(r, 450));
+      assert.equal((await p.probe(`u2@${D.busy}`, route)).reply?.code, 421, 'asked again after the cool-down');
+      assert.equal(relay.connections.length, 2);
+      // Rate-limited again: the cool-down doubled (800 ms), so after 450 ms still no session.
+      await new Promise((r) => setTimeout(r, 450));
+      assert.equal((await p.probe(`u3@${D.busy}`, route)).detail, 'cooling_down');
+      assert.equal(relay.connections.length, 2);
+    } finally {
+      await relay.close();
+    }
+  });
+
   test('back-off on 421: each new session waits, twice as long each time, up to the maximum', async () => {
     const relay = await startCountingRelay(rig.hosts.greet421, rig.smtpPort);
     try {
       const defaultLimits: ProviderLimits = { ...DEFAULT_LIMITS, backoffMs: 300, backoffMaxMs: 600 };
-      const p = prober(relay, { defaultLimits });
+      // The peer's 421 is a rate limit (issue 49): the host cool-down is off here, so each probe opens a session.
+      const p = prober(relay, { defaultLimits, rateLimitCooldown: { initialMs: 0, maxMs: 0 } });
       const route = await dns.lookupMail(D.busy);
-      for (let i = 0; i < 4; i++) assert.equal((await p.probe(`u${i}@${D.busy}`, route)).status, 'blocked');
+      for (let i = 0; i < 4; i++) assert.equal((await p.probe(`u${i}@${D.busy}`, route)).status, 'rate_limited');
       const g = gaps(relay);
       assert.equal(g.length, 3);
       assert.ok(g[0]! >= 290 && g[0]! < 550, `first back-off ${g[0]} ms`);

@@ -22,7 +22,7 @@ const CASES: Array<[string, SmtpStatus]> = [
   ['450 4.7.1 Greylisted, please try again later', 'greylisted'],
   ['451 4.7.1 Please try again later', 'greylisted'],
   ['450 Mailbox busy', 'greylisted'],
-  ['421 4.7.0 Too many connections', 'blocked'],
+  ['421 4.7.0 Too many connections', 'rate_limited'],
   ['554 5.7.1 Service unavailable; Client host [192.0.2.1] blocked using zen.spamhaus.org', 'blocked'],
   ['550 5.7.606 Access denied, banned sending IP [192.0.2.1]', 'blocked'],
   ['550 Your IP has a poor reputation', 'blocked'],
@@ -38,6 +38,40 @@ test('RCPT replies are classified by code and enhanced code first, wording secon
     const lines = line.includes('\n') ? line.split('\n') : [line];
     assert.equal(classifyRcptReply(parseReply(lines)), expected, line);
   }
+});
+
+// Issue 49: rate limits are `rate_limited` (slow down, come back), not `blocked`; one real
+// example per row of RATE_LIMIT_REPLIES, and the replies that must stay what they were.
+const RATE_CASES: Array<[string, SmtpStatus]> = [
+  [
+    '421-4.7.28 [192.0.2.1      15] Our system has detected an unusual rate of\n421-4.7.28 unsolicited mail originating from your IP address. To protect our\n421-4.7.28 users from spam, mail sent from your IP address has been temporarily\n421-4.7.28 rate limited. Please visit\n421 4.7.28  https://support.google.com/mail/answer/188131 for more information. d9443c01a7336-1234 - gsmtp',
+    'rate_limited',
+  ],
+  ['450 4.7.28 Our system has detected an unusual rate of unsolicited mail originating from your IP address.', 'rate_limited'],
+  ['421 4.7.0 Try again later, closing connection. (MAIL) d2e1a72fcca58-1234 - gsmtp', 'rate_limited'],
+  ['451 4.7.500 Server busy. Please try again later from [192.0.2.1]. (S77719) [DM6NAM11FT012.eop-nam11.prod.protection.outlook.com]', 'rate_limited'],
+  ['451 4.7.650 The mail server [192.0.2.1] has been temporarily rate limited due to IP reputation. For e-mail delivery information, see https://aka.ms/postmaster (S843)', 'rate_limited'],
+  ['451 4.7.651 The mail server [192.0.2.1] has been temporarily rate limited due to IP reputation.', 'rate_limited'],
+  ['421 4.7.0 [TSS04] Messages from 192.0.2.1 temporarily deferred due to unexpected volume or user complaints - 4.16.55.1; see https://postmaster.yahooinc.com/error-codes', 'rate_limited'],
+  ['450 4.2.0 Too many connections from your IP, slow down', 'rate_limited'],
+  ['421 mx.example.org Service not available, closing transmission channel', 'rate_limited'],
+  // Stay as they were: permanent block lists, greylisting, a server's own error limit.
+  ['550 5.7.1 Service unavailable, Client host [192.0.2.1] blocked using Spamhaus. To request removal from this list see https://www.spamhaus.org/query/ip/192.0.2.1', 'blocked'],
+  ['554 5.7.1 Service unavailable; Client host [192.0.2.1] blocked using zen.spamhaus.org', 'blocked'],
+  ['421 4.7.1 Client host [192.0.2.1] blocked using zen.spamhaus.org', 'blocked'],
+  ['450 4.2.0 <x@example.org>: Recipient address rejected: Greylisted, see https://postgrey.schweikert.ch/help/example.org.html', 'greylisted'],
+  ['450 4.3.2 Service currently unavailable', 'greylisted'],
+  ['452 4.5.3 Too many recipients', 'unknown'],
+];
+
+test('rate-limit replies are rate_limited, block lists stay blocked (issue 49)', () => {
+  for (const [line, expected] of RATE_CASES) {
+    const lines = line.split('\n');
+    assert.equal(classifyRcptReply(parseReply(lines)), expected, line);
+  }
+  assert.equal(classifySessionReply(parseReply(['421 4.7.0 Too many connections from your host, try again later'])), 'rate_limited');
+  assert.equal(classifySessionReply(parseReply(['421 4.7.0 mx.example.org Error: too many errors'])), 'blocked');
+  assert.equal(classifySessionReply(parseReply(['554 5.7.1 Go away'])), 'blocked');
 });
 
 test('multi-line replies are joined and the enhanced code is taken off each line', () => {

@@ -1,3 +1,4 @@
+import { rateLimitRow } from './rate-limit-replies.js';
 import type { SmtpReply, SmtpStatus } from './types.js';
 
 // Text patterns, used only when the codes do not decide. Lower-case input.
@@ -33,8 +34,9 @@ export function parseReply(lines: readonly string[]): SmtpReply {
 export function classifyRcptReply(reply: SmtpReply): SmtpStatus {
   const { code } = reply;
   if (code >= 200 && code < 300) return 'accepted';
-  if (code === 421) return 'blocked';
   const text = reply.text.toLowerCase();
+  if (isRateLimited(reply, text)) return 'rate_limited';
+  if (code === 421) return 'blocked';
   if (reply.enhanced) {
     const [cls, subject, detail] = reply.enhanced.split('.');
     if (cls === '5' && subject === '1') return 'user_unknown';
@@ -60,6 +62,16 @@ export function classifyRcptReply(reply: SmtpReply): SmtpStatus {
   return 'unknown';
 }
 
+/**
+ * A rate limit (issue 49, `rate-limit-replies.ts`): a row with an enhanced code decides
+ * (Microsoft's 4.7.650 names "IP reputation" and is still a rate limit); a row by wording
+ * or by the 421 alone yields to block-list wording.
+ */
+function isRateLimited(reply: SmtpReply, text: string): boolean {
+  const row = rateLimitRow(reply);
+  return !!row && (row.enhanced !== undefined || !BLOCK_TEXT.test(text));
+}
+
 /** True when a reply to the catch-all probe says "ask me differently" (recipient limits). */
 export function isRecipientLimit(reply: SmtpReply): boolean {
   return reply.enhanced === '4.5.3' || reply.enhanced === '4.4.4' || (reply.code === 452 && !FULL_TEXT.test(reply.text.toLowerCase()));
@@ -67,8 +79,9 @@ export function isRecipientLimit(reply: SmtpReply): boolean {
 
 /** Status of a refused greeting, EHLO or MAIL FROM: the prober, not the mailbox, was refused. */
 export function classifySessionReply(reply: SmtpReply): SmtpStatus {
-  if (reply.code === 421 || reply.code >= 500) return 'blocked';
   const text = reply.text.toLowerCase();
+  if (isRateLimited(reply, text)) return 'rate_limited';
+  if (reply.code === 421 || reply.code >= 500) return 'blocked';
   if (BLOCK_TEXT.test(text)) return 'blocked';
   return 'greylisted';
 }

@@ -251,9 +251,10 @@ describe('pipelining and session reuse (issue 16)', () => {
 });
 
 describe('hostile and unusual peers', () => {
-  test('421 at connect is blocked', async () => {
+  // Issue 49: the peer's 421 4.7.0 "Too many connections from your host, try again later" is a rate limit, not a block.
+  test('421 at connect is rate_limited', async () => {
     const o = await probe(`alice@${D.busy}`);
-    assert.equal(o.status, 'blocked');
+    assert.equal(o.status, 'rate_limited');
     assert.equal(o.reply?.code, 421);
   });
 

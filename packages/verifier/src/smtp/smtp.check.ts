@@ -101,7 +101,17 @@ export interface SmtpProberOptions {
   sessions?: SessionPool;
   /** Random local part for the catch-all probe (injectable for tests). */
   randomLocalPart?: () => string;
+  /**
+   * Cool-down of an MX host after a rate-limit reply (issue 49): no new session to it for
+   * `initialMs`, doubled with each further rate limit, up to `maxMs`; its sessions at once
+   * are halved. Addresses asked meanwhile answer `rate_limited` (`cooling_down`) at once.
+   * Default {@link DEFAULT_RATE_LIMIT_COOLDOWN}; `initialMs` 0: off.
+   */
+  rateLimitCooldown?: { initialMs: number; maxMs: number };
 }
+
+/** Issue 49: a minute at first (Gmail's 4.7.28 lifts within minutes), doubling up to 15 minutes. */
+export const DEFAULT_RATE_LIMIT_COOLDOWN = { initialMs: 60_000, maxMs: 900_000 } as const;
 
 export { SmtpConfigError };
 
@@ -150,6 +160,8 @@ interface OpenSession {
   leave: () => void;
   /** A 421 or 4.7.x reply was seen in it. */
   slowDown: boolean;
+  /** A rate-limit reply was seen in it (issue 49): its MX host cools down. */
+  rateLimited: boolean;
   /** Rejected recipients so far (the server's error counter). */
   errors: number;
   recipients: number;
@@ -264,7 +276,7 @@ export function repliesFit(commands: readonly string[], replies: readonly SmtpRe
  * Refuses, by default, to connect to loopback/private/reserved addresses.
  */
 export class SmtpProber {
-  private readonly o: Required<Omit<SmtpProberOptions, 'rules' | 'randomLocalPart' | 'restrictTo' | 'proxy' | 'egresses' | 'defaultLimits' | 'sessions' | 'perHostConcurrency' | 'maxRecipientsPerSession' | 'maxErrorsPerSession'>> & {
+  private readonly o: Required<Omit<SmtpProberOptions, 'rules' | 'randomLocalPart' | 'rateLimitCooldown' | 'restrictTo' | 'proxy' | 'egresses' | 'defaultLimits' | 'sessions' | 'perHostConcurrency' | 'maxRecipientsPerSession' | 'maxErrorsPerSession'>> & {
     rules: Readonly<Record<string, ProviderRule>>;
     randomLocalPart: () => string;
   };
@@ -286,6 +298,7 @@ export class SmtpProber {
   /** TLS sessions per MX address, so the next STARTTLS can resume instead of a full handshake. */
   private readonly tlsSessions = new Map<string, Buffer>();
   private readonly restrictTo: BlockList | null = null;
+  private readonly cooldown: { initialMs: number; maxMs: number };
   /** The ways out to MX hosts and their health. */
   readonly egresses: EgressPool;
 
@@ -317,6 +330,7 @@ export class SmtpProber {
       ...(options.maxErrorsPerSession ? { rejectionsPerSession: options.maxErrorsPerSession } : {}),
     };
     this.defaults = { ...(options.defaultLimits ?? DEFAULT_LIMITS), ...this.caps };
+    this.cooldown = options.rateLimitCooldown ?? DEFAULT_RATE_LIMIT_COOLDOWN;
     const pool = options.sessions ?? createSessionPool(this.o.sessionIdleMs);
     this.limiter = pool.limiter;
     this.gate = pool.gate;
@@ -330,6 +344,11 @@ export class SmtpProber {
         this.restrictTo.addSubnet(net, Number(bits ?? (family === 'ipv6' ? 128 : 32)), family);
       }
     }
+  }
+
+  /** MX hosts cooling down after a rate limit (issue 49), and the longest time left (ms). */
+  coolingHosts(): { hosts: number; longestMs: number } {
+    return this.gate.coolingHosts();
   }
 
   /** Closes the sessions parked for reuse (they would close by themselves after `sessionIdleMs`). */
@@ -506,7 +525,15 @@ export class SmtpProber {
     let lastFailure: SessionRun['failure'] = null;
     let sawTimeout = false;
     for (const target of targets) {
-      slot = await this.limiter.acquire(`${target.address}:${this.o.port}`, limits.sessionsPerHost);
+      const hostKey = `${target.address}:${this.o.port}`;
+      // A host cooling down after a rate limit (issue 49) gets no session: its addresses
+      // answer at once, and a bulk job asks them again once the cool-down is over.
+      if (this.gate.coolingFor(hostKey) > 0) {
+        run.target = target;
+        lastFailure = { status: 'rate_limited', detail: 'cooling_down', reply: null, kind: 'refused' };
+        continue;
+      }
+      slot = await this.limiter.acquire(hostKey, this.gate.hostSessions(hostKey, limits.sessionsPerHost));
       const parked = slot.reused;
       // A parked session must have room for one recipient (and the random one) within its
       // error budget, or it would take the chunk and ask nothing.
@@ -534,7 +561,7 @@ export class SmtpProber {
         const session = await this.openThroughEgress(target, deadline);
         if (session.tlsSessionData) this.rememberTls(target.address, session.tlsSessionData);
         const onClose = () => this.open--;
-        open = { session, address: target.address, limits, gateKey: target.egressKey, onClose, leave, slowDown: false, errors: 0, recipients: 0, envelopes: 0, size: Infinity, spent: false, closed: false };
+        open = { session, address: target.address, limits, gateKey: target.egressKey, onClose, leave, slowDown: false, rateLimited: false, errors: 0, recipients: 0, envelopes: 0, size: Infinity, spent: false, closed: false };
         this.stats.sessions++;
         this.stats.peakOpen = Math.max(this.stats.peakOpen, ++this.open);
         run.target = target;
@@ -546,6 +573,7 @@ export class SmtpProber {
         slot = null;
         run.target = target;
         if (err instanceof SessionRefused && asksToSlowDown(err.reply)) this.gate.backOff(target.egressKey, limits);
+        if (err instanceof SessionRefused && classifySessionReply(err.reply) === 'rate_limited') this.coolDown(hostKey, limits);
         if (err instanceof SessionRefused) {
           lastFailure = { status: classifySessionReply(err.reply), detail: null, reply: err.reply, kind: 'refused' };
         } else if (err instanceof SessionFailure) {
@@ -575,6 +603,8 @@ export class SmtpProber {
     } finally {
       if (open.slowDown) this.gate.backOff(open.gateKey, open.limits);
       else this.gate.calm(open.gateKey);
+      // Rate-limited: its cool-down was started when the reply came; the session is not reused.
+      if (open.rateLimited) reusable = false;
       if (reusable) {
         open.session.hold(false);
         slot.park(open);
@@ -630,6 +660,18 @@ export class SmtpProber {
     }
   }
 
+  /** A rate-limit reply in `open`: its host's cool-down starts now (once per session), so that no other session is opened meanwhile. */
+  private rateLimitedBy(open: OpenSession): void {
+    if (open.rateLimited) return;
+    open.rateLimited = true;
+    this.coolDown(`${open.address}:${this.o.port}`, open.limits);
+  }
+
+  /** A rate-limit reply from `hostKey`: its cool-down starts (or grows), shared by every session of the pool. */
+  private coolDown(hostKey: string, limits: ProviderLimits): void {
+    this.gate.coolDown(hostKey, this.cooldown.initialMs, this.cooldown.maxMs, limits.sessionsPerHost);
+  }
+
   /** Whether a session may take another envelope without nearing its server's limits. */
   private patienceLeft(open: OpenSession): boolean {
     return !open.spent && open.errors < open.limits.rejectionsPerSession && open.recipients < open.limits.recipientsPerSession && open.envelopes < MAX_ENVELOPES_PER_SESSION;
@@ -647,7 +689,15 @@ export class SmtpProber {
     const mailFrom = `MAIL FROM:<${this.o.from}>${utf8 ? ' SMTPUTF8' : ''}`;
     const todo = emails.map((_, j) => j);
     let askRandom = randomAddress !== null;
+    const hostKey = `${open.address}:${this.o.port}`;
     while (todo.length > 0) {
+      // The host was rate-limited (by this session or another one): nothing more is asked of it (issue 49).
+      if (open.rateLimited || this.gate.coolingFor(hostKey) > 0) {
+        open.rateLimited = true;
+        run.failure = { status: 'rate_limited', detail: 'cooling_down', reply: null, kind: 'refused' };
+        run.leftover = unanswered();
+        return;
+      }
       // Worst case every recipient of the envelope is rejected: never go past the budget
       // (Postfix slows every reply down once a client has 10 errors, and cuts it at 20).
       const budget = open.limits.rejectionsPerSession - open.errors - (askRandom ? 1 : 0);
@@ -687,6 +737,7 @@ export class SmtpProber {
       if (mail && mail.code !== 250 && mail.code !== 421) {
         // The server refuses our sender: every remaining recipient gets that answer.
         run.failure = { status: classifySessionReply(mail), detail: 'sender_refused', reply: mail, kind: 'refused' };
+        if (run.failure.status === 'rate_limited') this.rateLimitedBy(open);
         run.leftover = unanswered();
         return;
       }
@@ -712,6 +763,7 @@ export class SmtpProber {
           return;
         }
         const status = classifyRcptReply(rcpt);
+        if (status === 'rate_limited') this.rateLimitedBy(open);
         run.answered.set(j, { status, reply: rcpt });
         if (rcpt.code >= 400) open.errors++;
       });
@@ -720,6 +772,7 @@ export class SmtpProber {
         this.stats.cutOff++;
         session.destroy();
         run.failure = { status: classifySessionReply(closing), detail: null, reply: closing, kind: 'connection_lost' };
+        if (run.failure.status === 'rate_limited') this.rateLimitedBy(open);
         run.leftover = unanswered();
         return;
       }

@@ -9,7 +9,9 @@
  * | `mailbox_full` | 552 or x.2.2                                                     | `mailbox_full`       |
  * | `disabled`     | 5.2.1 or "disabled/inactive" wording                             | `mailbox_disabled`   |
  * | `greylisted`   | 450/451 or 4.7.x: try again later                                | `greylisted`         |
- * | `blocked`      | 421, block-list/reputation replies, policy refusals of the prober | `smtp_blocked`       |
+ * | `rate_limited` | a 4xx rate limit (`rate-limit-replies.ts`), a 421; or the MX     | `smtp_rate_limited`  |
+ * |                | host is cooling down after one (issue 49)                        |                      |
+ * | `blocked`      | block-list/reputation replies, policy refusals of the prober     | `smtp_blocked`       |
  * | `timeout`      | connect, command or overall time-out                             | `smtp_timeout`       |
  * | `unreachable`  | no MX host could be reached (refused, dropped, private address)  | `smtp_unreachable`   |
  * | `unknown`      | an answer that proves nothing (accept-everything providers,      | — (`unknown` status) |
@@ -21,6 +23,7 @@ export type SmtpStatus =
   | 'mailbox_full'
   | 'disabled'
   | 'greylisted'
+  | 'rate_limited'
   | 'blocked'
   | 'timeout'
   | 'unreachable'
@@ -55,7 +58,7 @@ export interface SmtpOutcome {
    * `address_not_allowed`, `no_mail_host`, `mx_lookup_failed`, `no_mx_address`,
    * `connection_refused`, `connect_timeout`, `command_timeout`, `overall_timeout`,
    * `connection_lost`, `tls_failed`, `proxy_failed`, `protocol_error`, `sender_refused`,
-   * `accept_all_provider`, `invalid_address`, `no_progress`.
+   * `accept_all_provider`, `invalid_address`, `no_progress`, `cooling_down` (rate-limited host, not asked).
    */
   detail: string | null;
 }

@@ -19,6 +19,13 @@ export interface ChunkWorkerOptions {
   /** Greylisted addresses (SMTP 4xx) are verified again this much later, at most `greylistRetries` times, before they stay `unknown`. */
   greylistRetryMs: number;
   greylistRetries: number;
+  /**
+   * Rate-limited addresses (issue 49, `smtp_rate_limited`) are verified again once their MX
+   * host's cool-down is over, while the chunk has made fewer than this many retries.
+   */
+  rateLimitRetries?: number;
+  /** MX hosts cooling down now and the longest time left: how long a rate-limited chunk waits. */
+  smtpCooling?: () => { hosts: number; longestMs: number };
   /** Finished jobs' addresses and results are deleted this many days after they finished (0: kept). */
   retentionDays?: number;
   log: { error(obj: object, msg: string): void };
@@ -42,6 +49,12 @@ export interface ChunkWorkerOptions {
  * whatever the number of chunks.
  */
 export const SMTP_CHUNKS_PER_SLOT = 4;
+
+/** Reasons whose addresses a later attempt of the chunk verifies again. */
+const RETRIED: ReadonlySet<string | null> = new Set(['greylisted', 'smtp_rate_limited']);
+/** A rate-limited chunk waits at least this long, and this much past the cool-down it waits for. */
+const RATE_LIMIT_MIN_WAIT_MS = 1000;
+const RATE_LIMIT_SLACK_MS = 100;
 
 /** How often a chunk in flight reads its job's status (a cancel from another process). */
 const STATUS_CHECK_MS = 1000;
@@ -210,9 +223,9 @@ export class ChunkWorker {
         }
       });
     }, tick);
-    // A retry verifies only the addresses that were greylisted last time.
+    // A retry verifies only the addresses that were greylisted or rate-limited last time.
     const previous = chunk.results === null ? null : parseResults(chunk.results, chunk.size);
-    const todo = previous ? emails.map((_, i) => i).filter((i) => previous[i]![2] === 'greylisted') : emails.map((_, i) => i);
+    const todo = previous ? emails.map((_, i) => i).filter((i) => RETRIED.has(previous[i]![2])) : emails.map((_, i) => i);
     let results: StoredResult[] | null = null;
     try {
       const fresh = await this.o.verification.verifyMany(todo.map((i) => emails[i]!), { smtp: chunk.useSmtp, catchAll: chunk.catchAll, cacheScope: chunk.accountId }, () => flight.stop);
@@ -233,9 +246,13 @@ export class ChunkWorker {
     this.flights.delete(flight);
     if (results) {
       const greylisted = chunk.useSmtp && chunk.attempts < this.o.greylistRetries && results.some((r) => r[2] === 'greylisted');
-      if (greylisted) {
-        if ((await this.o.jobs.defer(chunk, JSON.stringify(results), new Date(Date.now() + this.o.greylistRetryMs))) && this.o.queue) {
-          await this.o.queue.enqueueChunk({ jobId: chunk.jobId, idx: chunk.idx }, this.o.greylistRetryMs, `g${chunk.attempts + 1}`);
+      // Issue 49: rate-limited addresses wait for their host's cool-down and are asked again.
+      const limited = chunk.useSmtp && chunk.attempts < (this.o.rateLimitRetries ?? 0) && results.some((r) => r[2] === 'smtp_rate_limited');
+      if (greylisted || limited) {
+        const cooling = limited ? Math.max(RATE_LIMIT_MIN_WAIT_MS, (this.o.smtpCooling?.().longestMs ?? 0) + RATE_LIMIT_SLACK_MS) : 0;
+        const delay = Math.max(greylisted ? this.o.greylistRetryMs : 0, cooling);
+        if ((await this.o.jobs.defer(chunk, JSON.stringify(results), new Date(Date.now() + delay))) && this.o.queue) {
+          await this.o.queue.enqueueChunk({ jobId: chunk.jobId, idx: chunk.idx }, delay, `g${chunk.attempts + 1}`);
         }
       } else if (await this.o.service.storeChunk(chunk, results)) this.o.observer?.chunkStored?.(chunk.size);
     } else if (this.stopping) {

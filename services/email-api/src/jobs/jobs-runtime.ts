@@ -29,6 +29,8 @@ export function createJobsRuntime(options: {
   log: { error(obj: object, msg: string): void };
   usage?: DailyUsageRepository;
   observer?: EmailObserver;
+  /** MX hosts cooling down after a rate limit now, and the longest time left (issue 49). */
+  smtpCooling?: () => { hosts: number; longestMs: number };
 }): { service: JobsService; worker: ChunkWorker | null; queue: BullChunkQueue | null } {
   const { config } = options;
   const repository = new JobsRepository(options.database);
@@ -71,6 +73,8 @@ export function createJobsRuntime(options: {
       pollMs: config.jobs.pollMs,
       greylistRetryMs: config.jobs.greylistRetryMs,
       greylistRetries: config.jobs.greylistRetries,
+      rateLimitRetries: config.jobs.rateLimitRetries,
+      ...(options.smtpCooling ? { smtpCooling: options.smtpCooling } : {}),
       retentionDays: config.jobs.retentionDays,
       log: options.log,
       queue,

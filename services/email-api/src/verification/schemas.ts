@@ -12,7 +12,7 @@ export const VerificationResultSchema = Type.Object(
     reason: Nullable(
       StringEnum(REASONS, {
         description:
-          'Why the status is not `valid`; null when nothing is wrong. `unverifiable` and `smtp_unavailable` extend the contract’s list: `smtp_unavailable` (issue 23) answers `use_smtp` at once, `unknown` with `checks.smtp` null, while the server’s SMTP self-check finds no egress reaching port 25 (see `/readyz` `smtp`).',
+          'Why the status is not `valid`; null when nothing is wrong. `unverifiable`, `smtp_rate_limited` and `smtp_unavailable` extend the contract’s list: `smtp_rate_limited` (issue 49) the mail server rate-limits us (4.7.28, 4.7.650, a 421…) or its MX host is cooling down after such a reply — single and batch answers come at once, bulk jobs wait and retry; `smtp_unavailable` (issue 23) answers `use_smtp` at once, `unknown` with `checks.smtp` null, while the server’s SMTP self-check finds no egress reaching port 25 (see `/readyz` `smtp`).',
       }),
     ),
     confidence: Type.Integer({ minimum: 0, maximum: 100 }),
