@@ -22,5 +22,5 @@ export {
 export { DnsResolver, LookupFailure, MAIL_PROVIDERS, mxProviderLabel, parseDnsServers, registrableDomain, type DnsResolverOptions } from './dns/index.js';
 export { SMTP_RULES_VERSION, type SmtpCacheOptions, type SmtpOutcomeStore } from './smtp/outcome-cache.js';
 export { SmtpAvailability, DEFAULT_BLOCKLISTS, blocklistName, formatSelfCheck, runSmtpSelfCheck, type EgressCheck, type SelfCheckDns, type SelfCheckOptions, type SmtpSelfCheck } from './smtp/index.js';
-export { SmtpProber, SmtpConfigError, EgressPool, applyProviderLimits, createSessionPool, DEFAULT_LIMITS, DEFAULT_RATE_LIMIT_COOLDOWN, RATE_LIMIT_REPLIES, type ProviderLimits, type ProviderRule, type SessionPool, parseSmtpProxies, parseSourceAddresses, type EgressEvent, type EgressState, type SmtpEgress, type SmtpProberOptions } from './smtp/index.js';
+export { SmtpProber, SmtpConfigError, EgressPool, applyProviderLimits, createSessionPool, DEFAULT_LIMITS, DEFAULT_RATE_LIMIT_COOLDOWN, RATE_LIMIT_REPLIES, type ProviderLimits, type ProviderRule, type RateLimitedAt, type SessionPool, parseSmtpProxies, parseSourceAddresses, type EgressEvent, type EgressState, type SmtpEgress, type SmtpProberOptions } from './smtp/index.js';
 export { createEngine, toDnsOutcome, toSmtpOutcome, type Engine, type EngineOptions, type SmtpProbeEvent } from './engine.js';

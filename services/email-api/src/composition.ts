@@ -24,7 +24,7 @@ export { EMAIL_KEY_PREFIX } from './key-prefix.js';
  * and FROM are set; `onSmtpProbe` is told of every address probed (metrics); `smtpCache`
  * reuses outcomes (the composition root passes the database's store).
  */
-export function engineFromConfig(config: EmailConfig, onSmtpProbe?: EmailObserver['smtpProbe'], onSmtpEgress?: EmailObserver['smtpEgress'], smtpCache?: SmtpCacheOptions): Engine {
+export function engineFromConfig(config: EmailConfig, onSmtpProbe?: EmailObserver['smtpProbe'], onSmtpEgress?: EmailObserver['smtpEgress'], smtpCache?: SmtpCacheOptions, onSmtpRateLimited?: EmailObserver['smtpRateLimited']): Engine {
   return createEngine({
     ...(onSmtpProbe ? { onSmtpProbe } : {}),
     ...(smtpCache ? { smtpCache } : {}),
@@ -40,6 +40,7 @@ export function engineFromConfig(config: EmailConfig, onSmtpProbe?: EmailObserve
           ...(config.smtp.egresses.length ? { egresses: new EgressPool(config.smtp.egresses, onSmtpEgress) } : {}),
           ...(config.smtp.providerLimits ? { rules: config.smtp.providerLimits.rules, defaultLimits: config.smtp.providerLimits.defaults } : {}),
           rateLimitCooldown: config.smtp.rateLimitCooldown,
+          ...(onSmtpRateLimited ? { onRateLimited: onSmtpRateLimited } : {}),
         }
       : null,
   });
@@ -100,7 +101,7 @@ export function composeEmailServices(options: {
     onError: (err) => log.error({ err }, 'could not store SMTP outcomes for reuse'),
   });
   const smtpCache: SmtpCacheOptions = { store: smtpOutcomes, ttlMs: config.smtpCacheTtlMs, now: clock, ...(observer.smtpCache ? { onLookup: observer.smtpCache.bind(observer) } : {}) };
-  const engine = options.engine ?? engineFromConfig(config, observer.smtpProbe?.bind(observer), observer.smtpEgress?.bind(observer), smtpCache);
+  const engine = options.engine ?? engineFromConfig(config, observer.smtpProbe?.bind(observer), observer.smtpEgress?.bind(observer), smtpCache, observer.smtpRateLimited?.bind(observer));
   const verifier: Verifier = observer.verified
     ? {
         verify: async (email, opts) => {
@@ -138,7 +139,9 @@ export function composeEmailServices(options: {
   });
   // Bulk jobs: the database is the state of record; this process's worker claims chunks
   // from it (so several processes on one database share the work).
-  const { service: jobs, worker, queue } = createJobsRuntime({ database: core.database, quota: core.quota, events, verification, idempotency, clock, config, concurrency: options.jobWorkers, log, usage: usageRepository, observer, smtpCooling: () => engine.prober?.coolingHosts() ?? { hosts: 0, longestMs: 0 } });
+  const smtpCooling = () => engine.prober?.coolingHosts() ?? { hosts: 0, longestMs: 0 };
+  observer.smtpCooling?.(smtpCooling);
+  const { service: jobs, worker, queue } = createJobsRuntime({ database: core.database, quota: core.quota, events, verification, idempotency, clock, config, concurrency: options.jobWorkers, log, usage: usageRepository, observer, smtpCooling });
   return {
     account: new AccountService({ quota: core.quota, clock }),
     verification,

@@ -65,6 +65,21 @@ export function registerEmailMetrics(registry: Registry, core: ServiceCore<Email
     registers: [registry],
   });
   const probes = new Counter({ name: 'email_smtp_probes_total', help: `Addresses probed over SMTP by this process, by provider (known provider id, else the MX host's registrable domain — at most ${SMTP_PROVIDER_LABELS} of those, then "other"; "none" without MX) and outcome (accepted, user_unknown, mailbox_full, disabled, greylisted, rate_limited, blocked, timeout, unreachable, unknown).`, labelNames: ['provider', 'outcome'], registers: [registry] });
+  const rateLimited = new Counter({
+    name: 'email_smtp_rate_limited_total',
+    help: `Rate-limit replies (issue 49: Gmail 421 4.7.28, Microsoft 4.7.500/4.7.650, Yahoo TSS04) to this process's SMTP sessions, one per session or refused connection that met one (each starts or grows its MX host's cool-down), by provider (as email_smtp_probes_total). Addresses answered at once because their host was already cooling down are not replies and are not counted.`,
+    labelNames: ['provider'],
+    registers: [registry],
+  });
+  let readCooling: (() => { hosts: number; longestMs: number }) | null = null;
+  new Gauge({
+    name: 'email_smtp_cooldown_hosts',
+    help: 'MX hosts this process sends no SMTP session to now, cooling down after a rate-limit reply (issue 49; EMAIL_SMTP_RATE_LIMIT_COOLDOWN_MS). 0 without SMTP probing.',
+    registers: [registry],
+    collect() {
+      this.set(readCooling?.().hosts ?? 0);
+    },
+  });
   const chunksStored = new Counter({ name: 'email_job_chunks_stored_total', help: 'Job chunks whose results this process stored.', registers: [registry] });
   const processed = new Counter({ name: 'email_job_addresses_processed_total', help: 'Job addresses whose results this process stored (throughput: rate() of it).', registers: [registry] });
   const expiries = new Counter({ name: 'email_job_lease_expiries_total', help: 'Job chunks this process took over because their lease had run out (their worker died or stalled).', registers: [registry] });
@@ -133,6 +148,10 @@ export function registerEmailMetrics(registry: Registry, core: ServiceCore<Email
   return {
     verified: (result) => verifications.inc({ status: result.status, reason: result.reason ?? 'none' }),
     smtpProbe: (event) => probes.inc({ provider: providerLabel(event.provider, event.mxHost), outcome: event.status }),
+    smtpRateLimited: (where) => rateLimited.inc({ provider: providerLabel(where.provider, where.mxHost) }),
+    smtpCooling: (read) => {
+      readCooling = read;
+    },
     smtpEgress: (egress, event) => egressEvents.inc({ egress, event }),
     smtpCache: (hit) => cacheLookups.inc({ result: hit ? 'hit' : 'miss' }),
     smtpSelfCheck: (check) => {

@@ -1,4 +1,4 @@
-import type { EgressEvent, SmtpProbeEvent, SmtpSelfCheck, VerificationResult } from '@mailconv/verifier';
+import type { EgressEvent, RateLimitedAt, SmtpProbeEvent, SmtpSelfCheck, VerificationResult } from '@mailconv/verifier';
 import type { JobState } from './db/schema.js';
 
 /**
@@ -11,6 +11,13 @@ export interface EmailObserver {
   verified?(result: VerificationResult): void;
   /** An address probed over SMTP. */
   smtpProbe?(event: SmtpProbeEvent): void;
+  /**
+   * The engine's reader of the MX hosts cooling down after a rate limit (issue 49), told once
+   * when the services are composed; the metrics read it at each scrape.
+   */
+  smtpCooling?(read: () => { hosts: number; longestMs: number }): void;
+  /** A mail server answered with a rate limit (issue 49): once per session or refused connection. */
+  smtpRateLimited?(where: RateLimitedAt): void;
   /** A verification looked for a reusable SMTP outcome (decision 28): found (`true`) or not. */
   smtpCache?(hit: boolean): void;
   /** Something happened on an SMTP egress (issue 23): a session carried, the egress failed, a refusal, a time-out, a block-list reply. */

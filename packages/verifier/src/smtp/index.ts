@@ -1,5 +1,5 @@
 // The SMTP mailbox probe of the verifier: exported for the package index (wired by the integrator).
-export { SmtpProber, SmtpConfigError, createSessionPool, DEFAULT_RATE_LIMIT_COOLDOWN, type MailRoute, type SessionPool, type SmtpProberOptions } from './smtp.check.js';
+export { SmtpProber, SmtpConfigError, createSessionPool, DEFAULT_RATE_LIMIT_COOLDOWN, type MailRoute, type RateLimitedAt, type SessionPool, type SmtpProberOptions } from './smtp.check.js';
 export { ProviderGate, type CoolDownListener } from './provider-gate.js';
 export { RATE_LIMIT_REPLIES, rateLimitRow, type RateLimitReply } from './rate-limit-replies.js';
 export { classifyRcptReply, classifySessionReply, isRecipientLimit, parseReply } from './reply-classify.js';

@@ -108,6 +108,16 @@ export interface SmtpProberOptions {
    * Default {@link DEFAULT_RATE_LIMIT_COOLDOWN}; `initialMs` 0: off.
    */
   rateLimitCooldown?: { initialMs: number; maxMs: number };
+  /** Told of every rate-limit reply (issue 49), once per session or refused connection: the MX host and the domain's provider. */
+  onRateLimited?: (where: RateLimitedAt) => void;
+}
+
+/** Where a rate-limit reply came from. */
+export interface RateLimitedAt {
+  /** The domain's provider id (its provider rules), or null. */
+  readonly provider: string | null;
+  /** The MX host that answered. */
+  readonly mxHost: string;
 }
 
 /** Issue 49: a minute at first (Gmail's 4.7.28 lifts within minutes), doubling up to 15 minutes. */
@@ -145,6 +155,8 @@ interface Target {
   address: string;
   /** Which egress to prefer: the domain's provider, else its first MX host (one provider, one egress). */
   egressKey: string;
+  /** The domain's provider id, or null. */
+  provider: string | null;
 }
 
 /** A session with what it has used of its server's patience, kept across domains. */
@@ -162,6 +174,8 @@ interface OpenSession {
   slowDown: boolean;
   /** A rate-limit reply was seen in it (issue 49): its MX host cools down. */
   rateLimited: boolean;
+  /** Its MX host and the provider it was opened for, as {@link SmtpProberOptions.onRateLimited} is told. */
+  at: RateLimitedAt;
   /** Rejected recipients so far (the server's error counter). */
   errors: number;
   recipients: number;
@@ -276,7 +290,7 @@ export function repliesFit(commands: readonly string[], replies: readonly SmtpRe
  * Refuses, by default, to connect to loopback/private/reserved addresses.
  */
 export class SmtpProber {
-  private readonly o: Required<Omit<SmtpProberOptions, 'rules' | 'randomLocalPart' | 'rateLimitCooldown' | 'restrictTo' | 'proxy' | 'egresses' | 'defaultLimits' | 'sessions' | 'perHostConcurrency' | 'maxRecipientsPerSession' | 'maxErrorsPerSession'>> & {
+  private readonly o: Required<Omit<SmtpProberOptions, 'rules' | 'randomLocalPart' | 'rateLimitCooldown' | 'onRateLimited' | 'restrictTo' | 'proxy' | 'egresses' | 'defaultLimits' | 'sessions' | 'perHostConcurrency' | 'maxRecipientsPerSession' | 'maxErrorsPerSession'>> & {
     rules: Readonly<Record<string, ProviderRule>>;
     randomLocalPart: () => string;
   };
@@ -299,6 +313,7 @@ export class SmtpProber {
   private readonly tlsSessions = new Map<string, Buffer>();
   private readonly restrictTo: BlockList | null = null;
   private readonly cooldown: { initialMs: number; maxMs: number };
+  private readonly onRateLimited: ((where: RateLimitedAt) => void) | undefined;
   /** The ways out to MX hosts and their health. */
   readonly egresses: EgressPool;
 
@@ -331,6 +346,7 @@ export class SmtpProber {
     };
     this.defaults = { ...(options.defaultLimits ?? DEFAULT_LIMITS), ...this.caps };
     this.cooldown = options.rateLimitCooldown ?? DEFAULT_RATE_LIMIT_COOLDOWN;
+    this.onRateLimited = options.onRateLimited;
     const pool = options.sessions ?? createSessionPool(this.o.sessionIdleMs);
     this.limiter = pool.limiter;
     this.gate = pool.gate;
@@ -502,7 +518,7 @@ export class SmtpProber {
       for (const address of addresses) {
         if (!this.o.allowPrivate && isPrivateAddress(address)) sawPrivate = true;
         else if (this.restrictTo && !this.restrictTo.check(address, isIPv6(address) ? 'ipv6' : 'ipv4')) sawOutside = true;
-        else targets.push({ host: h.exchange, address, egressKey });
+        else targets.push({ host: h.exchange, address, egressKey, provider: route.providers[0] ?? null });
       }
     }
     const blocked = sawPrivate ? 'private_address' : sawOutside ? 'address_not_allowed' : lookupFailed ? 'mx_lookup_failed' : 'no_mx_address';
@@ -561,7 +577,7 @@ export class SmtpProber {
         const session = await this.openThroughEgress(target, deadline);
         if (session.tlsSessionData) this.rememberTls(target.address, session.tlsSessionData);
         const onClose = () => this.open--;
-        open = { session, address: target.address, limits, gateKey: target.egressKey, onClose, leave, slowDown: false, rateLimited: false, errors: 0, recipients: 0, envelopes: 0, size: Infinity, spent: false, closed: false };
+        open = { session, address: target.address, limits, gateKey: target.egressKey, onClose, leave, slowDown: false, rateLimited: false, at: { provider: target.provider, mxHost: target.host }, errors: 0, recipients: 0, envelopes: 0, size: Infinity, spent: false, closed: false };
         this.stats.sessions++;
         this.stats.peakOpen = Math.max(this.stats.peakOpen, ++this.open);
         run.target = target;
@@ -573,7 +589,7 @@ export class SmtpProber {
         slot = null;
         run.target = target;
         if (err instanceof SessionRefused && asksToSlowDown(err.reply)) this.gate.backOff(target.egressKey, limits);
-        if (err instanceof SessionRefused && classifySessionReply(err.reply) === 'rate_limited') this.coolDown(hostKey, limits);
+        if (err instanceof SessionRefused && classifySessionReply(err.reply) === 'rate_limited') this.coolDown(hostKey, limits, { provider: target.provider, mxHost: target.host });
         if (err instanceof SessionRefused) {
           lastFailure = { status: classifySessionReply(err.reply), detail: null, reply: err.reply, kind: 'refused' };
         } else if (err instanceof SessionFailure) {
@@ -664,12 +680,13 @@ export class SmtpProber {
   private rateLimitedBy(open: OpenSession): void {
     if (open.rateLimited) return;
     open.rateLimited = true;
-    this.coolDown(`${open.address}:${this.o.port}`, open.limits);
+    this.coolDown(`${open.address}:${this.o.port}`, open.limits, open.at);
   }
 
   /** A rate-limit reply from `hostKey`: its cool-down starts (or grows), shared by every session of the pool. */
-  private coolDown(hostKey: string, limits: ProviderLimits): void {
+  private coolDown(hostKey: string, limits: ProviderLimits, at: RateLimitedAt): void {
     this.gate.coolDown(hostKey, this.cooldown.initialMs, this.cooldown.maxMs, limits.sessionsPerHost);
+    this.onRateLimited?.(at);
   }
 
   /** Whether a session may take another envelope without nearing its server's limits. */

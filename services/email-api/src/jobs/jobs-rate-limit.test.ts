@@ -21,6 +21,21 @@ interface Run {
   attempts: number[];
   peer: RateLimitPeer;
   ms: number;
+  /** `email_smtp_rate_limited_total` by provider after the job, and the most MX hosts `email_smtp_cooldown_hosts` showed while it ran. */
+  metrics: { rateLimited: Map<string, number>; coolingMax: number; coolingSeen: boolean };
+}
+
+/** The samples of `name` in a /metrics scrape, by the value of its `label` ('' without labels). */
+async function scrape(app: Awaited<ReturnType<typeof buildApp>>, name: string, label = ''): Promise<Map<string, number>> {
+  const res = await app.inject({ method: 'GET', url: '/metrics' });
+  assert.equal(res.statusCode, 200);
+  const out = new Map<string, number>();
+  for (const line of res.body.split('\n')) {
+    const m = /^(\w+)(?:\{([^}]*)\})? (\S+)$/.exec(line);
+    if (m?.[1] !== name) continue;
+    out.set(label ? (new RegExp(`${label}="([^"]*)"`).exec(m[2] ?? '')?.[1] ?? '') : '', Number(m[3]));
+  }
+  return out;
 }
 
 async function runJob(backend: Parameters<typeof createTestDatabase>[0], style: RateLimitStyle, env: Record<string, string> = {}): Promise<Run> {
@@ -48,15 +63,20 @@ async function runJob(backend: Parameters<typeof createTestDatabase>[0], style: 
     assert.equal(submit.statusCode, 202, submit.body);
     const id = (submit.json() as { job_id: string }).job_id;
     let job: Run['job'];
+    const metrics: Run['metrics'] = { rateLimited: new Map(), coolingMax: 0, coolingSeen: false };
     for (;;) {
       job = (await app.inject({ method: 'GET', url: `/api/v1/jobs/${id}`, headers: auth })).json();
       if (!['queued', 'processing'].includes(job.status)) break;
+      const cooling = (await scrape(app, 'email_smtp_cooldown_hosts')).get('');
+      if (cooling !== undefined) metrics.coolingSeen = true;
+      metrics.coolingMax = Math.max(metrics.coolingMax, cooling ?? 0);
       await new Promise((r) => setTimeout(r, 50));
     }
+    metrics.rateLimited = await scrape(app, 'email_smtp_rate_limited_total', 'provider');
     const ms = Date.now() - started;
     const results = ((await app.inject({ method: 'GET', url: `/api/v1/jobs/${id}/results?per_page=100`, headers: auth })).json() as { results: Run['results'] }).results;
     const chunks = await admin.database.db.selectFrom('job_chunks').select(['attempts']).where('job_id', '=', id).orderBy('idx').execute();
-    return { job, results, attempts: chunks.map((c) => Number(c.attempts)), peer, ms };
+    return { job, results, attempts: chunks.map((c) => Number(c.attempts)), peer, ms, metrics };
   } finally {
     await app.close();
     await admin.close();
@@ -90,6 +110,15 @@ for (const backend of testBackends()) {
       );
       assert.deepEqual([run.job.status, run.job.valid, run.job.invalid, run.job.unknown], ['completed', 2, 10, 0]);
       assertNoSessionDuringCoolDown(run.peer);
+      // The metrics (issue 49): the MX host cooling down, and rate-limit replies by the provider
+      // the rules name for the MX host (mx.valid.test: no provider row, so its registrable domain).
+      assert.ok(run.metrics.coolingSeen, 'email_smtp_cooldown_hosts is exposed');
+      assert.equal(run.metrics.coolingMax, 1, 'email_smtp_cooldown_hosts showed the MX host cooling down');
+      // Counted where the cool-down starts: Gmail's 421 closing the session counts as well as
+      // Microsoft's per-recipient 451, once per session that met one, never more than the peer sent.
+      assert.deepEqual([...run.metrics.rateLimited.keys()], [D.valid], `email_smtp_rate_limited_total by provider: ${JSON.stringify([...run.metrics.rateLimited])}`);
+      const counted = run.metrics.rateLimited.get(D.valid) ?? 0;
+      assert.ok(counted > 0 && counted <= run.peer.limitedAt.length, `email_smtp_rate_limited_total counted ${counted} for ${run.peer.limitedAt.length} rate-limit replies`);
     });
   }
 
@@ -111,6 +140,8 @@ for (const backend of testBackends()) {
     assert.deepEqual(new Set(run.results.map((r) => `${r.status}/${r.reason}`)), new Set(['unknown/smtp_blocked']));
     assert.equal(run.job.status, 'completed');
     assert.ok(run.attempts.every((a) => a === 0), `chunk attempts ${run.attempts.join(',')}`);
+    assert.deepEqual([...run.metrics.rateLimited], [], 'a block is not counted as a rate limit');
+    assert.equal(run.metrics.coolingMax, 0, 'a block starts no cool-down');
     // No second round: every session was opened before a retry could have been due (1 s at least).
     const opened = run.peer.sessions.map((s) => s.openedAt);
     assert.ok(Math.max(...opened) - Math.min(...opened) < 1000, `sessions opened over ${Math.max(...opened) - Math.min(...opened)} ms`);
