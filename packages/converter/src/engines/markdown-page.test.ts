@@ -6,7 +6,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Converter } from '../converter.js';
-import { pdfPages, scratchDir, watchEventLoop } from '../testing/tools.js';
+import { pdfPages, scratchDir, watchThreadCpu } from '../testing/tools.js';
 import { markdownPage, renderMarkdownPage } from './markdown-page.js';
 
 let dir: string;
@@ -34,12 +34,14 @@ test('md → pdf: a Markdown that takes seconds of CPU to render leaves the even
   // 300,000 link reference definitions (5.5 MiB): seconds of markdown-it, and a one-line page.
   const input = join(dir, 'refs.md');
   await writeFile(input, `${Array.from({ length: 300_000 }, (_, i) => `[a${i}]: /u${i}`).join('\n')}\n\nHello [a7].\n`);
-  const loop = watchEventLoop();
+  const thread = watchThreadCpu();
   const t = performance.now();
   const r = await conv.convert({ inputPath: input, sourceFormat: 'md', targetFormat: 'pdf', outputPath: join(dir, 'refs.pdf') });
   const ms = Math.round(performance.now() - t);
-  const worst = loop.stop();
+  const { cpuMs, worstPauseMs } = thread.stop();
   assert.ok(r.ok, JSON.stringify(r));
   assert.equal(pdfPages(join(dir, 'refs.pdf')), 1);
-  assert.ok(worst < 250, `the event loop paused up to ${Math.round(worst)} ms during the ${ms} ms conversion`);
+  // CPU time of the event loop's thread, not a pause on the clock (a busy machine stretches
+  // those): rendering on it cost seconds (issue 45); in the worker this thread only hands over.
+  assert.ok(cpuMs < 500, `the event loop's thread spent ${cpuMs} ms of CPU during the ${ms} ms conversion (longest pause ${worstPauseMs} ms)`);
 });
